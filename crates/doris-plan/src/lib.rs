@@ -1,0 +1,5 @@
+//! Tablet discovery through the Doris FE `_query_plan` endpoint and grouping of tablets into read tasks.
+//!
+//! **Status: not implemented yet.** This crate holds its place in the workspace layout
+//! (see `docs/architecture.md`); its work is tracked in issue #5. It exports nothing
+//! today, so nothing can depend on behaviour it does not have.

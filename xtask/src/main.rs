@@ -1,0 +1,104 @@
+//! Developer automation for the daft-doris workspace.
+//!
+//! ```text
+//! cargo xtask ci                 fmt check, clippy -D warnings, every Rust test
+//! cargo xtask demo               the main job on the embedded default (see README)
+//! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
+//! ```
+//!
+//! Every step runs with the caller's `CARGO_TARGET_DIR`, so CI and a developer's session
+//! share one warm build folder outside the checkout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+/// The fuzz targets of `crates/doris-sql/fuzz`.
+const FUZZ_TARGETS: [&str; 3] = ["doris_type", "show_create", "trusted_where"];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("demo") => demo(),
+        Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        _ => {
+            eprintln!("usage: cargo xtask <ci | demo | fuzz [SECONDS]>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's folder).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs one step, printing its name and duration; a failing step stops the run.
+fn step(name: &str, mut cmd: Command) -> Result<(), String> {
+    println!("==> {name}");
+    let started = Instant::now();
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{name}: could not start: {e}"))?;
+    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{name} failed ({status})"))
+    }
+}
+
+fn ci() -> Result<(), String> {
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    step("rustfmt", fmt)?;
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    step("clippy", clippy)?;
+    let mut test = cargo();
+    test.args(["test", "--workspace"]);
+    step("rust tests", test)?;
+    Ok(())
+}
+
+fn demo() -> Result<(), String> {
+    // Until the emulator and the Python package exist, the demo shows the part of the main
+    // job that does exist: how a Daft filter becomes the Doris statement a read task runs.
+    let mut example = cargo();
+    example.args(["run", "--quiet", "-p", "doris-sql", "--example", "pushdown"]);
+    step("demo: doris-sql pushdown", example)
+}
+
+fn fuzz(seconds: Option<&str>) -> Result<(), String> {
+    let seconds: u32 = seconds
+        .unwrap_or("30")
+        .parse()
+        .map_err(|_| "fuzz takes a number of seconds per target".to_owned())?;
+    let fuzz_dir = root().join("crates/doris-sql/fuzz");
+    for target in FUZZ_TARGETS {
+        let mut cmd = cargo();
+        cmd.current_dir(&fuzz_dir)
+            // cargo-fuzz passes nightly -Z flags; the machine's one toolchain is stable.
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(["fuzz", "run", target, "--", &format!("-max_total_time={seconds}")]);
+        step(&format!("fuzz {target} for {seconds}s"), cmd)?;
+    }
+    Ok(())
+}
