@@ -70,7 +70,14 @@ fn ci() -> Result<(), String> {
     fmt.args(["fmt", "--all", "--check"]);
     step("rustfmt", fmt)?;
     let mut clippy = cargo();
-    clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
     step("clippy", clippy)?;
     let mut test = cargo();
     test.args(["test", "--workspace"]);
@@ -97,7 +104,13 @@ fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         cmd.current_dir(&fuzz_dir)
             // cargo-fuzz passes nightly -Z flags; the machine's one toolchain is stable.
             .env("RUSTC_BOOTSTRAP", "1")
-            .args(["fuzz", "run", target, "--", &format!("-max_total_time={seconds}")]);
+            .args([
+                "fuzz",
+                "run",
+                target,
+                "--",
+                &format!("-max_total_time={seconds}"),
+            ]);
         step(&format!("fuzz {target} for {seconds}s"), cmd)?;
     }
     Ok(())

@@ -16,10 +16,16 @@ fn main() -> Result<(), doris_sql::SqlError> {
         .gt_eq(Expr::lit(Literal::Int64(80)))
         .and(Expr::col("name").starts_with("a_"))
         .and(Expr::col("ratio").eq(Expr::lit(Literal::Float64(f64::NAN))));
-    println!("filter IR (JSON):\n  {}", serde_json::to_string(&filter).unwrap_or_default());
+    println!(
+        "filter IR (JSON):\n  {}",
+        serde_json::to_string(&filter).unwrap_or_default()
+    );
 
     let translation = translate_filter(&filter);
-    println!("pushed to Doris:\n  {}", translation.pushed_sql().unwrap_or_default());
+    println!(
+        "pushed to Doris:\n  {}",
+        translation.pushed_sql().unwrap_or_default()
+    );
     println!("left for the engine:\n  {:?}", translation.residual);
 
     let trusted = bind_trusted_where(

@@ -4,7 +4,8 @@
 //! are untrusted, and they are rendered as literals by this crate. The scanner understands
 //! quoting (`'…'` and `"…"` with backslash escapes and doubled quotes, `` `…` `` with
 //! doubled backticks) and comments (`-- …` and `/* … */`, which are removed so that they
-//! cannot swallow the parenthesis the fragment is wrapped in). A marker is `:` followed by
+//! cannot swallow the parenthesis the fragment is wrapped in; a block comment leaves a
+//! space, so removing it never joins two tokens). A marker is `:` followed by
 //! `[A-Za-z_][A-Za-z0-9_]*`, outside quotes and comments, and not preceded by another `:`
 //! (so `::` casts are left alone).
 //!
@@ -79,6 +80,7 @@ pub enum FragmentPiece<'a> {
 /// let pieces = scan_fragment("a = ':no' /* :no */ AND b = :yes").unwrap();
 /// assert_eq!(pieces, vec![
 ///     FragmentPiece::Text("a = ':no' "),
+///     FragmentPiece::Text(" "),
 ///     FragmentPiece::Text(" AND b = "),
 ///     FragmentPiece::Marker("yes"),
 /// ]);
@@ -115,6 +117,8 @@ pub fn scan_fragment<'a>(fragment: &'a str) -> Result<Vec<FragmentPiece<'a>>> {
                         "the comment opened at byte {i} is not closed"
                     )));
                 };
+                // A space, not nothing: `-/**/-` must not become the comment marker `--`.
+                pieces.push(FragmentPiece::Text(" "));
                 i += 2 + end + 2;
                 text_start = i;
             }
@@ -312,6 +316,8 @@ mod tests {
         assert_eq!(format!("{bound:?}"), "TrustedWhere(<redacted>)");
         let no_params = bind_trusted_where("  a LIKE '50%' /* note */ ", &BTreeMap::new()).unwrap();
         assert_eq!(no_params.sql(), "a LIKE '50%'");
+        let joined = bind_trusted_where("x = 1 -/**/- 2", &BTreeMap::new()).unwrap();
+        assert_eq!(joined.sql(), "x = 1 - - 2");
     }
 
     #[test]

@@ -7,6 +7,9 @@
 //! - The type parser reads back every spelling of every generated type.
 //! - No input makes a parser panic.
 
+// Test code: a failed unwrap is a failed test, with the value in the message.
+#![allow(clippy::unwrap_used)]
+
 use std::ops::ControlFlow;
 
 use doris_sql::{
@@ -35,8 +38,24 @@ fn hostile_string() -> impl Strategy<Value = String> {
         any::<String>(),
         prop::collection::vec(
             prop::sample::select(vec![
-                "'", "\\", "\"", "`", "\0", "\n", "\r", "%", "_", "--", "/*", "*/", ";", "#",
-                " OR 1=1", ") UNION SELECT 1 --", "é", "a",
+                "'",
+                "\\",
+                "\"",
+                "`",
+                "\0",
+                "\n",
+                "\r",
+                "%",
+                "_",
+                "--",
+                "/*",
+                "*/",
+                ";",
+                "#",
+                " OR 1=1",
+                ") UNION SELECT 1 --",
+                "é",
+                "a",
             ]),
             0..8,
         )
@@ -93,13 +112,16 @@ fn predicate() -> impl Strategy<Value = Expr> {
             left: Box::new(l),
             right: Box::new(r)
         }),
-        (value(), prop::collection::vec(literal(), 1..4), any::<bool>()).prop_map(
-            |(a, list, negated)| Expr::InList {
+        (
+            value(),
+            prop::collection::vec(literal(), 1..4),
+            any::<bool>()
+        )
+            .prop_map(|(a, list, negated)| Expr::InList {
                 arg: Box::new(a),
                 list,
                 negated
-            }
-        ),
+            }),
         (value(), value(), value()).prop_map(|(a, l, h)| a.between(l, h)),
         (value(), any::<bool>()).prop_map(|(a, n)| Expr::IsNull {
             arg: Box::new(a),
@@ -292,10 +314,14 @@ fn doris_type() -> impl Strategy<Value = DorisType> {
         (1u32..=255).prop_map(|length| T::Char { length }),
         prop::option::of(1u32..=65533).prop_map(|length| T::Varchar { length }),
         prop::option::of(1u32..=1_000_000).prop_map(|length| T::VarBinary { length }),
-        prop::sample::select(vec!["max(int)", "sum(bigint)", "group_concat(varchar(10) null)"])
-            .prop_map(|s| T::AggState {
-                signature: s.to_owned()
-            }),
+        prop::sample::select(vec![
+            "max(int)",
+            "sum(bigint)",
+            "group_concat(varchar(10) null)"
+        ])
+        .prop_map(|s| T::AggState {
+            signature: s.to_owned()
+        }),
     ];
     leaf.prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
@@ -308,7 +334,12 @@ fn doris_type() -> impl Strategy<Value = DorisType> {
                 value: Box::new(v)
             }),
             prop::collection::vec(
-                (name(), inner, any::<bool>(), prop::option::of(any::<String>())),
+                (
+                    name(),
+                    inner,
+                    any::<bool>(),
+                    prop::option::of(any::<String>())
+                ),
                 1..4,
             )
             .prop_map(|fields| T::Struct {

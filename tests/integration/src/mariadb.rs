@@ -31,9 +31,7 @@ pub fn mariadb() -> MariaDb {
     let options = MySqlConnectOptions::from_str(&url).expect("a valid MariaDB URL");
     let conn = runtime
         .block_on(MySqlConnection::connect_with(&options))
-        .unwrap_or_else(|e| {
-            panic!("MariaDB is not reachable at {url} ({e}); `.ci/run` starts it")
-        });
+        .unwrap_or_else(|e| panic!("MariaDB is not reachable at {url} ({e}); `.ci/run` starts it"));
     MariaDb {
         runtime,
         conn: RefCell::new(conn),
@@ -63,8 +61,8 @@ impl MariaDb {
                         if value.is_null() {
                             return Ok(None);
                         }
-                        let bytes = <&[u8] as Decode<MySql>>::decode(value)
-                            .map_err(sqlx::Error::Decode)?;
+                        let bytes =
+                            <&[u8] as Decode<MySql>>::decode(value).map_err(sqlx::Error::Decode)?;
                         Ok(Some(bytes.to_vec()))
                     })
                     .collect()

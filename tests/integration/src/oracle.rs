@@ -35,6 +35,9 @@ pub fn keeps(expr: &Expr, row: &RowValues) -> bool {
 }
 
 /// Evaluates a boolean-valued expression.
+// `fold` over `Option` is deliberate: UNKNOWN (None) must not stop an AND or OR, since a
+// later FALSE (resp. TRUE) still decides it. `try_fold` would short-circuit wrongly.
+#[allow(clippy::manual_try_fold)]
 pub fn truth(expr: &Expr, row: &RowValues) -> Truth {
     match expr {
         Expr::Literal {
@@ -63,14 +66,21 @@ pub fn truth(expr: &Expr, row: &RowValues) -> Truth {
                 CompareOp::NullSafeEq => unreachable!("handled above"),
             })
         }
-        Expr::And { args } => args.iter().fold(Some(true), |acc, a| and(acc, truth(a, row))),
-        Expr::Or { args } => args.iter().fold(Some(false), |acc, a| or(acc, truth(a, row))),
+        Expr::And { args } => args
+            .iter()
+            .fold(Some(true), |acc, a| and(acc, truth(a, row))),
+        Expr::Or { args } => args
+            .iter()
+            .fold(Some(false), |acc, a| or(acc, truth(a, row))),
         Expr::Not { arg } => truth(arg, row).map(|b| !b),
         Expr::IsNull { arg, negated } => Some((value(arg, row) == Value::Null) != *negated),
         Expr::InList { arg, list, negated } => {
             let v = value(arg, row);
             let found = list.iter().fold(Some(false), |acc, item| {
-                or(acc, compare(&v, &literal(item)).map(|o| o == Ordering::Equal))
+                or(
+                    acc,
+                    compare(&v, &literal(item)).map(|o| o == Ordering::Equal),
+                )
             });
             if *negated { found.map(|b| !b) } else { found }
         }
@@ -97,7 +107,9 @@ pub fn truth(expr: &Expr, row: &RowValues) -> Truth {
             let m = like(&s, pattern);
             Some(m != *negated)
         }
-        Expr::StartsWith { arg, prefix } => string_test(arg, row, |s| s.starts_with(prefix.as_str())),
+        Expr::StartsWith { arg, prefix } => {
+            string_test(arg, row, |s| s.starts_with(prefix.as_str()))
+        }
         Expr::EndsWith { arg, suffix } => string_test(arg, row, |s| s.ends_with(suffix.as_str())),
         Expr::Contains { arg, substring } => {
             string_test(arg, row, |s| s.contains(substring.as_str()))
@@ -143,7 +155,11 @@ pub fn value(expr: &Expr, row: &RowValues) -> Value {
                 // rules are modelled anyway: x / 0 is NULL and the quotient is fractional.
                 (a, b) if *op == ArithmeticOp::Divide => {
                     let (a, b) = (as_f64(&a), as_f64(&b));
-                    if b == 0.0 { Value::Null } else { Value::Float(a / b) }
+                    if b == 0.0 {
+                        Value::Null
+                    } else {
+                        Value::Float(a / b)
+                    }
                 }
                 (Value::Int(a), Value::Int(b)) => Value::Int(match op {
                     ArithmeticOp::Add => a.checked_add(b).expect("small test values"),
@@ -256,7 +272,10 @@ mod tests {
 
     #[test]
     fn three_valued_logic() {
-        let row = RowValues::from([("a".to_owned(), Value::Null), ("b".to_owned(), Value::Int(1))]);
+        let row = RowValues::from([
+            ("a".to_owned(), Value::Null),
+            ("b".to_owned(), Value::Int(1)),
+        ]);
         let a_is_1 = Expr::col("a").eq(Expr::lit(Literal::Int64(1)));
         assert_eq!(truth(&a_is_1, &row), None);
         assert_eq!(truth(&a_is_1.clone().not(), &row), None);

@@ -4,6 +4,9 @@
 //! newlines, non-ASCII), and the other literal kinds whose text form MariaDB shares with
 //! Doris (integers, LARGEINT, decimals, binary, dates, datetimes, times).
 
+// Test code: a failed unwrap is a failed test, with the value in the message.
+#![allow(clippy::unwrap_used)]
+
 use daft_doris_integration_tests::mariadb::mariadb;
 use doris_sql::{Date, DateTime, Decimal, Literal, Time};
 use proptest::prelude::*;
@@ -12,8 +15,8 @@ use proptest::test_runner::{Config, TestRunner};
 /// Strings biased towards the characters that break naive escaping.
 fn tricky_string() -> impl Strategy<Value = String> {
     let special = prop::sample::select(vec![
-        "'", "\"", "\\", "\0", "\n", "\r", "\t", "\u{1a}", "`", "%", "_", "''", "\\'", "é",
-        "🐢", "--", "/*", ";", " ", "a", "Z",
+        "'", "\"", "\\", "\0", "\n", "\r", "\t", "\u{1a}", "`", "%", "_", "''", "\\'", "é", "🐢",
+        "--", "/*", ";", " ", "a", "Z",
     ]);
     prop_oneof![
         any::<String>(),
@@ -46,7 +49,10 @@ fn binary_literals_round_trip_through_mariadb() {
     let db = mariadb();
     runner(200)
         .run(&prop::collection::vec(any::<u8>(), 0..64), |bytes| {
-            let sql = format!("SELECT {}", Literal::Binary(bytes.clone()).to_sql().unwrap());
+            let sql = format!(
+                "SELECT {}",
+                Literal::Binary(bytes.clone()).to_sql().unwrap()
+            );
             let got = db.query_cell(&sql);
             prop_assert_eq!(got, Some(bytes));
             Ok(())
@@ -88,7 +94,8 @@ fn numeric_literals_round_trip_through_mariadb() {
 fn temporal_literals_round_trip_through_mariadb() {
     let db = mariadb();
     // MariaDB's DATE starts at 1000-01-01 where Doris's starts at 0000-01-01.
-    let date = (1000u16..=9999, 1u8..=12, 1u8..=28).prop_map(|(y, m, d)| Date::new(y, m, d).unwrap());
+    let date =
+        (1000u16..=9999, 1u8..=12, 1u8..=28).prop_map(|(y, m, d)| Date::new(y, m, d).unwrap());
     let temporal = prop_oneof![
         date.clone().prop_map(Literal::Date),
         (date, 0u8..24, 0u8..60, 0u8..60, 0u32..1_000_000, 0u8..=6).prop_map(
@@ -97,12 +104,18 @@ fn temporal_literals_round_trip_through_mariadb() {
                 Literal::DateTime(DateTime::new(d, (h, mi, s), micros / step * step, p).unwrap())
             }
         ),
-        (any::<bool>(), 0u16..=838, 0u8..60, 0u8..60, 0u32..1_000_000, 0u8..=6).prop_map(
-            |(neg, h, mi, s, micros, p)| {
+        (
+            any::<bool>(),
+            0u16..=838,
+            0u8..60,
+            0u8..60,
+            0u32..1_000_000,
+            0u8..=6
+        )
+            .prop_map(|(neg, h, mi, s, micros, p)| {
                 let step = 10u32.pow(6 - u32::from(p));
                 Literal::Time(Time::new(neg, (h, mi, s), micros / step * step, p).unwrap())
-            }
-        ),
+            }),
     ];
     runner(500)
         .run(&temporal, |lit| {

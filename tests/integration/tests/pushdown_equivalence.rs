@@ -10,6 +10,9 @@
 //! The string column uses a binary no-pad collation, which compares like Doris does
 //! (byte-wise, case-sensitive, trailing spaces significant).
 
+// Test code: a failed unwrap is a failed test, with the value in the message.
+#![allow(clippy::unwrap_used)]
+
 use std::cell::Cell;
 use std::collections::BTreeSet;
 
@@ -30,7 +33,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -41,7 +47,11 @@ fn rows() -> Vec<(i64, RowValues)> {
         .map(|id| {
             let mut row = RowValues::new();
             let null = |rng: &mut Lcg| rng.next(6) == 0;
-            let i = if null(&mut rng) { Value::Null } else { Value::Int(rng.next(21) as i64 - 10) };
+            let i = if null(&mut rng) {
+                Value::Null
+            } else {
+                Value::Int(rng.next(21) as i64 - 10)
+            };
             let f = if null(&mut rng) {
                 Value::Null
             } else {
@@ -51,7 +61,11 @@ fn rows() -> Vec<(i64, RowValues)> {
                 Value::Null
             } else {
                 let len = rng.next(4) as usize;
-                Value::Str((0..len).map(|_| STRING_ALPHABET[rng.next(9) as usize]).collect())
+                Value::Str(
+                    (0..len)
+                        .map(|_| STRING_ALPHABET[rng.next(9) as usize])
+                        .collect(),
+                )
             };
             let d = if null(&mut rng) {
                 Value::Null
@@ -177,7 +191,9 @@ fn literal_of(kind: u8) -> BoxedStrategy<Literal> {
 fn like_pattern() -> impl Strategy<Value = String> {
     // Whole tokens only, so the pattern never ends in a lone escape character.
     prop::collection::vec(
-        prop::sample::select(vec!["a", "b", "A", "%", "_", "\\%", "\\_", "\\\\", "'", "é", " "]),
+        prop::sample::select(vec![
+            "a", "b", "A", "%", "_", "\\%", "\\_", "\\\\", "'", "é", " ",
+        ]),
         0..4,
     )
     .prop_map(|p| p.concat())
@@ -205,29 +221,41 @@ fn atom() -> impl Strategy<Value = Expr> {
             left: Box::new(l),
             right: Box::new(r),
         }),
-        (prop::sample::select(vec!["i", "f", "s", "d"]), any::<bool>()).prop_map(|(c, neg)| {
-            Expr::IsNull {
-                arg: Box::new(Expr::col(c)),
-                negated: neg,
-            }
-        }),
+        (
+            prop::sample::select(vec!["i", "f", "s", "d"]),
+            any::<bool>()
+        )
+            .prop_map(|(c, neg)| {
+                Expr::IsNull {
+                    arg: Box::new(Expr::col(c)),
+                    negated: neg,
+                }
+            }),
         (0u8..3, any::<bool>())
             .prop_flat_map(move |(kind, negated)| {
-                (prop::collection::vec(literal_of(kind), 0..4), Just(kind), Just(negated))
+                (
+                    prop::collection::vec(literal_of(kind), 0..4),
+                    Just(kind),
+                    Just(negated),
+                )
             })
             .prop_map(move |(list, kind, negated)| Expr::InList {
                 arg: Box::new(column_of(kind)),
                 list,
                 negated,
             }),
-        (numeric_value(), numeric_value(), numeric_value(), any::<bool>()).prop_map(
-            |(a, lo, hi, negated)| Expr::Between {
+        (
+            numeric_value(),
+            numeric_value(),
+            numeric_value(),
+            any::<bool>()
+        )
+            .prop_map(|(a, lo, hi, negated)| Expr::Between {
                 arg: Box::new(a),
                 low: Box::new(lo),
                 high: Box::new(hi),
                 negated,
-            }
-        ),
+            }),
         (like_pattern(), any::<bool>()).prop_map(|(pattern, negated)| Expr::Like {
             arg: Box::new(Expr::col("s")),
             pattern,
@@ -311,7 +339,8 @@ fn pushed_sql_keeps_exactly_the_rows_the_ir_keeps() {
             // 2. Pushed SQL on the server, then the residual in Rust, equals the whole filter.
             let translation = translate_filter(&filter);
             pushed_conjuncts.set(pushed_conjuncts.get() + translation.pushed.len());
-            residual_filters.set(residual_filters.get() + usize::from(translation.residual.is_some()));
+            residual_filters
+                .set(residual_filters.get() + usize::from(translation.residual.is_some()));
             let sql = SelectBuilder::new(table.clone())
                 .columns(["id"])
                 .filter(&translation)
