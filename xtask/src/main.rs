@@ -99,11 +99,16 @@ fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         .parse()
         .map_err(|_| "fuzz takes a number of seconds per target".to_owned())?;
     let fuzz_dir = root().join("crates/doris-sql/fuzz");
+    // Sanitizer flags would invalidate the shared build folder: fuzz builds get their own.
+    let shared = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| "/var/tmp/daft-doris-target".to_owned());
+    let fuzz_target_dir = format!("{shared}-fuzz");
     for target in FUZZ_TARGETS {
         let mut cmd = cargo();
         cmd.current_dir(&fuzz_dir)
             // cargo-fuzz passes nightly -Z flags; the machine's one toolchain is stable.
             .env("RUSTC_BOOTSTRAP", "1")
+            .env("CARGO_TARGET_DIR", &fuzz_target_dir)
             .args([
                 "fuzz",
                 "run",

@@ -50,16 +50,16 @@
 //! All fallible functions return [`SqlError`]. Error texts name identifiers, positions and
 //! parameter names, never literal values, bound parameters or trusted SQL text.
 
-mod error;
-mod expr;
-mod ident;
-mod literal;
-mod metadata;
-mod params;
-mod select;
-mod translate;
-mod types;
-mod write_compat;
+pub mod error;
+pub mod expr;
+pub mod ident;
+pub mod literal;
+pub mod metadata;
+pub mod params;
+pub mod select;
+pub mod translate;
+pub mod types;
+pub mod write_compat;
 
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};

@@ -166,6 +166,12 @@ fn push_float(out: &mut String, value: f64, kind: &'static str) -> Result<()> {
 ///
 /// Quotes, backslashes, NUL, CR and LF are escaped; every other character (including
 /// non-ASCII text) is copied verbatim, so the server reads back exactly `value`.
+///
+/// ```
+/// let mut sql = String::from("SELECT ");
+/// doris_sql::push_string_literal(&mut sql, "it's \\ 'quoted'\n");
+/// assert_eq!(sql, r"SELECT 'it\'s \\ \'quoted\'\n'");
+/// ```
 pub fn push_string_literal(out: &mut String, value: &str) {
     out.reserve(value.len() + 2);
     out.push('\'');

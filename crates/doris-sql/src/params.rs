@@ -196,6 +196,17 @@ fn skip_quoted(bytes: &[u8], start: usize, quote: u8) -> Result<usize> {
 ///
 /// Every marker must have a parameter and every parameter must be used; errors name the
 /// parameter but never its value.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use doris_sql::{bind_trusted_where, Literal, Param};
+/// let params = BTreeMap::from([
+///     ("ids".to_owned(), Param::List(vec![Literal::Int64(1), Literal::Int64(2)])),
+/// ]);
+/// assert_eq!(bind_trusted_where("id IN :ids", &params).unwrap().sql(), "id IN (1, 2)");
+/// let err = bind_trusted_where("id = :other", &params).unwrap_err();
+/// assert!(err.to_string().contains(":other"));
+/// ```
 pub fn bind_trusted_where(
     fragment: &str,
     params: &BTreeMap<String, Param>,

@@ -37,6 +37,16 @@ enum Shape {
 }
 
 /// A builder for a read task's SELECT.
+///
+/// ```
+/// use doris_sql::{SelectBuilder, TableRef};
+/// let sql = SelectBuilder::new(TableRef::new("db", "t").unwrap())
+///     .count("n")
+///     .tablets([10002, 10001])
+///     .build()
+///     .unwrap();
+/// assert_eq!(sql, "SELECT count(*) AS `n` FROM `db`.`t` TABLET(10001, 10002)");
+/// ```
 #[derive(Debug, Clone)]
 pub struct SelectBuilder {
     table: TableRef,
@@ -44,6 +54,7 @@ pub struct SelectBuilder {
     tablets: Option<Vec<u64>>,
     trusted: Option<TrustedWhere>,
     pushed: Vec<String>,
+    has_residual: bool,
     limit: Option<u64>,
 }
 
@@ -58,6 +69,7 @@ impl SelectBuilder {
             tablets: None,
             trusted: None,
             pushed: Vec::new(),
+            has_residual: false,
             limit: None,
         }
     }
@@ -81,6 +93,9 @@ impl SelectBuilder {
     }
 
     /// Turns the statement into `SELECT count(*) AS `alias``; columns and limit are ignored.
+    ///
+    /// Refused by [`build`](Self::build) when the filter left a residual: the count would
+    /// include rows the residual removes.
     pub fn count(mut self, alias: impl Into<String>) -> Self {
         self.shape = Shape::Count {
             alias: alias.into(),
@@ -106,16 +121,18 @@ impl SelectBuilder {
         self
     }
 
-    /// Adds the pushed conjuncts of a translated filter (the residual is the caller's).
+    /// Adds the pushed conjuncts of a translated filter (the residual is the caller's to
+    /// apply after the scan).
     pub fn filter(mut self, translation: &Translation) -> Self {
         self.pushed.extend(translation.pushed.iter().cloned());
+        self.has_residual |= translation.residual.is_some();
         self
     }
 
     /// Adds `LIMIT n` (ignored for the count form).
     ///
-    /// The caller must not set a limit when a residual filter remains: the limit would be
-    /// applied before the residual and drop rows that pass it.
+    /// Refused by [`build`](Self::build) when the filter left a residual: Doris would stop
+    /// after `n` rows before the residual runs, dropping rows that pass it.
     pub fn limit(mut self, n: u64) -> Self {
         self.limit = Some(n);
         self
@@ -123,6 +140,19 @@ impl SelectBuilder {
 
     /// Renders the statement.
     pub fn build(&self) -> Result<String> {
+        if self.has_residual {
+            if matches!(self.shape, Shape::Count { .. }) {
+                return Err(SqlError::InvalidQuery(
+                    "count(*) cannot be pushed while part of the filter stays residual".into(),
+                ));
+            }
+            if self.limit.is_some() {
+                return Err(SqlError::InvalidQuery(
+                    "LIMIT cannot be pushed below a residual filter: it would drop matching rows"
+                        .into(),
+                ));
+            }
+        }
         let mut sql = String::from("SELECT ");
         match &self.shape {
             Shape::Rows { columns } => {
@@ -243,6 +273,7 @@ mod tests {
 
     #[test]
     fn refuses_malformed_queries() {
+        let residual = translate_filter(&Expr::col("a").eq(Expr::lit(Literal::Null)));
         let cases = [
             (SelectBuilder::new(table()), "at least one column"),
             (
@@ -255,6 +286,17 @@ mod tests {
             ),
             (SelectBuilder::new(table()).columns([""]), "empty"),
             (SelectBuilder::new(table()).count("a\0"), "NUL"),
+            (
+                SelectBuilder::new(table())
+                    .columns(["a"])
+                    .filter(&residual)
+                    .limit(5),
+                "below a residual",
+            ),
+            (
+                SelectBuilder::new(table()).count("n").filter(&residual),
+                "count(*) cannot",
+            ),
         ];
         for (builder, expected) in cases {
             let err = builder.build().unwrap_err().to_string();

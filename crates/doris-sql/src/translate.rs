@@ -56,6 +56,13 @@ impl Translation {
 }
 
 /// Splits `filter` into top-level conjuncts and pushes each one that translates exactly.
+///
+/// ```
+/// use doris_sql::{Expr, Literal, translate_filter};
+/// let t = translate_filter(&Expr::col("a").lt(Expr::lit(Literal::Int64(3))).and(Expr::col("b")));
+/// assert_eq!(t.pushed, vec!["(`a` < 3)"]);
+/// assert_eq!(t.residual, Some(Expr::col("b"))); // a bare column: its type is unknown here
+/// ```
 pub fn translate_filter(filter: &Expr) -> Translation {
     let mut conjuncts = Vec::new();
     flatten_and(filter, &mut conjuncts);

@@ -171,6 +171,13 @@ pub enum Spelling {
 
 impl DorisType {
     /// Spells the type as the given Doris release would print it.
+    ///
+    /// ```
+    /// use doris_sql::{DorisType, Spelling};
+    /// let t = DorisType::Decimal { precision: 20, scale: 6 };
+    /// assert_eq!(t.spell(Spelling::Legacy), "decimal(20, 6)");
+    /// assert_eq!(t.spell(Spelling::Internal), "DECIMALV3(20, 6)");
+    /// ```
     pub fn spell(&self, spelling: Spelling) -> String {
         let mut out = String::new();
         self.write_spelling(spelling, &mut out);
@@ -399,6 +406,11 @@ impl DorisType {
 }
 
 /// The Arrow time unit that keeps DATETIME(`precision`) exact.
+///
+/// ```
+/// use arrow_schema::TimeUnit;
+/// assert_eq!(doris_sql::datetime_unit(3), TimeUnit::Millisecond);
+/// ```
 pub fn datetime_unit(precision: u8) -> TimeUnit {
     match precision {
         0 => TimeUnit::Second,

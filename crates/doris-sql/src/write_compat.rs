@@ -72,6 +72,15 @@ pub struct WriteIncompatibility {
 }
 
 /// Checks that every value of `arrow` can be written into a `doris` column unchanged.
+///
+/// ```
+/// use arrow_schema::DataType;
+/// use doris_sql::{check_writable, DorisType, ValueCheck};
+/// let plan = check_writable(&DataType::Utf8, &"VARCHAR(16)".parse::<DorisType>().unwrap()).unwrap();
+/// assert_eq!(plan.value_checks, vec![ValueCheck::MaxLength { limit: 16, characters: false }]);
+/// let err = check_writable(&DataType::Float64, &DorisType::Float).unwrap_err();
+/// assert!(err.to_string().contains("rounded"));
+/// ```
 pub fn check_writable(
     arrow: &DataType,
     doris: &DorisType,

@@ -228,6 +228,8 @@ proptest! {
         limit in prop::option::of(0u64..1000),
     ) {
         let translation = translate_filter(&filter);
+        // A LIMIT is only pushed when nothing stays residual (the builder refuses otherwise).
+        let limit = limit.filter(|_| translation.is_complete());
         let mut builder = SelectBuilder::new(TableRef::new(db.clone(), table.clone()).unwrap())
             .columns(columns.clone())
             .filter(&translation);

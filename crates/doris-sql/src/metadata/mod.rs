@@ -273,6 +273,16 @@ impl TableSchema {
     /// Builds a schema from `DESC` alone (when `SHOW CREATE TABLE` is not allowed).
     ///
     /// The key model is `Aggregate` when a value column has an aggregation, else unknown.
+    ///
+    /// ```
+    /// use doris_sql::{parse_describe, DescRow, KeyModel, TableSchema};
+    /// let rows = [("k", "int", "true", ""), ("v", "bigint", "false", "SUM")].map(|(f, t, k, e)| DescRow {
+    ///     field: f.into(), type_text: t.into(), null: "Yes".into(), key: k.into(),
+    ///     default: None, extra: e.into(),
+    /// });
+    /// let schema = TableSchema::from_describe("t", &parse_describe(&rows).unwrap());
+    /// assert_eq!(schema.key_model, Some(KeyModel::Aggregate));
+    /// ```
     pub fn from_describe(name: impl Into<String>, desc: &[DescColumn]) -> Self {
         let key_columns = desc
             .iter()
@@ -315,6 +325,17 @@ impl TableSchema {
     /// Checks that `DESC` rows describe the same columns as this schema: same names in the
     /// same order, same nullability and key flags. Types are taken from `SHOW CREATE TABLE`
     /// (some releases abbreviate them in `DESC`, e.g. a bare `DECIMAL`).
+    ///
+    /// ```
+    /// use doris_sql::{parse_describe, parse_show_create, DescRow};
+    /// let table = parse_show_create("CREATE TABLE t (`k` int NOT NULL) DUPLICATE KEY(`k`)").unwrap();
+    /// let row = |null: &str| DescRow {
+    ///     field: "k".into(), type_text: "int".into(), null: null.into(),
+    ///     key: "true".into(), default: None, extra: String::new(),
+    /// };
+    /// assert!(table.reconcile(&parse_describe(&[row("No")]).unwrap()).is_ok());
+    /// assert!(table.reconcile(&parse_describe(&[row("Yes")]).unwrap()).is_err());
+    /// ```
     pub fn reconcile(&self, desc: &[DescColumn]) -> Result<()> {
         if desc.len() != self.columns.len() {
             return Err(SqlError::MetadataParse(format!(

@@ -13,6 +13,17 @@ use crate::types::DorisType;
 /// Accepts every release's layout: upper- or lower-case types, with or without widths,
 /// `COMMENT 'OLAP'` or no comment line, index lines in the column list, RANGE/LIST/AUTO
 /// partitioning, HASH/RANDOM distribution with fixed or AUTO buckets, and any properties.
+///
+/// ```
+/// use doris_sql::{parse_show_create, KeyModel, SequenceColumn};
+/// let t = parse_show_create(
+///     "CREATE TABLE `t` (`k` int NOT NULL, `v` text NULL, `s` bigint NULL) ENGINE=OLAP \
+///      UNIQUE KEY(`k`) DISTRIBUTED BY HASH(`k`) BUCKETS AUTO PROPERTIES (\
+///      \"enable_unique_key_merge_on_write\" = \"true\", \"function_column.sequence_col\" = \"s\")",
+/// ).unwrap();
+/// assert_eq!((t.key_model, t.merge_on_write), (Some(KeyModel::Unique), true));
+/// assert_eq!(t.sequence, Some(SequenceColumn::Mapped("s".into())));
+/// ```
 pub fn parse_show_create(text: &str) -> Result<TableSchema> {
     let tokens = tokenize(text).map_err(SqlError::MetadataParse)?;
     let mut p = Cursor {
