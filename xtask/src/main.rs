@@ -1,7 +1,7 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt check, clippy -D warnings, every Rust test
+//! cargo xtask ci                 fmt check, clippy -D warnings, every Rust test, rustdoc -D warnings
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! ```
@@ -82,6 +82,10 @@ fn ci() -> Result<(), String> {
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     step("rust tests", test)?;
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    step("rustdoc (broken links and markup are errors)", doc)?;
     Ok(())
 }
 

@@ -30,9 +30,9 @@
 //! | JSON / JSONB / VARIANT | Utf8 (JSON text) | |
 //! | IPV4 / IPV6 | Utf8 (dotted / colon text) | the MySQL protocol sends text; Flight batches are cast to it |
 //! | VARBINARY(n) | Binary | |
-//! | ARRAY<T> | List(T) | element nullability from `NOT_NULL(…)` |
-//! | MAP<K, V> | Map(entries: key not null, value) | |
-//! | STRUCT<a:T, …> | Struct(a: T, …) | |
+//! | `ARRAY<T>` | List(T) | element nullability from `NOT_NULL(…)` |
+//! | `MAP<K, V>` | Map(entries: key not null, value) | |
+//! | `STRUCT<a:T, …>` | Struct(a: T, …) | |
 //! | HLL, BITMAP, QUANTILE_STATE, AGG_STATE | — | opaque aggregate states: [`SqlError::UnsupportedType`] |
 
 use std::fmt::Write as _;
@@ -108,7 +108,7 @@ pub enum DorisType {
     Bitmap,
     /// QUANTILE_STATE
     QuantileState,
-    /// AGG_STATE<fn(args)>; the signature is kept verbatim.
+    /// `AGG_STATE<fn(args)>`; the signature is kept verbatim.
     AggState {
         /// The text between the angle brackets.
         signature: String,
@@ -122,21 +122,21 @@ pub enum DorisType {
         /// Length in bytes, or unknown.
         length: Option<u32>,
     },
-    /// ARRAY<T>
+    /// `ARRAY<T>`
     Array {
         /// The element type.
         element: Box<DorisType>,
         /// Whether elements may be NULL (false when printed as `NOT_NULL(T)`).
         element_nullable: bool,
     },
-    /// MAP<K, V>
+    /// `MAP<K, V>`
     Map {
         /// The key type.
         key: Box<DorisType>,
         /// The value type.
         value: Box<DorisType>,
     },
-    /// STRUCT<name:T, …>
+    /// `STRUCT<name:T, …>`
     Struct {
         /// The fields, in order.
         fields: Vec<StructField>,
