@@ -231,6 +231,9 @@ pub enum Distribution {
 /// The schema of one Doris table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableSchema {
+    /// The database of a qualified name (`CREATE TABLE db.t`); `SHOW CREATE TABLE` prints
+    /// the bare table name, so this is usually `None` there.
+    pub database: Option<String>,
     /// The table name as printed.
     pub name: String,
     /// The columns, in table order.
@@ -294,6 +297,7 @@ impl TableSchema {
             .any(|c| c.aggregation.is_some())
             .then_some(KeyModel::Aggregate);
         Self {
+            database: None,
             name: name.into(),
             columns: desc
                 .iter()

@@ -168,12 +168,16 @@ impl Cursor<'_> {
             self.expect_word("NOT")?;
             self.expect_word("EXISTS")?;
         }
-        let mut name = self.name()?;
+        // [catalog.][db.]table
+        let mut parts = vec![self.name()?];
         while self.eat_punct('.') {
-            name = self.name()?;
+            parts.push(self.name()?);
         }
+        let name = parts.pop().unwrap_or_default();
+        let database = parts.pop();
         let mut columns = self.column_list()?;
         let mut table = TableSchema {
+            database,
             name,
             columns: Vec::new(),
             key_model: None,
@@ -776,6 +780,7 @@ PROPERTIES ("replication_num" = "1")"#;
                    properties (\"function_column.sequence_type\" = \"bigint\")";
         let t = parse_show_create(ddl).unwrap();
         assert_eq!(t.name, "we`ird");
+        assert_eq!(t.database.as_deref(), Some("db"));
         assert_eq!(t.key_model, None);
         assert_eq!(t.columns[0].name, "index");
         let p = t.partitioning.unwrap();

@@ -1,0 +1,392 @@
+//! Databases, tables, partitions and tablets.
+//!
+//! DDL text is parsed with `doris-sql` (the same parser a client uses for `SHOW CREATE
+//! TABLE`), so the emulator accepts Doris's own syntax. Every partition × bucket is a tablet
+//! with a stable id drawn from one counter (as Doris's id generator does), so the same DDL
+//! sequence always produces the same tablet ids.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use doris_sql::{
+    Buckets, Distribution, DorisType, KeyModel, PartitionKind, PartitionValues, TableSchema,
+};
+
+use crate::error::EmulatorError;
+use crate::storage;
+
+/// Buckets used when the DDL says `BUCKETS AUTO` or gives no distribution.
+pub const AUTO_BUCKETS: u32 = 3;
+
+/// One partition of a table.
+#[derive(Debug, Clone)]
+pub struct PartitionMeta {
+    /// Partition id.
+    pub id: u64,
+    /// Partition name (the table name for an unpartitioned table, as Doris does).
+    pub name: String,
+    /// Its bounds (`None` for the single partition of an unpartitioned table).
+    pub values: Option<PartitionValues>,
+}
+
+/// One tablet: a bucket of a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TabletMeta {
+    /// The tablet id (what `_query_plan` reports and `TABLET(...)` names).
+    pub id: u64,
+    /// Index into [`Table::partitions`].
+    pub partition: usize,
+    /// Bucket number within the partition.
+    pub bucket: u32,
+}
+
+/// An OLAP table with its data.
+#[derive(Debug)]
+pub struct Table {
+    /// Table id.
+    pub id: u64,
+    /// The database it belongs to.
+    pub database: String,
+    /// The parsed DDL.
+    pub schema: TableSchema,
+    /// The Arrow schema of the stored (visible) columns.
+    pub arrow_schema: SchemaRef,
+    /// Partitions in DDL order.
+    pub partitions: Vec<PartitionMeta>,
+    /// Buckets per partition.
+    pub buckets: u32,
+    /// Tablets, partition-major.
+    pub tablets: Vec<TabletMeta>,
+    /// Visible data, one list of batches per tablet (same order as `tablets`).
+    data: Mutex<Vec<Vec<RecordBatch>>>,
+}
+
+impl Table {
+    fn new(database: &str, schema: TableSchema, ids: &mut IdGen) -> Result<Self, EmulatorError> {
+        let fields: Vec<Field> = schema
+            .columns
+            .iter()
+            .map(|c| Field::new(&c.name, storage_type(&c.ty), c.nullable))
+            .collect();
+        let arrow_schema = Arc::new(Schema::new(fields));
+        let buckets = match &schema.distribution {
+            Some(Distribution::Hash {
+                buckets: Buckets::Fixed(n),
+                ..
+            })
+            | Some(Distribution::Random {
+                buckets: Buckets::Fixed(n),
+            }) => *n,
+            _ => AUTO_BUCKETS,
+        };
+        if let Some(Distribution::Hash { columns, .. }) = &schema.distribution {
+            for c in columns {
+                if schema.column(c).is_none() {
+                    return Err(EmulatorError::Analysis(format!(
+                        "Distribution column[{c}] is not found in table"
+                    )));
+                }
+            }
+        }
+        let table_id = ids.next();
+        let partitions: Vec<PartitionMeta> = match &schema.partitioning {
+            Some(p) if !p.partitions.is_empty() => {
+                if p.columns.is_empty() {
+                    return Err(EmulatorError::Analysis("no partition column".into()));
+                }
+                p.partitions
+                    .iter()
+                    .map(|part| PartitionMeta {
+                        id: ids.next(),
+                        name: part.name.clone(),
+                        values: Some(part.values.clone()),
+                    })
+                    .collect()
+            }
+            // Unpartitioned tables (and AUTO partitioning, which the emulator does not
+            // split yet) have one partition named after the table.
+            _ => vec![PartitionMeta {
+                id: ids.next(),
+                name: schema.name.clone(),
+                values: None,
+            }],
+        };
+        let mut tablets = Vec::new();
+        for (p, _) in partitions.iter().enumerate() {
+            for bucket in 0..buckets {
+                tablets.push(TabletMeta {
+                    id: ids.next(),
+                    partition: p,
+                    bucket,
+                });
+            }
+        }
+        let data = Mutex::new(vec![Vec::new(); tablets.len()]);
+        Ok(Self {
+            id: table_id,
+            database: database.to_owned(),
+            schema,
+            arrow_schema,
+            partitions,
+            buckets,
+            tablets,
+            data,
+        })
+    }
+
+    /// The key model, with "no key clause" treated as DUPLICATE (duplicate without keys).
+    pub fn key_model(&self) -> KeyModel {
+        self.schema.key_model.unwrap_or(KeyModel::Duplicate)
+    }
+
+    /// Routes each row of `batch` to a tablet index, or `None` when no partition takes it
+    /// (Doris filters such rows: "no partition for this tuple").
+    pub fn route(&self, batch: &RecordBatch) -> Result<Vec<Option<usize>>, EmulatorError> {
+        let partitions = storage::partition_of_rows(self, batch)?;
+        let buckets = storage::bucket_of_rows(self, batch)?;
+        Ok(partitions
+            .into_iter()
+            .zip(buckets)
+            .map(|(p, b)| p.map(|p| p * self.buckets as usize + b as usize))
+            .collect())
+    }
+
+    /// Applies rows already grouped by tablet index, with the table's key-model semantics.
+    pub fn apply(&self, per_tablet: Vec<Vec<RecordBatch>>) -> Result<(), EmulatorError> {
+        let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        for (idx, new_batches) in per_tablet.into_iter().enumerate() {
+            if new_batches.is_empty() {
+                continue;
+            }
+            let merged =
+                storage::merge_into_tablet(self, std::mem::take(&mut data[idx]), new_batches)?;
+            data[idx] = merged;
+        }
+        Ok(())
+    }
+
+    /// A snapshot of the visible data of the given tablet indexes (all when `None`).
+    pub fn snapshot(&self, tablets: Option<&[usize]>) -> Result<Vec<RecordBatch>, EmulatorError> {
+        let data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        Ok(match tablets {
+            None => data.iter().flatten().cloned().collect(),
+            Some(idx) => idx
+                .iter()
+                .filter_map(|i| data.get(*i))
+                .flatten()
+                .cloned()
+                .collect(),
+        })
+    }
+
+    /// Rows visible per tablet, in tablet order.
+    pub fn rows_per_tablet(&self) -> Result<Vec<usize>, EmulatorError> {
+        let data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        Ok(data
+            .iter()
+            .map(|b| b.iter().map(RecordBatch::num_rows).sum())
+            .collect())
+    }
+
+    /// Removes every row (TRUNCATE TABLE).
+    pub fn truncate(&self) -> Result<(), EmulatorError> {
+        let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        data.iter_mut().for_each(Vec::clear);
+        Ok(())
+    }
+}
+
+/// The Arrow type the emulator stores a Doris column as: the client-facing mapping of
+/// `doris-sql`, or raw bytes for opaque aggregate states (HLL, BITMAP, …).
+pub fn storage_type(ty: &DorisType) -> DataType {
+    ty.to_arrow().unwrap_or(DataType::Binary)
+}
+
+/// Doris draws every object id from one counter; so does the emulator.
+#[derive(Debug)]
+struct IdGen(u64);
+
+impl IdGen {
+    fn next(&mut self) -> u64 {
+        self.0 += 1;
+        self.0
+    }
+}
+
+#[derive(Debug)]
+struct Database {
+    id: u64,
+    tables: BTreeMap<String, Arc<Table>>,
+}
+
+#[derive(Debug)]
+struct State {
+    databases: BTreeMap<String, Database>,
+    ids: IdGen,
+}
+
+/// The catalog shared by every face of the emulator.
+#[derive(Debug)]
+pub struct Catalog {
+    state: RwLock<State>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Self {
+            state: RwLock::new(State {
+                databases: BTreeMap::new(),
+                ids: IdGen(10_000),
+            }),
+        }
+    }
+}
+
+impl Catalog {
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, EmulatorError> {
+        self.state.read().map_err(|_| EmulatorError::Poisoned)
+    }
+
+    fn write(&self) -> Result<std::sync::RwLockWriteGuard<'_, State>, EmulatorError> {
+        self.state.write().map_err(|_| EmulatorError::Poisoned)
+    }
+
+    /// `CREATE DATABASE [IF NOT EXISTS]`.
+    pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<(), EmulatorError> {
+        doris_sql::validate_ident("database", name)
+            .map_err(|e| EmulatorError::Analysis(e.to_string()))?;
+        let mut state = self.write()?;
+        if state.databases.contains_key(name) {
+            return if if_not_exists {
+                Ok(())
+            } else {
+                Err(EmulatorError::DatabaseExists(name.to_owned()))
+            };
+        }
+        let id = state.ids.next();
+        state.databases.insert(
+            name.to_owned(),
+            Database {
+                id,
+                tables: BTreeMap::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// `DROP DATABASE [IF EXISTS]`.
+    pub fn drop_database(&self, name: &str, if_exists: bool) -> Result<(), EmulatorError> {
+        let mut state = self.write()?;
+        if state.databases.remove(name).is_none() && !if_exists {
+            return Err(EmulatorError::UnknownDatabase(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// `CREATE TABLE` from Doris DDL; `current_db` is used when the name is unqualified.
+    pub fn create_table(
+        &self,
+        current_db: Option<&str>,
+        ddl: &str,
+        if_not_exists: bool,
+    ) -> Result<Arc<Table>, EmulatorError> {
+        let schema = doris_sql::parse_show_create(ddl)
+            .map_err(|e| EmulatorError::Analysis(e.to_string()))?;
+        let db = schema
+            .database
+            .clone()
+            .or_else(|| current_db.map(str::to_owned))
+            .ok_or(EmulatorError::NoDatabaseSelected)?;
+        let mut state = self.write()?;
+        let State { databases, ids } = &mut *state;
+        let database = databases
+            .get_mut(&db)
+            .ok_or_else(|| EmulatorError::UnknownDatabase(db.clone()))?;
+        if let Some(existing) = database.tables.get(&schema.name) {
+            return if if_not_exists {
+                Ok(existing.clone())
+            } else {
+                Err(EmulatorError::TableExists(schema.name.clone()))
+            };
+        }
+        let table = Arc::new(Table::new(&db, schema, ids)?);
+        database
+            .tables
+            .insert(table.schema.name.clone(), table.clone());
+        Ok(table)
+    }
+
+    /// `DROP TABLE [IF EXISTS]`.
+    pub fn drop_table(&self, db: &str, name: &str, if_exists: bool) -> Result<(), EmulatorError> {
+        let mut state = self.write()?;
+        let database = state
+            .databases
+            .get_mut(db)
+            .ok_or_else(|| EmulatorError::UnknownDatabase(db.to_owned()))?;
+        if database.tables.remove(name).is_none() && !if_exists {
+            return Err(EmulatorError::UnknownTable {
+                database: db.to_owned(),
+                table: name.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Looks a table up.
+    pub fn table(&self, db: &str, name: &str) -> Result<Arc<Table>, EmulatorError> {
+        let state = self.read()?;
+        let database = state
+            .databases
+            .get(db)
+            .ok_or_else(|| EmulatorError::UnknownDatabase(db.to_owned()))?;
+        database
+            .tables
+            .get(name)
+            .cloned()
+            .ok_or_else(|| EmulatorError::UnknownTable {
+                database: db.to_owned(),
+                table: name.to_owned(),
+            })
+    }
+
+    /// True if the database exists.
+    pub fn has_database(&self, db: &str) -> Result<bool, EmulatorError> {
+        Ok(self.read()?.databases.contains_key(db))
+    }
+
+    /// The database id (transactions report it).
+    pub fn database_id(&self, db: &str) -> Result<u64, EmulatorError> {
+        self.read()?
+            .databases
+            .get(db)
+            .map(|d| d.id)
+            .ok_or_else(|| EmulatorError::UnknownDatabase(db.to_owned()))
+    }
+
+    /// Database names, sorted.
+    pub fn database_names(&self) -> Result<Vec<String>, EmulatorError> {
+        Ok(self.read()?.databases.keys().cloned().collect())
+    }
+
+    /// Table names of a database, sorted.
+    pub fn table_names(&self, db: &str) -> Result<Vec<String>, EmulatorError> {
+        let state = self.read()?;
+        let database = state
+            .databases
+            .get(db)
+            .ok_or_else(|| EmulatorError::UnknownDatabase(db.to_owned()))?;
+        Ok(database.tables.keys().cloned().collect())
+    }
+}
+
+/// Which kind of partitioning a table has (for routing).
+pub fn partition_kind(table: &Table) -> Option<PartitionKind> {
+    table
+        .schema
+        .partitioning
+        .as_ref()
+        .filter(|p| !p.partitions.is_empty())
+        .map(|p| p.kind)
+}

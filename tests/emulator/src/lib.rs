@@ -1,0 +1,268 @@
+//! # doris-emulator
+//!
+//! An Apache Doris emulator for tests without Docker, behaving like Doris on the wire as
+//! `../shared/doris-protocol.md` describes it (Doris 4.0 where versions differ). Start it
+//! in-process on ephemeral ports:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), doris_emulator::EmulatorError> {
+//! let emulator = doris_emulator::Emulator::start(doris_emulator::EmulatorConfig::default()).await?;
+//! emulator.execute(None, "CREATE DATABASE demo; CREATE TABLE demo.t (k INT) DUPLICATE KEY(k) \
+//!                         DISTRIBUTED BY HASH(k) BUCKETS 2")?;
+//! println!("Stream Load to http://{}/api/demo/t/_stream_load", emulator.fe_http_addr());
+//! # Ok(()) }
+//! ```
+//!
+//! or as the `doris-emulator` binary. What is emulated so far, and what is not, is listed in
+//! `docs/emulator.md`.
+
+pub mod auth;
+pub mod catalog;
+pub mod ddl;
+pub mod error;
+pub mod http;
+pub mod load;
+pub mod storage;
+pub mod txn;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arrow::record_batch::RecordBatch;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use catalog::{Catalog, Table};
+pub use error::EmulatorError;
+pub use txn::{Retention, TxnRegistry, TxnState};
+
+/// How to start an emulator. Port 0 picks a free port.
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    /// Address to bind.
+    pub host: String,
+    /// The host clients are sent to (redirects, `/api/backends`).
+    pub advertise_host: String,
+    /// FE HTTP port (Doris default 8030).
+    pub fe_http_port: u16,
+    /// BE HTTP port (Doris default 8040).
+    pub be_http_port: u16,
+    /// Password of `root` (empty by default, as in Doris).
+    pub root_password: String,
+    /// Label and pre-commit retention.
+    pub retention: Retention,
+    /// `streaming_load_max_mb`, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            advertise_host: "127.0.0.1".into(),
+            fe_http_port: 0,
+            be_http_port: 0,
+            root_password: String::new(),
+            retention: Retention::default(),
+            max_body_bytes: 10 * 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// State shared by every face.
+#[derive(Debug)]
+pub struct Shared {
+    /// The configuration started with.
+    pub config: EmulatorConfig,
+    /// Databases and tables.
+    pub catalog: Catalog,
+    /// Users.
+    pub users: auth::Users,
+    /// Load transactions and labels.
+    pub txns: TxnRegistry,
+    be_http_port: OnceLock<u16>,
+    public_endpoint: Mutex<Option<String>>,
+    error_logs: Mutex<HashMap<String, String>>,
+}
+
+impl Shared {
+    fn new(config: EmulatorConfig) -> Self {
+        Self {
+            users: auth::Users::new(&config.root_password),
+            txns: TxnRegistry::new(config.retention),
+            catalog: Catalog::default(),
+            be_http_port: OnceLock::new(),
+            public_endpoint: Mutex::new(None),
+            error_logs: Mutex::new(HashMap::new()),
+            config,
+        }
+    }
+
+    /// The BE HTTP port actually bound.
+    pub fn be_http_port(&self) -> u16 {
+        self.be_http_port
+            .get()
+            .copied()
+            .unwrap_or(self.config.be_http_port)
+    }
+
+    /// The BE's `tag.public_endpoint`, used for `redirect-policy: public`.
+    pub fn public_endpoint(&self) -> Option<String> {
+        self.public_endpoint.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// Sets the BE's `tag.public_endpoint` (`host:port`).
+    pub fn set_public_endpoint(&self, endpoint: Option<String>) {
+        if let Ok(mut p) = self.public_endpoint.lock() {
+            *p = endpoint;
+        }
+    }
+
+    /// Stores an error log and returns its `ErrorURL`.
+    pub fn store_error_log(&self, text: String) -> String {
+        let file = format!(
+            "__shard_0/error_log_insert_stmt_{}",
+            uuid::Uuid::new_v4().simple()
+        );
+        let url = format!(
+            "http://{}:{}/api/_load_error_log?file={file}",
+            self.config.advertise_host,
+            self.be_http_port()
+        );
+        if let Ok(mut logs) = self.error_logs.lock() {
+            logs.insert(file, text);
+        }
+        url
+    }
+
+    /// The error log stored under `file`.
+    pub fn error_log(&self, file: &str) -> Option<String> {
+        self.error_logs
+            .lock()
+            .ok()
+            .and_then(|l| l.get(file).cloned())
+    }
+
+    /// Routes rows to tablets; returns the rows per tablet and how many rows no partition took.
+    pub fn stage(
+        &self,
+        table: &Table,
+        batches: Vec<RecordBatch>,
+    ) -> Result<(txn::Staged, u64), EmulatorError> {
+        let mut per_tablet: txn::Staged = vec![Vec::new(); table.tablets.len()];
+        let mut unrouted = 0u64;
+        for batch in batches {
+            let routes = table.route(&batch)?;
+            let mut by_tablet: HashMap<usize, Vec<u32>> = HashMap::new();
+            for (row, route) in routes.iter().enumerate() {
+                match route {
+                    Some(t) => by_tablet.entry(*t).or_default().push(row as u32),
+                    None => unrouted += 1,
+                }
+            }
+            for (tablet, rows) in by_tablet {
+                let indices = arrow::array::UInt32Array::from(rows);
+                let columns = batch
+                    .columns()
+                    .iter()
+                    .map(|c| arrow::compute::take(c, &indices, None))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| EmulatorError::Internal(e.to_string()))?;
+                let part = RecordBatch::try_new(batch.schema(), columns)
+                    .map_err(|e| EmulatorError::Internal(e.to_string()))?;
+                per_tablet[tablet].push(part);
+            }
+        }
+        Ok((per_tablet, unrouted))
+    }
+}
+
+/// A running emulator. Dropping it stops every face.
+#[derive(Debug)]
+pub struct Emulator {
+    shared: Arc<Shared>,
+    fe_http: SocketAddr,
+    be_http: SocketAddr,
+    shutdown: watch::Sender<bool>,
+}
+
+async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Receiver<bool>) {
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    let _ = axum::serve(listener, service)
+        .with_graceful_shutdown(async move {
+            let _ = stop.wait_for(|s| *s).await;
+        })
+        .await;
+}
+
+async fn bind(host: &str, port: u16) -> Result<TcpListener, EmulatorError> {
+    TcpListener::bind((host, port))
+        .await
+        .map_err(|e| EmulatorError::Internal(format!("cannot bind {host}:{port}: {e}")))
+}
+
+impl Emulator {
+    /// Binds every face and starts serving on the current Tokio runtime.
+    pub async fn start(config: EmulatorConfig) -> Result<Self, EmulatorError> {
+        let fe = bind(&config.host, config.fe_http_port).await?;
+        let be = bind(&config.host, config.be_http_port).await?;
+        let local = |l: &TcpListener| {
+            l.local_addr()
+                .map_err(|e| EmulatorError::Internal(e.to_string()))
+        };
+        let (fe_http, be_http) = (local(&fe)?, local(&be)?);
+        let shared = Arc::new(Shared::new(config));
+        let _ = shared.be_http_port.set(be_http.port());
+        let (shutdown, stop) = watch::channel(false);
+        tokio::spawn(serve(fe, http::fe_router(shared.clone()), stop.clone()));
+        tokio::spawn(serve(be, http::be_router(shared.clone()), stop));
+        Ok(Self {
+            shared,
+            fe_http,
+            be_http,
+            shutdown,
+        })
+    }
+
+    /// The FE HTTP address (Stream Load entry point, `/api/backends`).
+    pub fn fe_http_addr(&self) -> SocketAddr {
+        self.fe_http
+    }
+
+    /// The BE HTTP address.
+    pub fn be_http_addr(&self) -> SocketAddr {
+        self.be_http
+    }
+
+    /// The shared state (catalog, users, transactions).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Runs a script of `;`-separated statements (see [`ddl`] for what is understood).
+    pub fn execute(&self, current_db: Option<&str>, script: &str) -> Result<(), EmulatorError> {
+        ddl::execute_script(&self.shared, current_db, script)
+    }
+
+    /// One JSON line with every bound port, as the binary prints on start.
+    pub fn ports_json(&self) -> String {
+        serde_json::json!({
+            "host": self.shared.config.advertise_host,
+            "fe_http_port": self.fe_http.port(),
+            "be_http_port": self.be_http.port(),
+        })
+        .to_string()
+    }
+
+    /// Stops every face.
+    pub fn stop(&self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,601 @@
+//! Stream Load bodies: options from the headers, decompression, decoding of every format
+//! into the table's Arrow schema, and Doris's row filtering rules.
+//!
+//! Filtering, as Doris does it: a NULL for a NOT NULL column filters the row; a value that
+//! does not convert to the column's type filters the row in strict mode and becomes NULL
+//! otherwise (unless the column is NOT NULL). CSV rows with the wrong number of fields and
+//! JSON lines that are not objects are filtered too. Filtered rows go to the error log.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, StringArray, new_null_array};
+use arrow::compute::{CastOptions, cast_with_options, filter_record_batch};
+use arrow::record_batch::RecordBatch;
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+
+use crate::catalog::Table;
+
+/// Body formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `csv` (also `csv_with_names`, which skips the header line)
+    Csv {
+        /// Skip the first line (`csv_with_names`).
+        with_names: bool,
+    },
+    /// `json`
+    Json,
+    /// `arrow` (Arrow IPC stream)
+    Arrow,
+    /// `parquet`
+    Parquet,
+}
+
+/// `compress_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// None.
+    None,
+    /// `gz`
+    Gzip,
+    /// `lz4` (frame format)
+    Lz4,
+}
+
+/// Everything a load takes from its headers.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The label, or a generated UUID.
+    pub label: String,
+    /// Body format.
+    pub format: Format,
+    /// Body compression.
+    pub compression: Compression,
+    /// `columns`: the order of the source fields, as column names.
+    pub columns: Option<Vec<String>>,
+    /// `column_separator` (default tab).
+    pub column_separator: String,
+    /// `line_delimiter` (default newline).
+    pub line_delimiter: String,
+    /// `enclose`
+    pub enclose: Option<char>,
+    /// `escape`
+    pub escape: Option<char>,
+    /// `skip_lines`
+    pub skip_lines: usize,
+    /// `strict_mode`
+    pub strict_mode: bool,
+    /// `max_filter_ratio`
+    pub max_filter_ratio: f64,
+    /// `strip_outer_array`
+    pub strip_outer_array: bool,
+    /// `two_phase_commit`
+    pub two_phase_commit: bool,
+    /// `comment`
+    pub comment: String,
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn bool_header(headers: &HeaderMap, name: &str) -> Result<bool, String> {
+    match header(headers, name).map(str::trim) {
+        None => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(_) => Err(format!(
+            "[INVALID_ARGUMENT]Invalid {name} format. Must be bool type"
+        )),
+    }
+}
+
+/// `\x01`-style hex escapes in separators, as Doris accepts them.
+fn unescape_separator(text: &str) -> String {
+    if let Some(hex) = text.strip_prefix("\\x") {
+        let bytes: Option<Vec<u8>> = (0..hex.len())
+            .step_by(2)
+            .map(|i| {
+                hex.get(i..i + 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+            })
+            .collect();
+        if let Some(s) = bytes.and_then(|b| String::from_utf8(b).ok()) {
+            return s;
+        }
+    }
+    text.to_owned()
+}
+
+/// Reads the load options; `Err` carries the `Message` of a `Fail` response.
+pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
+    let label = header(headers, "label")
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    let format = match header(headers, "format")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("csv") => Format::Csv { with_names: false },
+        Some("csv_with_names") => Format::Csv { with_names: true },
+        Some("json") => Format::Json,
+        Some("arrow") => Format::Arrow,
+        Some("parquet") => Format::Parquet,
+        Some(other) => {
+            return Err(format!(
+                "[INVALID_ARGUMENT]unknown data format, format={other}"
+            ));
+        }
+    };
+    let compression = match header(headers, "compress_type")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("") => Compression::None,
+        Some("gz") => Compression::Gzip,
+        Some("lz4") => Compression::Lz4,
+        Some(other) => {
+            return Err(format!(
+                "[INVALID_ARGUMENT]the emulator does not support compress_type={other} (gz and lz4 only)"
+            ));
+        }
+    };
+    if compression != Compression::None && matches!(format, Format::Arrow | Format::Parquet) {
+        return Err("[INVALID_ARGUMENT]compress_type applies to csv and json only".into());
+    }
+    for unsupported in [
+        "where",
+        "merge_type",
+        "delete",
+        "partial_columns",
+        "unique_key_update_mode",
+        "jsonpaths",
+        "hidden_columns",
+    ] {
+        if header(headers, unsupported).is_some() {
+            return Err(format!(
+                "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
+            ));
+        }
+    }
+    let columns = match header(headers, "columns") {
+        None => None,
+        Some(list) => {
+            let names: Vec<String> = list
+                .split(',')
+                .map(|c| c.trim().trim_matches('`').to_owned())
+                .collect();
+            if names.iter().any(|n| n.is_empty() || n.contains('=')) {
+                return Err("[NOT_IMPLEMENTED_ERROR]the Doris emulator accepts plain column names in `columns`, not mapping expressions".into());
+            }
+            Some(names)
+        }
+    };
+    let max_filter_ratio = match header(headers, "max_filter_ratio") {
+        None => 0.0,
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| (0.0..=1.0).contains(r))
+            .ok_or_else(|| {
+                "[INVALID_ARGUMENT]max_filter_ratio must be between 0 and 1".to_owned()
+            })?,
+    };
+    let one_char = |name: &str| -> Result<Option<char>, String> {
+        match header(headers, name) {
+            None => Ok(None),
+            Some(v) => {
+                let mut chars = v.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Ok(Some(c)),
+                    _ => Err(format!("[INVALID_ARGUMENT]{name} must be one character")),
+                }
+            }
+        }
+    };
+    Ok(LoadOptions {
+        label,
+        format,
+        compression,
+        columns,
+        column_separator: header(headers, "column_separator")
+            .map_or_else(|| "\t".to_owned(), unescape_separator),
+        line_delimiter: header(headers, "line_delimiter")
+            .map_or_else(|| "\n".to_owned(), unescape_separator),
+        enclose: one_char("enclose")?,
+        escape: one_char("escape")?,
+        skip_lines: header(headers, "skip_lines")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0),
+        strict_mode: bool_header(headers, "strict_mode")?,
+        max_filter_ratio,
+        strip_outer_array: bool_header(headers, "strip_outer_array")?,
+        two_phase_commit: bool_header(headers, "two_phase_commit")?,
+        comment: header(headers, "comment").unwrap_or_default().to_owned(),
+    })
+}
+
+/// Rows decoded from a body.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    /// Accepted rows in the table's Arrow schema.
+    pub batches: Vec<RecordBatch>,
+    /// Rows read from the body.
+    pub total_rows: u64,
+    /// Rows rejected.
+    pub filtered_rows: u64,
+    /// One line per rejected row (at most 1000 kept).
+    pub error_log: Vec<String>,
+}
+
+impl Decoded {
+    /// Counts a rejected row and keeps its reason for the error log.
+    pub fn reject(&mut self, reason: String) {
+        self.filtered_rows += 1;
+        if self.error_log.len() < 1000 {
+            self.error_log.push(reason);
+        }
+    }
+}
+
+fn decompress(body: Bytes, compression: Compression) -> Result<Bytes, String> {
+    let mut out = Vec::new();
+    let result = match compression {
+        Compression::None => return Ok(body),
+        Compression::Gzip => flate2::read::MultiGzDecoder::new(&body[..]).read_to_end(&mut out),
+        Compression::Lz4 => lz4_flex::frame::FrameDecoder::new(&body[..]).read_to_end(&mut out),
+    };
+    result.map_err(|e| format!("[INTERNAL_ERROR]failed to decompress the body: {e}"))?;
+    Ok(Bytes::from(out))
+}
+
+/// Decodes a whole body into the table's schema.
+pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded, String> {
+    let body = decompress(body, opts.compression)?;
+    let mut out = Decoded::default();
+    match opts.format {
+        Format::Arrow => {
+            let reader =
+                arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(body), None)
+                    .map_err(|e| format!("[INTERNAL_ERROR]failed to read the Arrow stream: {e}"))?;
+            for batch in reader {
+                let batch = batch
+                    .map_err(|e| format!("[INTERNAL_ERROR]failed to read the Arrow stream: {e}"))?;
+                conform_batch(table, opts, &batch, &mut out)?;
+            }
+        }
+        Format::Parquet => {
+            let reader =
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(body)
+                    .and_then(|b| b.build())
+                    .map_err(|e| format!("[INTERNAL_ERROR]failed to read the Parquet file: {e}"))?;
+            for batch in reader {
+                let batch = batch
+                    .map_err(|e| format!("[INTERNAL_ERROR]failed to read the Parquet file: {e}"))?;
+                conform_batch(table, opts, &batch, &mut out)?;
+            }
+        }
+        Format::Csv { with_names } => {
+            let text = String::from_utf8(body.to_vec())
+                .map_err(|_| "[DATA_QUALITY_ERROR]the CSV body is not valid UTF-8".to_owned())?;
+            let skip = opts.skip_lines + usize::from(with_names);
+            let names = source_names(table, opts);
+            let mut rows: Vec<Vec<Option<String>>> = Vec::new();
+            for (n, line) in text
+                .split(opts.line_delimiter.as_str())
+                .enumerate()
+                .skip(skip)
+            {
+                if line.is_empty() && n > 0 {
+                    continue;
+                }
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                let fields =
+                    split_csv_line(line, &opts.column_separator, opts.enclose, opts.escape);
+                out.total_rows += 1;
+                if fields.len() != names.len() {
+                    out.reject(format!(
+                        "Reason: actual column number {} is not equal to schema column number {}. src line [{line}];",
+                        fields.len(),
+                        names.len()
+                    ));
+                    continue;
+                }
+                rows.push(
+                    fields
+                        .into_iter()
+                        .map(|f| (f != "\\N").then_some(f))
+                        .collect(),
+                );
+            }
+            conform_text(table, opts, &names, rows, &mut out)?;
+        }
+        Format::Json => {
+            let text = String::from_utf8(body.to_vec())
+                .map_err(|_| "[DATA_QUALITY_ERROR]the JSON body is not valid UTF-8".to_owned())?;
+            let values: Vec<serde_json::Value> = if opts.strip_outer_array {
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(serde_json::Value::Array(items)) => items,
+                    _ => return Err("[DATA_QUALITY_ERROR]JSON data is not an array-object, strip_outer_array must be FALSE".into()),
+                }
+            } else {
+                let mut items = Vec::new();
+                for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                    match serde_json::from_str::<serde_json::Value>(line) {
+                        Ok(v) => items.push(v),
+                        Err(_) => {
+                            out.total_rows += 1;
+                            out.reject(format!(
+                                "Reason: Parse json data failed. src line [{line}];"
+                            ));
+                        }
+                    }
+                }
+                items
+            };
+            let names: Vec<String> = table
+                .schema
+                .columns
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
+            let mut rows = Vec::new();
+            for v in values {
+                out.total_rows += 1;
+                let serde_json::Value::Object(map) = v else {
+                    out.reject("Reason: JSON data is not an object. src line [..];".into());
+                    continue;
+                };
+                rows.push(
+                    names
+                        .iter()
+                        .map(|n| {
+                            map.iter()
+                                .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                                .and_then(|(_, v)| match v {
+                                    serde_json::Value::Null => None,
+                                    serde_json::Value::String(s) => Some(s.clone()),
+                                    other => Some(other.to_string()),
+                                })
+                        })
+                        .collect(),
+                );
+            }
+            conform_text(table, opts, &names, rows, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The column each source field feeds: the `columns` header, else the table's order.
+fn source_names(table: &Table, opts: &LoadOptions) -> Vec<String> {
+    opts.columns.clone().unwrap_or_else(|| {
+        table
+            .schema
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    })
+}
+
+/// Splits one CSV line on a (possibly multi-character) separator, honouring `enclose`.
+fn split_csv_line(
+    line: &str,
+    sep: &str,
+    enclose: Option<char>,
+    escape: Option<char>,
+) -> Vec<String> {
+    let Some(quote) = enclose else {
+        return line.split(sep).map(str::to_owned).collect();
+    };
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut rest = line;
+    while let Some(ch) = rest.chars().next() {
+        if Some(ch) == escape && quoted {
+            rest = &rest[ch.len_utf8()..];
+            if let Some(next) = rest.chars().next() {
+                field.push(next);
+                rest = &rest[next.len_utf8()..];
+            }
+            continue;
+        }
+        if ch == quote {
+            if quoted && rest[1..].starts_with(quote) {
+                field.push(quote);
+                rest = &rest[2 * quote.len_utf8()..];
+                continue;
+            }
+            quoted = !quoted;
+            rest = &rest[ch.len_utf8()..];
+            continue;
+        }
+        if !quoted && rest.starts_with(sep) {
+            fields.push(std::mem::take(&mut field));
+            rest = &rest[sep.len()..];
+            continue;
+        }
+        field.push(ch);
+        rest = &rest[ch.len_utf8()..];
+    }
+    fields.push(field);
+    fields
+}
+
+/// Turns text rows (one `Option<String>` per source field) into typed rows.
+fn conform_text(
+    table: &Table,
+    opts: &LoadOptions,
+    names: &[String],
+    rows: Vec<Vec<Option<String>>>,
+    out: &mut Decoded,
+) -> Result<(), String> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let columns: Vec<(String, ArrayRef)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let values: StringArray = rows.iter().map(|r| r[i].as_deref()).collect();
+            (n.clone(), Arc::new(values) as ArrayRef)
+        })
+        .collect();
+    conform(table, opts, columns, out)
+}
+
+fn conform_batch(
+    table: &Table,
+    opts: &LoadOptions,
+    batch: &RecordBatch,
+    out: &mut Decoded,
+) -> Result<(), String> {
+    out.total_rows += batch.num_rows() as u64;
+    let names: Vec<String> = match &opts.columns {
+        Some(cols) if cols.len() == batch.num_columns() => cols.clone(),
+        _ => batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect(),
+    };
+    let columns = names
+        .into_iter()
+        .zip(batch.columns().iter().cloned())
+        .collect();
+    conform(table, opts, columns, out)
+}
+
+/// Casts source columns to the table's columns and filters rows by Doris's rules.
+fn conform(
+    table: &Table,
+    opts: &LoadOptions,
+    source: Vec<(String, ArrayRef)>,
+    out: &mut Decoded,
+) -> Result<(), String> {
+    let rows = source.first().map_or(0, |(_, a)| a.len());
+    let mut keep = vec![true; rows];
+    let mut reasons: Vec<Option<String>> = vec![None; rows];
+    let mut arrays = Vec::with_capacity(table.schema.columns.len());
+    for (column, field) in table.schema.columns.iter().zip(table.arrow_schema.fields()) {
+        let src = source
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&column.name));
+        let array = match src {
+            None => new_null_array(field.data_type(), rows),
+            Some((_, a)) if a.data_type() == field.data_type() => a.clone(),
+            Some((_, a)) => cast_with_options(
+                a,
+                field.data_type(),
+                &CastOptions {
+                    safe: true,
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| {
+                format!(
+                    "[INTERNAL_ERROR]column {} cannot be loaded from {}: {e}",
+                    column.name,
+                    a.data_type()
+                )
+            })?,
+        };
+        for r in 0..rows {
+            let failed_cast = src.is_some_and(|(_, a)| a.is_valid(r)) && array.is_null(r);
+            let null_in_not_null = array.is_null(r) && !column.nullable;
+            if (failed_cast && opts.strict_mode) || null_in_not_null {
+                keep[r] = false;
+                if reasons[r].is_none() {
+                    reasons[r] = Some(if failed_cast {
+                        format!(
+                            "Reason: column({}) value is incorrect while strict mode is true. row [{r}];",
+                            column.name
+                        )
+                    } else {
+                        format!(
+                            "Reason: column({}) values is null while columns is not nullable. row [{r}];",
+                            column.name
+                        )
+                    });
+                }
+            }
+        }
+        arrays.push(array);
+    }
+    // Until the rejected rows are gone, NOT NULL columns may still hold NULLs: build the
+    // batch under an all-nullable schema, filter, then take the table's schema.
+    let nullable = Arc::new(arrow::datatypes::Schema::new(
+        table
+            .arrow_schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
+    ));
+    let batch =
+        RecordBatch::try_new(nullable, arrays).map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    for reason in reasons.into_iter().flatten() {
+        out.reject(reason);
+    }
+    let batch = if keep.iter().all(|k| *k) {
+        batch
+    } else {
+        filter_record_batch(&batch, &BooleanArray::from(keep))
+            .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?
+    };
+    let batch = RecordBatch::try_new(table.arrow_schema.clone(), batch.columns().to_vec())
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    if batch.num_rows() > 0 {
+        out.batches.push(batch);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_lines_split_with_enclose_and_escape() {
+        assert_eq!(
+            split_csv_line("a\tb\t", "\t", None, None),
+            vec!["a", "b", ""]
+        );
+        assert_eq!(split_csv_line("a||b", "||", None, None), vec!["a", "b"]);
+        assert_eq!(
+            split_csv_line("\"x,y\",\"q\"\"d\",\\\"z", ",", Some('"'), Some('\\')),
+            vec!["x,y", "q\"d", "\\z"]
+        );
+        assert_eq!(
+            split_csv_line("'a\\'b',c", ",", Some('\''), Some('\\')),
+            vec!["a'b", "c"]
+        );
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let mut h = HeaderMap::new();
+        h.insert("format", "xml".parse().unwrap());
+        assert_eq!(
+            parse_options(&h).unwrap_err(),
+            "[INVALID_ARGUMENT]unknown data format, format=xml"
+        );
+        let mut h = HeaderMap::new();
+        h.insert("strict_mode", "yes".parse().unwrap());
+        assert!(parse_options(&h).unwrap_err().contains("strict_mode"));
+        let mut h = HeaderMap::new();
+        h.insert("column_separator", "\\x01".parse().unwrap());
+        h.insert("columns", "`b`, a".parse().unwrap());
+        let o = parse_options(&h).unwrap();
+        assert_eq!(o.column_separator, "\u{1}");
+        assert_eq!(o.columns, Some(vec!["b".to_owned(), "a".to_owned()]));
+        assert_eq!(o.label.len(), 36, "a generated UUID label");
+    }
+}

@@ -1,0 +1,83 @@
+//! `doris-emulator`: serve the Doris emulator until SIGINT/SIGTERM.
+//!
+//! ```text
+//! doris-emulator [--host 127.0.0.1] [--advertise-host H] [--fe-http-port 8030]
+//!                [--be-http-port 8040] [--init-sql FILE]... [--root-password P]
+//! ```
+//! Port 0 picks a free port. On start it prints one JSON line with every bound port.
+
+use std::process::ExitCode;
+
+use doris_emulator::{Emulator, EmulatorConfig};
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: doris-emulator [--host H] [--advertise-host H] [--fe-http-port P] \
+         [--be-http-port P] [--init-sql FILE]... [--root-password P]"
+    );
+    ExitCode::from(2)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let mut config = EmulatorConfig::default();
+    let mut init_files = Vec::new();
+    let mut advertise = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let Some(value) = args.next() else {
+            return usage();
+        };
+        let port = || value.parse::<u16>().ok();
+        match flag.as_str() {
+            "--host" => config.host = value,
+            "--advertise-host" => advertise = Some(value),
+            "--fe-http-port" => match port() {
+                Some(p) => config.fe_http_port = p,
+                None => return usage(),
+            },
+            "--be-http-port" => match port() {
+                Some(p) => config.be_http_port = p,
+                None => return usage(),
+            },
+            "--init-sql" => init_files.push(value),
+            "--root-password" => config.root_password = value,
+            _ => return usage(),
+        }
+    }
+    config.advertise_host = advertise.unwrap_or_else(|| config.host.clone());
+    let emulator = match Emulator::start(config).await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("doris-emulator: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for file in init_files {
+        let script = match std::fs::read_to_string(&file) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("doris-emulator: cannot read {file}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(e) = emulator.execute(None, &script) {
+            eprintln!("doris-emulator: {file}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    println!("{}", emulator.ports_json());
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("doris-emulator: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    emulator.stop();
+    ExitCode::SUCCESS
+}
