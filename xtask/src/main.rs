@@ -65,6 +65,42 @@ fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     }
 }
 
+/// Runs a `cargo test` step, echoing its output and adding up its `test result:` lines.
+fn counted_step(name: &str, mut cmd: Command) -> Result<(u64, u64), String> {
+    use std::io::{BufRead, BufReader};
+    println!("==> {name}");
+    let started = Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{name}: could not start: {e}"))?;
+    let (mut passed, mut failed) = (0, 0);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                let count = |word: &str| {
+                    rest.split(';')
+                        .find_map(|part| part.trim().strip_suffix(word))
+                        .and_then(|n| n.trim().rsplit(' ').next()?.parse::<u64>().ok())
+                        .unwrap_or(0)
+                };
+                passed += count(" passed");
+                failed += count(" failed");
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| format!("{name}: {e}"))?;
+    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok((passed, failed))
+    } else {
+        Err(format!(
+            "{name} failed ({status}); {passed} passed, {failed} failed"
+        ))
+    }
+}
+
 fn ci() -> Result<(), String> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
@@ -79,13 +115,18 @@ fn ci() -> Result<(), String> {
         "warnings",
     ]);
     step("clippy", clippy)?;
-    let mut test = cargo();
-    test.args(["test", "--workspace"]);
-    step("rust tests", test)?;
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings");
     step("rustdoc (broken links and markup are errors)", doc)?;
+    let mut test = cargo();
+    test.args(["test", "--workspace"]);
+    let (passed, failed) = counted_step("rust tests", test)?;
+    // One closing line that CI reads, whatever runner produced the counts.
+    println!("tests: {passed} passed, {failed} failed");
+    if failed > 0 {
+        return Err(format!("{failed} tests failed"));
+    }
     Ok(())
 }
 
