@@ -30,6 +30,14 @@ impl Users {
         }
     }
 
+    /// The password of `user`, if the user exists.
+    pub fn password(&self, user: &str) -> Option<String> {
+        self.passwords
+            .read()
+            .ok()
+            .and_then(|p| p.get(user).cloned())
+    }
+
     /// True if `user` exists and `password` is theirs.
     pub fn check(&self, user: &str, password: &str) -> bool {
         self.passwords

@@ -22,6 +22,7 @@ pub mod ddl;
 pub mod error;
 pub mod http;
 pub mod load;
+pub mod mysql;
 pub mod storage;
 pub mod txn;
 
@@ -48,6 +49,8 @@ pub struct EmulatorConfig {
     pub fe_http_port: u16,
     /// BE HTTP port (Doris default 8040).
     pub be_http_port: u16,
+    /// FE MySQL query port (Doris default 9030).
+    pub query_port: u16,
     /// Password of `root` (empty by default, as in Doris).
     pub root_password: String,
     /// Label and pre-commit retention.
@@ -63,6 +66,7 @@ impl Default for EmulatorConfig {
             advertise_host: "127.0.0.1".into(),
             fe_http_port: 0,
             be_http_port: 0,
+            query_port: 0,
             root_password: String::new(),
             retention: Retention::default(),
             max_body_bytes: 10 * 1024 * 1024 * 1024,
@@ -184,6 +188,7 @@ pub struct Emulator {
     shared: Arc<Shared>,
     fe_http: SocketAddr,
     be_http: SocketAddr,
+    query: SocketAddr,
     shutdown: watch::Sender<bool>,
 }
 
@@ -207,20 +212,23 @@ impl Emulator {
     pub async fn start(config: EmulatorConfig) -> Result<Self, EmulatorError> {
         let fe = bind(&config.host, config.fe_http_port).await?;
         let be = bind(&config.host, config.be_http_port).await?;
+        let query = bind(&config.host, config.query_port).await?;
         let local = |l: &TcpListener| {
             l.local_addr()
                 .map_err(|e| EmulatorError::Internal(e.to_string()))
         };
-        let (fe_http, be_http) = (local(&fe)?, local(&be)?);
+        let (fe_http, be_http, query_addr) = (local(&fe)?, local(&be)?, local(&query)?);
         let shared = Arc::new(Shared::new(config));
         let _ = shared.be_http_port.set(be_http.port());
         let (shutdown, stop) = watch::channel(false);
         tokio::spawn(serve(fe, http::fe_router(shared.clone()), stop.clone()));
-        tokio::spawn(serve(be, http::be_router(shared.clone()), stop));
+        tokio::spawn(serve(be, http::be_router(shared.clone()), stop.clone()));
+        tokio::spawn(mysql::serve(query, shared.clone(), stop));
         Ok(Self {
             shared,
             fe_http,
             be_http,
+            query: query_addr,
             shutdown,
         })
     }
@@ -233,6 +241,11 @@ impl Emulator {
     /// The BE HTTP address.
     pub fn be_http_addr(&self) -> SocketAddr {
         self.be_http
+    }
+
+    /// The FE MySQL query address.
+    pub fn query_addr(&self) -> SocketAddr {
+        self.query
     }
 
     /// The shared state (catalog, users, transactions).
@@ -251,6 +264,7 @@ impl Emulator {
             "host": self.shared.config.advertise_host,
             "fe_http_port": self.fe_http.port(),
             "be_http_port": self.be_http.port(),
+            "query_port": self.query.port(),
         })
         .to_string()
     }

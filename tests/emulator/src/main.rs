@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! doris-emulator [--host 127.0.0.1] [--advertise-host H] [--fe-http-port 8030]
-//!                [--be-http-port 8040] [--init-sql FILE]... [--root-password P]
+//!                [--be-http-port 8040] [--query-port 9030] [--init-sql FILE]... [--root-password P]
 //! ```
 //! Port 0 picks a free port. On start it prints one JSON line with every bound port.
 
@@ -13,7 +13,7 @@ use doris_emulator::{Emulator, EmulatorConfig};
 fn usage() -> ExitCode {
     eprintln!(
         "usage: doris-emulator [--host H] [--advertise-host H] [--fe-http-port P] \
-         [--be-http-port P] [--init-sql FILE]... [--root-password P]"
+         [--be-http-port P] [--query-port P] [--init-sql FILE]... [--root-password P]"
     );
     ExitCode::from(2)
 }
@@ -38,6 +38,10 @@ async fn main() -> ExitCode {
             },
             "--be-http-port" => match port() {
                 Some(p) => config.be_http_port = p,
+                None => return usage(),
+            },
+            "--query-port" => match port() {
+                Some(p) => config.query_port = p,
                 None => return usage(),
             },
             "--init-sql" => init_files.push(value),

@@ -1,0 +1,207 @@
+//! The FE MySQL face (query port), in the Doris 2.x/3.x profile of protocol document §4:
+//! handshake v10 as `5.7.99` with charset 33, a 20-byte scramble and
+//! `mysql_native_password`; an AuthSwitch when the client answers with another plugin;
+//! 1045 on a bad password; capabilities without DEPRECATE_EOF (classic EOF packets);
+//! COM_QUERY text results with Doris's column definitions; ERR for server-side prepare and
+//! unknown commands.
+
+mod query;
+pub mod show;
+pub mod wire;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use mysql_common::constants::{CapabilityFlags, StatusFlags};
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse};
+use mysql_common::proto::MySerialize;
+use rand::Rng;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::Shared;
+use crate::auth::access_denied;
+use wire::PacketIo;
+
+/// Doris 2.x/3.x `MysqlCapability.DEFAULT_CAPABILITY`.
+fn server_capabilities() -> CapabilityFlags {
+    CapabilityFlags::CLIENT_PROTOCOL_41
+        | CapabilityFlags::CLIENT_CONNECT_WITH_DB
+        | CapabilityFlags::CLIENT_SECURE_CONNECTION
+        | CapabilityFlags::CLIENT_PLUGIN_AUTH
+        | CapabilityFlags::CLIENT_LOCAL_FILES
+        | CapabilityFlags::CLIENT_LONG_FLAG
+}
+
+static CONNECTION_IDS: AtomicU32 = AtomicU32::new(0);
+
+/// Accepts connections until `stop` turns true.
+pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            accepted = listener.accept() => {
+                let Ok((stream, peer)) = accepted else { continue };
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let _ = session(stream, peer, shared).await;
+                });
+            }
+        }
+    }
+}
+
+/// A 20-byte scramble of printable characters (no NUL, which would end the field).
+fn scramble() -> [u8; 20] {
+    let mut rng = rand::rng();
+    std::array::from_fn(|_| rng.random_range(33u8..=126))
+}
+
+/// The session state a connection carries between statements.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Connection id.
+    pub id: u32,
+    /// User name.
+    pub user: String,
+    /// Client address.
+    pub peer: SocketAddr,
+    /// Current database.
+    pub database: Option<String>,
+    /// `time_zone` session variable.
+    pub time_zone: String,
+    /// `sql_mode` session variable.
+    pub sql_mode: String,
+}
+
+async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let (r, w) = stream.into_split();
+    let mut io = PacketIo::new(r, w);
+    let id = CONNECTION_IDS.fetch_add(1, Ordering::Relaxed) + 1;
+    let salt = scramble();
+    // Part 2 of the scramble is 12 bytes and its NUL terminator (data length 21).
+    let mut salt_2 = salt[8..].to_vec();
+    salt_2.push(0);
+    let mut greeting = Vec::new();
+    HandshakePacket::new(
+        10,
+        &b"5.7.99"[..],
+        id,
+        <[u8; 8]>::try_from(&salt[..8]).unwrap_or_default(),
+        Some(salt_2),
+        server_capabilities(),
+        33,
+        StatusFlags::empty(),
+        Some(&b"mysql_native_password"[..]),
+    )
+    .serialize(&mut greeting);
+    io.write(&greeting).await?;
+    io.flush().await?;
+
+    let Some(mut packet) = io.read().await? else {
+        return Ok(());
+    };
+    // Only flags both sides advertise are in force (clients such as the mariadb CLI set
+    // CONNECT_ATTRS without sending attributes to a server that never offered it).
+    if packet.len() >= 4 {
+        let client = u32::from_le_bytes([packet[0], packet[1], packet[2], packet[3]]);
+        let negotiated = client & server_capabilities().bits();
+        packet[..4].copy_from_slice(&negotiated.to_le_bytes());
+    }
+    let response: HandshakeResponse<'_> = match ParseBuf(&packet).parse(()) {
+        Ok(r) => r,
+        Err(_) => {
+            io.error(1043, b"08S01", "Bad handshake").await?;
+            return Ok(());
+        }
+    };
+    let user = String::from_utf8_lossy(response.user()).into_owned();
+    let database = response
+        .db_name()
+        .filter(|d| !d.is_empty())
+        .map(|d| String::from_utf8_lossy(d).into_owned());
+    let native = matches!(
+        response.auth_plugin(),
+        None | Some(AuthPlugin::MysqlNativePassword)
+    );
+    let token = if native {
+        response.scramble_buf().to_vec()
+    } else {
+        // The client offered another plugin (e.g. caching_sha2_password): switch it to
+        // mysql_native_password, as the Doris FE does.
+        let mut switch = Vec::new();
+        let mut data = salt.to_vec();
+        data.push(0);
+        AuthSwitchRequest::new(&b"mysql_native_password"[..], data).serialize(&mut switch);
+        io.write(&switch).await?;
+        io.flush().await?;
+        match io.read().await? {
+            Some(p) => p,
+            None => return Ok(()),
+        }
+    };
+    let authenticated = shared.users.password(&user).is_some_and(|password| {
+        let expected = mysql_common::auth::plugins::mysql_native_password::scramble_native(
+            &salt,
+            password.as_bytes(),
+        );
+        match expected {
+            Some(e) => token == e,
+            None => token.is_empty(),
+        }
+    });
+    if !authenticated {
+        let message = access_denied(&user, &peer.ip().to_string(), !token.is_empty());
+        io.error(1045, b"28000", &message).await?;
+        return Ok(());
+    }
+    if let Some(db) = &database
+        && !shared.catalog.has_database(db).unwrap_or(false)
+    {
+        io.error(1049, b"42000", &format!("Unknown database '{db}'"))
+            .await?;
+        return Ok(());
+    }
+    io.ok(0).await?;
+
+    let mut state = Session {
+        id,
+        user,
+        peer,
+        database,
+        time_zone: "Asia/Shanghai".into(),
+        sql_mode: "ONLY_FULL_GROUP_BY".into(),
+    };
+    while let Some(packet) = io.read().await? {
+        let Some((&command, body)) = packet.split_first() else {
+            continue;
+        };
+        match command {
+            0x01 => return Ok(()), // COM_QUIT
+            0x02 => {
+                let db = String::from_utf8_lossy(body).into_owned();
+                if shared.catalog.has_database(&db).unwrap_or(false) {
+                    state.database = Some(db);
+                    io.ok(0).await?;
+                } else {
+                    io.error(1049, b"42000", &format!("Unknown database '{db}'"))
+                        .await?;
+                }
+            }
+            0x03 => {
+                let sql = String::from_utf8_lossy(body).into_owned();
+                query::run(&shared, &mut state, &sql, &mut io).await?;
+            }
+            0x0e => io.ok(0).await?, // COM_PING
+            0x16 => {
+                // COM_STMT_PREPARE: the emulator does not prepare yet.
+                io.error(1105, b"HY000", "errCode = 2, detailMessage = the Doris emulator does not support server-side prepared statements yet").await?;
+            }
+            _ => io.error(1047, b"08S01", "Unknown command").await?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,505 @@
+//! COM_QUERY: session statements, metadata statements and DDL.
+//!
+//! `SELECT` over table data and `INSERT` need the SQL engine (DataFusion), which arrives in
+//! the next increment; until then they are refused with a 1105 that says so.
+
+use super::Session;
+use super::show::{describe_rows, show_create_table};
+use super::wire::{ColumnDef, PacketIo};
+use crate::Shared;
+use crate::error::EmulatorError;
+
+/// The error Doris gives for a non-constant `SET` value (sic).
+pub const NON_CONSTANT_SET: &str =
+    "errCode = 2, detailMessage = Set statement does't support non-constant expr.";
+
+/// What a statement produced.
+enum Outcome {
+    Ok(u64),
+    Rows(Vec<ColumnDef>, Vec<Vec<Option<String>>>),
+    Err(u16, &'static [u8; 5], String),
+}
+
+fn analysis(message: impl std::fmt::Display) -> Outcome {
+    Outcome::Err(
+        1105,
+        b"HY000",
+        format!("errCode = 2, detailMessage = {message}"),
+    )
+}
+
+fn from_error(e: &EmulatorError) -> Outcome {
+    match e {
+        EmulatorError::UnknownDatabase(_) => Outcome::Err(1049, b"42000", e.to_string()),
+        EmulatorError::DatabaseExists(_) => Outcome::Err(1007, b"HY000", e.to_string()),
+        EmulatorError::TableExists(_) => Outcome::Err(1050, b"42S01", e.to_string()),
+        EmulatorError::NoDatabaseSelected => Outcome::Err(1046, b"3D000", e.to_string()),
+        other => analysis(other),
+    }
+}
+
+/// Runs one COM_QUERY and writes its answer.
+pub async fn run(
+    shared: &Shared,
+    session: &mut Session,
+    sql: &str,
+    io: &mut PacketIo,
+) -> std::io::Result<()> {
+    let outcome = execute(shared, session, sql);
+    match outcome {
+        Outcome::Ok(n) => io.ok(n).await,
+        Outcome::Rows(columns, rows) => io.result_set(&columns, &rows).await,
+        Outcome::Err(code, state, message) => io.error(code, state, &message).await,
+    }
+}
+
+fn strip(sql: &str) -> &str {
+    sql.trim().trim_end_matches(';').trim()
+}
+
+/// Splits `text` on top-level commas (outside quotes and parentheses).
+fn split_top_level(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let (mut depth, mut quote) = (0i32, None::<char>);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        match (quote, c) {
+            (Some(q), '\\') if q != '`' => {
+                if let Some(n) = chars.next() {
+                    current.push(n);
+                }
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                current.pop();
+                parts.push(std::mem::take(&mut current));
+            }
+            _ => {}
+        }
+    }
+    parts.push(current);
+    parts.into_iter().map(|p| p.trim().to_owned()).collect()
+}
+
+fn unquote(value: &str) -> String {
+    let v = value.trim();
+    for q in ['\'', '"', '`'] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+            return inner.replace("\\'", "'").replace("''", "'");
+        }
+    }
+    v.to_owned()
+}
+
+/// Compatibility variables Doris accepts in `SET` and answers in `SELECT @@…`.
+fn variable(session: &Session, name: &str) -> Option<String> {
+    let name = name.to_ascii_lowercase();
+    let name = name
+        .trim_start_matches("@@")
+        .trim_start_matches("session.")
+        .trim_start_matches("global.")
+        .trim_start_matches("local.");
+    Some(match name {
+        "version_comment" => "Doris version doris-4.0.6-emulator".into(),
+        "version" => "5.7.99".into(),
+        "socket" => String::new(),
+        "max_allowed_packet" => "67108864".into(),
+        "time_zone" => session.time_zone.clone(),
+        "system_time_zone" => "UTC".into(),
+        "sql_mode" => session.sql_mode.clone(),
+        "autocommit" => "1".into(),
+        "tx_isolation" | "transaction_isolation" => "REPEATABLE-READ".into(),
+        "tx_read_only" | "transaction_read_only" => "0".into(),
+        "character_set_client"
+        | "character_set_connection"
+        | "character_set_results"
+        | "character_set_server"
+        | "character_set_database" => "utf8mb4".into(),
+        "collation_connection" | "collation_database" | "collation_server" => {
+            "utf8mb4_0900_bin".into()
+        }
+        "lower_case_table_names" => "0".into(),
+        "wait_timeout" => "28800".into(),
+        "interactive_timeout" => "3600".into(),
+        "net_write_timeout" | "net_read_timeout" => "600".into(),
+        "query_timeout" => "900".into(),
+        "license" => "Apache License, Version 2.0".into(),
+        "auto_increment_increment" => "1".into(),
+        "sql_select_limit" => "18446744073709551615".into(),
+        "performance_schema" => "0".into(),
+        "init_connect" => String::new(),
+        "have_query_cache" => "YES".into(),
+        "query_cache_size" | "query_cache_type" => "0".into(),
+        "exec_mem_limit" => "2147483648".into(),
+        "enable_profile" | "sql_safe_updates" => "0".into(),
+        "enable_server_side_prepared_statement" => "1".into(),
+        "group_commit" => "off_mode".into(),
+        "insert_timeout" => "14400".into(),
+        "parallel_pipeline_task_num" => "0".into(),
+        _ => return None,
+    })
+}
+
+fn is_constant(value: &str) -> bool {
+    let upper = value.to_ascii_uppercase();
+    !(upper.contains("SELECT") || value.contains("@@") || value.contains('('))
+}
+
+fn set(session: &mut Session, body: &str) -> Outcome {
+    for assignment in split_top_level(body) {
+        let upper = assignment.to_ascii_uppercase();
+        if upper.starts_with("NAMES")
+            || upper.starts_with("CHARACTER SET")
+            || upper.starts_with("CHARSET")
+        {
+            let charset = assignment
+                .split_whitespace()
+                .nth(if upper.starts_with("CHARACTER") { 2 } else { 1 });
+            let charset = charset
+                .map(unquote)
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            if !charset.starts_with("utf8") && charset != "default" {
+                return Outcome::Err(
+                    1115,
+                    b"42000",
+                    format!("Unknown character set: '{charset}'"),
+                );
+            }
+            continue;
+        }
+        let Some((name, value)) = assignment.split_once('=') else {
+            return analysis(format!("Syntax error in SET: {assignment}"));
+        };
+        let name = name.trim();
+        let value = value.trim();
+        if !is_constant(value) {
+            return Outcome::Err(1105, b"HY000", NON_CONSTANT_SET.into());
+        }
+        if name.starts_with('@') && !name.starts_with("@@") {
+            continue; // user variable
+        }
+        let bare = name
+            .split_whitespace()
+            .last()
+            .unwrap_or(name)
+            .trim_start_matches("@@")
+            .to_ascii_lowercase();
+        let bare = bare
+            .trim_start_matches("session.")
+            .trim_start_matches("global.")
+            .trim_start_matches("local.")
+            .to_owned();
+        if variable(session, &bare).is_none() {
+            return Outcome::Err(1193, b"HY000", format!("Unknown system variable '{bare}'"));
+        }
+        match bare.as_str() {
+            "time_zone" => session.time_zone = unquote(value),
+            "sql_mode" => session.sql_mode = unquote(value),
+            _ => {}
+        }
+    }
+    Outcome::Ok(0)
+}
+
+fn select_variables(session: &Session, list: &str) -> Outcome {
+    let mut columns = Vec::new();
+    let mut row = Vec::new();
+    for item in split_top_level(list) {
+        let (expr, alias) = match item.to_ascii_uppercase().find(" AS ") {
+            Some(at) => (item[..at].trim().to_owned(), Some(unquote(&item[at + 4..]))),
+            None => (item.clone(), None),
+        };
+        let value = if expr.starts_with("@@") {
+            match variable(session, &expr) {
+                Some(v) => Some(v),
+                None => {
+                    let bare = expr.trim_start_matches("@@").to_owned();
+                    return Outcome::Err(
+                        1193,
+                        b"HY000",
+                        format!("Unknown system variable '{bare}'"),
+                    );
+                }
+            }
+        } else {
+            match expr.to_ascii_uppercase().as_str() {
+                "DATABASE()" | "SCHEMA()" => session.database.clone(),
+                "CONNECTION_ID()" => Some(session.id.to_string()),
+                "USER()" | "CURRENT_USER()" => {
+                    Some(format!("'{}'@'{}'", session.user, session.peer.ip()))
+                }
+                "VERSION()" => Some("5.7.99".into()),
+                "1" => Some("1".into()),
+                _ => return analysis("the Doris emulator cannot evaluate this SELECT yet"),
+            }
+        };
+        columns.push(ColumnDef::text(&alias.unwrap_or(expr)));
+        row.push(value);
+    }
+    Outcome::Rows(columns, vec![row])
+}
+
+/// `[db.]tbl` with optional backticks.
+fn table_name(session: &Session, text: &str) -> Result<(String, String), Outcome> {
+    let text = text.trim();
+    let parts: Vec<String> = split_dotted(text);
+    match parts.as_slice() {
+        [db, t] => Ok((db.clone(), t.clone())),
+        [t] => session
+            .database
+            .clone()
+            .map(|db| (db, t.clone()))
+            .ok_or_else(|| from_error(&EmulatorError::NoDatabaseSelected)),
+        _ => Err(analysis(format!("bad table name {text}"))),
+    }
+}
+
+fn split_dotted(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut in_tick = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '`' if in_tick && chars.peek() == Some(&'`') => {
+                chars.next();
+                current.push('`');
+            }
+            '`' => in_tick = !in_tick,
+            '.' if !in_tick => parts.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    parts.push(current);
+    parts
+}
+
+fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
+    let sql = strip(sql);
+    let upper = sql.to_ascii_uppercase();
+    let words: Vec<&str> = upper.split_whitespace().collect();
+    let rest_after =
+        |n: usize| -> String { sql.split_whitespace().skip(n).collect::<Vec<_>>().join(" ") };
+    match words.as_slice() {
+        [] => Outcome::Ok(0),
+        ["SET", ..] => set(session, &rest_after(1)),
+        ["SELECT", ..] => {
+            let list = rest_after(1);
+            // `select @@version_comment limit 1`, as the mariadb client sends on connect.
+            let list = match list.to_ascii_uppercase().rfind(" LIMIT ") {
+                Some(at) => list[..at].to_owned(),
+                None => list,
+            };
+            if list.to_ascii_uppercase().contains(" FROM ") {
+                return analysis("the Doris emulator cannot run SELECT over tables yet");
+            }
+            select_variables(session, &list)
+        }
+        ["USE", ..] => {
+            let db = split_dotted(&rest_after(1)).pop().unwrap_or_default();
+            match shared.catalog.has_database(&db) {
+                Ok(true) => {
+                    session.database = Some(db);
+                    Outcome::Ok(0)
+                }
+                _ => from_error(&EmulatorError::UnknownDatabase(db)),
+            }
+        }
+        ["SHOW", "DATABASES", ..] | ["SHOW", "SCHEMAS", ..] => {
+            let mut names = vec!["information_schema".to_owned()];
+            names.extend(shared.catalog.database_names().unwrap_or_default());
+            Outcome::Rows(
+                vec![ColumnDef::text("Database")],
+                names.into_iter().map(|n| vec![Some(n)]).collect(),
+            )
+        }
+        ["SHOW", "TABLES", ..] | ["SHOW", "FULL", "TABLES", ..] => {
+            let db = match upper.find(" FROM ").or_else(|| upper.find(" IN ")) {
+                Some(at) => {
+                    split_dotted(sql[at..].split_whitespace().nth(1).unwrap_or_default()).pop()
+                }
+                None => session.database.clone(),
+            };
+            let Some(db) = db else {
+                return from_error(&EmulatorError::NoDatabaseSelected);
+            };
+            match shared.catalog.table_names(&db) {
+                Ok(names) => Outcome::Rows(
+                    vec![ColumnDef::text(&format!("Tables_in_{db}"))],
+                    names.into_iter().map(|n| vec![Some(n)]).collect(),
+                ),
+                Err(e) => from_error(&e),
+            }
+        }
+        ["SHOW", "CREATE", "TABLE", ..] => {
+            let (db, name) = match table_name(session, &rest_after(3)) {
+                Ok(n) => n,
+                Err(o) => return o,
+            };
+            match shared.catalog.table(&db, &name) {
+                Ok(t) => Outcome::Rows(
+                    vec![ColumnDef::text("Table"), ColumnDef::text("Create Table")],
+                    vec![vec![Some(name), Some(show_create_table(&t))]],
+                ),
+                Err(e) => from_error(&e),
+            }
+        }
+        ["DESC" | "DESCRIBE", ..] | ["SHOW", "COLUMNS", ..] => {
+            let target = if words[0] == "SHOW" {
+                upper
+                    .find(" FROM ")
+                    .map(|at| sql[at + 6..].trim().to_owned())
+                    .unwrap_or_default()
+            } else {
+                rest_after(1)
+            };
+            let (db, name) = match table_name(session, &target) {
+                Ok(n) => n,
+                Err(o) => return o,
+            };
+            match shared.catalog.table(&db, &name) {
+                Ok(t) => Outcome::Rows(
+                    ["Field", "Type", "Null", "Key", "Default", "Extra"]
+                        .iter()
+                        .map(|c| ColumnDef::text(c))
+                        .collect(),
+                    describe_rows(&t),
+                ),
+                Err(e) => from_error(&e),
+            }
+        }
+        ["SHOW", "VARIABLES", ..] | ["SHOW", "SESSION", "VARIABLES", ..] => {
+            let pattern = upper
+                .find(" LIKE ")
+                .map(|at| unquote(&sql[at + 6..]).to_ascii_lowercase());
+            let rows = pattern
+                .iter()
+                .filter_map(|p| {
+                    variable(session, &p.replace('%', "")).map(|v| vec![Some(p.clone()), Some(v)])
+                })
+                .collect();
+            Outcome::Rows(
+                vec![ColumnDef::text("Variable_name"), ColumnDef::text("Value")],
+                rows,
+            )
+        }
+        ["SHOW", "TRANSACTION", ..] => show_transaction(shared, session, sql, &upper),
+        ["BEGIN" | "COMMIT" | "ROLLBACK", ..] => Outcome::Ok(0),
+        _ => {
+            let mut db = session.database.clone();
+            match crate::ddl::execute(shared, &mut db, sql) {
+                Ok(()) => {
+                    session.database = db;
+                    Outcome::Ok(0)
+                }
+                Err(e) => from_error(&e),
+            }
+        }
+    }
+}
+
+fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) -> Outcome {
+    let db = match upper.find(" FROM ") {
+        Some(at) => split_dotted(sql[at + 6..].split_whitespace().next().unwrap_or_default()).pop(),
+        None => session.database.clone(),
+    };
+    let Some(db) = db else {
+        return from_error(&EmulatorError::NoDatabaseSelected);
+    };
+    let Some(at) = upper.find(" WHERE ") else {
+        return analysis("SHOW TRANSACTION needs WHERE ID = … or WHERE LABEL = …");
+    };
+    let condition = &sql[at + 7..];
+    let Some((key, value)) = condition.split_once('=') else {
+        return analysis("SHOW TRANSACTION needs WHERE ID = … or WHERE LABEL = …");
+    };
+    let by = match key.trim().to_ascii_uppercase().as_str() {
+        "ID" => match unquote(value).parse::<i64>() {
+            Ok(id) => crate::txn::TxnRef::Id(id),
+            Err(_) => return analysis("transaction id must be a number"),
+        },
+        "LABEL" => crate::txn::TxnRef::Label(unquote(value)),
+        _ => return analysis("SHOW TRANSACTION needs WHERE ID = … or WHERE LABEL = …"),
+    };
+    let columns: Vec<ColumnDef> = [
+        "TransactionId",
+        "Label",
+        "Coordinator",
+        "TransactionStatus",
+        "LoadJobSourceType",
+        "PrepareTime",
+        "CommitTime",
+        "FinishTime",
+        "Reason",
+        "ErrorReplicasCount",
+        "ListenerId",
+        "TimeoutMs",
+    ]
+    .iter()
+    .map(|c| ColumnDef::text(c))
+    .collect();
+    let rows = shared
+        .txns
+        .resolve(&db, &by)
+        .and_then(|id| shared.txns.describe(id).map(|d| (id, d)))
+        .map(|(id, (label, state, prepared, reason))| {
+            let millis = prepared
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0);
+            vec![
+                Some(id.to_string()),
+                Some(label),
+                Some("BE: 127.0.0.1".into()),
+                Some(state.as_str().into()),
+                Some("BACKEND_STREAMING".into()),
+                Some(millis.to_string()),
+                None,
+                None,
+                Some(reason),
+                Some("0".into()),
+                Some("-1".into()),
+                Some("259200000".into()),
+            ]
+        })
+        .into_iter()
+        .collect();
+    Outcome::Rows(columns, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_values_must_be_constant() {
+        assert!(is_constant("'+00:00'"));
+        assert!(is_constant("utf8mb4"));
+        assert!(!is_constant(
+            "(SELECT CONCAT(@@sql_mode, ',PIPES_AS_CONCAT'))"
+        ));
+        assert_eq!(
+            split_top_level(
+                "sql_mode=(SELECT CONCAT(@@sql_mode, ',X')),time_zone='+00:00',NAMES utf8mb4"
+            ),
+            vec![
+                "sql_mode=(SELECT CONCAT(@@sql_mode, ',X'))",
+                "time_zone='+00:00'",
+                "NAMES utf8mb4"
+            ]
+        );
+    }
+
+    #[test]
+    fn dotted_names() {
+        assert_eq!(split_dotted("`a.b`.`c``d`"), vec!["a.b", "c`d"]);
+        assert_eq!(split_dotted("db.t"), vec!["db", "t"]);
+    }
+}

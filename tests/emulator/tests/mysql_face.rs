@@ -1,0 +1,230 @@
+//! The FE MySQL face, checked with clients nobody here wrote: the `mariadb` command-line
+//! client and sqlx (whose default connect statement Doris rejects).
+
+// Test code: a failed unwrap is a failed test, with the value in the message.
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+use std::str::FromStr;
+
+use doris_emulator::{Emulator, EmulatorConfig};
+use doris_sql::{DescRow, DorisType, KeyModel, parse_describe, parse_show_create};
+use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::{Connection, Row};
+
+const DDL: &str = "
+CREATE DATABASE demo;
+CREATE TABLE demo.orders (
+  `id` BIGINT NOT NULL COMMENT 'pk',
+  `region` VARCHAR(20) NOT NULL,
+  `amount` DECIMAL(20, 6) NULL DEFAULT \"0\",
+  `ts` DATETIME(3) NULL,
+  `tags` ARRAY<TEXT> NULL,
+  `seq` INT NULL
+) UNIQUE KEY(`id`, `region`)
+PARTITION BY RANGE(`id`) (PARTITION p0 VALUES LESS THAN (\"100\"), PARTITION p1 VALUES LESS THAN (MAXVALUE))
+DISTRIBUTED BY HASH(`id`) BUCKETS 4
+PROPERTIES (\"enable_unique_key_merge_on_write\" = \"true\", \"function_column.sequence_col\" = \"seq\");
+CREATE TABLE demo.visits (
+  `city` VARCHAR(20) NOT NULL,
+  `n` BIGINT SUM NULL DEFAULT \"0\",
+  `last` DATETIME REPLACE NULL
+) AGGREGATE KEY(`city`) DISTRIBUTED BY RANDOM BUCKETS 2;
+CREATE USER 'alice'@'%' IDENTIFIED BY 'pw';
+";
+
+async fn emulator() -> Emulator {
+    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+    e.execute(None, DDL).unwrap();
+    e
+}
+
+fn mariadb(e: &Emulator, user: &str, password: &str, sql: &str) -> (String, String) {
+    let out = Command::new("mariadb")
+        .args(["-h127.0.0.1", "--skip-ssl", "--batch", "--raw"])
+        .arg(format!("-P{}", e.query_addr().port()))
+        .arg(format!("-u{user}"))
+        .arg(format!("--password={password}"))
+        .args(["-e", sql])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_client_reads_metadata_in_doris_shapes() {
+    let e = emulator().await;
+    let (out, err) = mariadb(
+        &e,
+        "alice",
+        "pw",
+        "SELECT @@version_comment; SHOW DATABASES; SHOW TABLES FROM demo",
+    );
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(
+        out,
+        "@@version_comment\nDoris version doris-4.0.6-emulator\nDatabase\ninformation_schema\ndemo\nTables_in_demo\norders\nvisits\n"
+    );
+
+    // SHOW CREATE TABLE parses back, with doris-sql, into the table that was created.
+    let (out, _) = mariadb(&e, "root", "", "SHOW CREATE TABLE demo.orders");
+    let ddl = out.lines().skip(1).collect::<Vec<_>>().join("\n");
+    let ddl = ddl.strip_prefix("orders\t").unwrap().replace("\\n", "\n");
+    let shown = parse_show_create(&ddl).unwrap_or_else(|err| panic!("{err}\n{ddl}"));
+    let created = e.shared().catalog.table("demo", "orders").unwrap();
+    assert_eq!(shown.columns, created.schema.columns);
+    assert_eq!(shown.key_model, Some(KeyModel::Unique));
+    assert!(shown.merge_on_write);
+    assert_eq!(shown.key_columns, vec!["id", "region"]);
+    assert_eq!(shown.partitioning, created.schema.partitioning);
+    assert_eq!(shown.distribution, created.schema.distribution);
+    assert_eq!(shown.property("function_column.sequence_col"), Some("seq"));
+    assert!(
+        ddl.contains("  `amount` decimal(20,6) NULL DEFAULT \"0\",\n"),
+        "{ddl}"
+    );
+
+    // DESC: six columns, Yes/No, true/false, NULL default, Extra per key model.
+    let (out, _) = mariadb(&e, "root", "", "USE demo; DESC visits");
+    let rows: Vec<DescRow> = out
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            DescRow {
+                field: c[0].into(),
+                type_text: c[1].into(),
+                null: c[2].into(),
+                key: c[3].into(),
+                default: (c[4] != "NULL").then(|| c[4].to_owned()),
+                extra: c[5].into(),
+            }
+        })
+        .collect();
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "Field\tType\tNull\tKey\tDefault\tExtra"
+    );
+    assert_eq!(rows[0].null, "No");
+    assert_eq!(rows[0].key, "true");
+    assert_eq!(rows[1].extra, "SUM");
+    assert_eq!(rows[1].default.as_deref(), Some("0"));
+    assert_eq!(rows[2].extra, "REPLACE");
+    let parsed = parse_describe(&rows).unwrap();
+    assert_eq!(parsed[2].ty, DorisType::DateTime { precision: 0 });
+    e.shared()
+        .catalog
+        .table("demo", "visits")
+        .unwrap()
+        .schema
+        .reconcile(&parsed)
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_client_errors_match_doris() {
+    let e = emulator().await;
+    let (_, err) = mariadb(&e, "alice", "wrong", "SELECT 1");
+    assert!(
+        err.contains(
+            "ERROR 1045 (28000): Access denied for user 'alice@127.0.0.1' (using password: YES)"
+        ),
+        "{err}"
+    );
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "SET sql_mode=(SELECT CONCAT(@@sql_mode, ',PIPES_AS_CONCAT'))",
+    );
+    assert!(
+        err.contains("ERROR 1105 (HY000) at line 1: errCode = 2, detailMessage = Set statement does't support non-constant expr."),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "", "SET no_such_variable = 1");
+    assert!(
+        err.contains("ERROR 1193 (HY000) at line 1: Unknown system variable 'no_such_variable'"),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "", "USE nope");
+    assert!(
+        err.contains("ERROR 1049 (42000) at line 1: Unknown database 'nope'"),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "", "DESC demo.nope");
+    assert!(
+        err.contains("detailMessage = Table [nope] does not exist in database [demo]."),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "", "CREATE DATABASE demo");
+    assert!(err.contains("ERROR 1007"), "{err}");
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "SET time_zone = '+00:00', NAMES utf8mb4 COLLATE utf8mb4_unicode_ci; SELECT @@time_zone",
+    );
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(out, "@@time_zone\n+00:00\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlx_default_options_fail_as_on_doris_and_the_workaround_works() {
+    let e = emulator().await;
+    let url = format!("mysql://root@127.0.0.1:{}/demo", e.query_addr().port());
+    // sqlx's connect statement sets sql_mode with a subquery, which Doris rejects.
+    let err = MySqlConnection::connect(&url)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Set statement does't support non-constant expr."),
+        "{err}"
+    );
+    // The Doris-safe options send no statement on connect.
+    let options = MySqlConnectOptions::from_str(&url)
+        .unwrap()
+        .pipes_as_concat(false)
+        .no_engine_substitution(false)
+        .timezone(None)
+        .set_names(false);
+    let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
+    sqlx::raw_sql("SET time_zone = '+00:00'")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let rows = sqlx::raw_sql("DESC orders")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 6);
+    let field: String = rows[3].try_get(0).unwrap();
+    assert_eq!(field, "ts");
+    let ty: String = rows[3].try_get(1).unwrap();
+    assert_eq!(ty, "datetime(3)");
+    // sqlx::query always prepares on the server: refused, as the emulator does not prepare.
+    assert!(sqlx::query("SELECT 1").fetch_all(&mut conn).await.is_err());
+    let bad = format!(
+        "mysql://alice:nope@127.0.0.1:{}/demo",
+        e.query_addr().port()
+    );
+    let err = MySqlConnection::connect_with(
+        &MySqlConnectOptions::from_str(&bad)
+            .unwrap()
+            .set_names(false)
+            .pipes_as_concat(false)
+            .no_engine_substitution(false)
+            .timezone(None),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("1045") && err.contains("Access denied for user 'alice@127.0.0.1'"),
+        "{err}"
+    );
+}
