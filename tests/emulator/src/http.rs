@@ -11,18 +11,20 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Extension, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
+use hyper::body::Body as _;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 
-use crate::Shared;
 use crate::auth::{access_denied, parse_basic};
 use crate::error::EmulatorError;
+use crate::faults::{Arm, Fault, Point};
 use crate::load::{LoadOptions, decode, parse_options};
 use crate::txn::TxnRef;
+use crate::{ConnKill, Shared};
 
 /// Characters kept as they are in a userinfo or path segment.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -110,11 +112,21 @@ fn redirect(
     path: &str,
     query: Option<&str>,
 ) -> Response {
+    let target = match shared.faults.take(Point::FeRedirect) {
+        Some(fault) => {
+            shared.faults.record(&fault, None, None, false);
+            match fault {
+                Fault::Redirect { host, port } => format!("{host}:{port}"),
+                _ => format!("{}:{}", shared.config.advertise_host, unused_port()),
+            }
+        }
+        None => redirect_target(shared, headers),
+    };
     let location = format!(
         "http://{}:{}@{}{}?{}",
         utf8_percent_encode(user, SEGMENT),
         utf8_percent_encode(password, SEGMENT),
-        redirect_target(shared, headers),
+        target,
         path,
         query.unwrap_or_default()
     );
@@ -131,6 +143,28 @@ fn redirect(
     response
 }
 
+/// A loopback port where nothing listens (bound, then released).
+fn unused_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(1)
+}
+
+/// Applies an armed `delay` fault.
+async fn maybe_delay(shared: &Shared) {
+    if let Some(fault @ Fault::Delay { ms }) = shared.faults.take(Point::AnyRequest) {
+        shared.faults.record(&fault, None, None, false);
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+}
+
+/// Closes the connection and never answers (the handler's future is dropped with it).
+async fn drop_connection(kill: &ConnKill) -> Response {
+    kill.kill();
+    std::future::pending::<Response>().await
+}
+
 fn encode_segment(s: &str) -> String {
     utf8_percent_encode(s, SEGMENT).to_string()
 }
@@ -141,6 +175,7 @@ async fn fe_stream_load(
     Path((db, table)): Path<(String, String)>,
     request: Request,
 ) -> Response {
+    maybe_delay(&shared).await;
     let headers = request.headers();
     if let Some(mode) = header_str(headers, "group_commit") {
         if !["sync_mode", "async_mode", "off_mode"].contains(&mode.to_ascii_lowercase().as_str()) {
@@ -249,7 +284,48 @@ pub fn fe_router(shared: Arc<Shared>) -> Router {
             put(fe_stream_load_2pc_with_table),
         )
         .route("/api/backends", get(fe_backends))
+        .route(
+            "/_emulator/faults",
+            post(arm_fault).get(fault_report).delete(clear_faults),
+        )
+        .route("/_emulator/tables/{db}/{table}", get(table_report))
         .with_state(shared)
+}
+
+async fn arm_fault(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match serde_json::from_slice::<Arm>(&body) {
+        Ok(arm) => {
+            shared.faults.arm(arm.fault, arm.times);
+            json_response(&shared.faults.report())
+        }
+        Err(e) => (StatusCode::BAD_REQUEST, format!("bad fault: {e}")).into_response(),
+    }
+}
+
+async fn fault_report(State(shared): State<Arc<Shared>>) -> Response {
+    json_response(&shared.faults.report())
+}
+
+async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {
+    shared.faults.clear();
+    json_response(&shared.faults.report())
+}
+
+async fn table_report(
+    State(shared): State<Arc<Shared>>,
+    Path((db, table)): Path<(String, String)>,
+) -> Response {
+    match shared
+        .catalog
+        .table(&db, &table)
+        .and_then(|t| t.rows_per_tablet())
+    {
+        Ok(per_tablet) => json_response(&serde_json::json!({
+            "rows": per_tablet.iter().sum::<usize>(),
+            "rows_per_tablet": per_tablet,
+        })),
+        Err(e) => (StatusCode::NOT_FOUND, e.to_string()).into_response(),
+    }
 }
 
 /// The Stream Load response, field for field in Doris's order.
@@ -340,9 +416,11 @@ fn ms(since: Instant) -> u64 {
 async fn be_stream_load(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(kill): Extension<ConnKill>,
     Path((db, table_name)): Path<(String, String)>,
     request: Request,
 ) -> Response {
+    maybe_delay(&shared).await;
     let started = Instant::now();
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
@@ -438,6 +516,23 @@ async fn be_stream_load(
         }
     };
     let begin_ms = ms(begin);
+    let fault = shared.faults.take(Point::BeLoad);
+    if let Some(f @ Fault::HoldRunning { ms }) = &fault {
+        shared
+            .faults
+            .record(f, Some(&opts.label), Some(txn_id), false);
+        tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+    }
+    if let Some(f @ Fault::ResetMidBody) = &fault {
+        // Read the first piece of the body (the client is mid-upload), then reset.
+        let mut body = Body::new(body);
+        let _ = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
+        shared.txns.abort(txn_id, "connection reset");
+        shared
+            .faults
+            .record(f, Some(&opts.label), Some(txn_id), false);
+        return drop_connection(&kill).await;
+    }
 
     // Reading the body makes hyper send `100 Continue`.
     let receive = Instant::now();
@@ -511,7 +606,28 @@ async fn be_stream_load(
         Ok(staged) => {
             response.number_loaded_rows = decoded.total_rows - decoded.filtered_rows;
             let commit = Instant::now();
-            if opts.two_phase_commit {
+            let publish_delay = match &fault {
+                Some(Fault::PublishTimeout { visible_after_ms }) if !opts.two_phase_commit => {
+                    Some(*visible_after_ms)
+                }
+                _ => None,
+            };
+            if let (Some(delay), Some(f)) = (publish_delay, &fault) {
+                // Committed; visible only after the delay.
+                shared.txns.mark_committed(txn_id);
+                shared
+                    .faults
+                    .record(f, Some(&opts.label), Some(txn_id), true);
+                response.status = "Publish Timeout".into();
+                response.message = "[PUBLISH_TIMEOUT]transaction commit successfully, BUT data will be visible later".into();
+                let (shared, table) = (shared.clone(), table.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+                    if table.apply(staged).is_ok() {
+                        shared.txns.make_visible(txn_id);
+                    }
+                });
+            } else if opts.two_phase_commit {
                 shared.txns.precommit(txn_id, staged);
             } else if let Err(e) = table.apply(staged) {
                 shared.txns.abort(txn_id, &e.to_string());
@@ -525,7 +641,35 @@ async fn be_stream_load(
         }
     }
     response.load_time_ms = ms(started);
-    load_reply(&response)
+    let committed = response.status != "Fail";
+    match &fault {
+        Some(f @ Fault::DropAfterCommit) => {
+            shared
+                .faults
+                .record(f, Some(&opts.label), Some(txn_id), committed);
+            drop_connection(&kill).await
+        }
+        Some(f @ Fault::MalformedResponse) => {
+            shared
+                .faults
+                .record(f, Some(&opts.label), Some(txn_id), committed);
+            let html = "<html><body>502 Bad Gateway</body></html>";
+            ([(header::CONTENT_TYPE, "text/html")], html).into_response()
+        }
+        Some(f @ Fault::TruncatedResponse) => {
+            shared
+                .faults
+                .record(f, Some(&opts.label), Some(txn_id), committed);
+            let body = response.to_body();
+            let half = body[..body.len() / 2].to_owned();
+            (
+                [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+                half,
+            )
+                .into_response()
+        }
+        _ => load_reply(&response),
+    }
 }
 
 /// The 2PC reply (`{"status": …, "msg": …}`, lower-case keys).

@@ -20,6 +20,7 @@ pub mod auth;
 pub mod catalog;
 pub mod ddl;
 pub mod error;
+pub mod faults;
 pub mod http;
 pub mod load;
 pub mod mysql;
@@ -85,6 +86,8 @@ pub struct Shared {
     pub users: auth::Users,
     /// Load transactions and labels.
     pub txns: TxnRegistry,
+    /// Armed faults and the record of those that fired.
+    pub faults: faults::FaultRegistry,
     be_http_port: OnceLock<u16>,
     public_endpoint: Mutex<Option<String>>,
     error_logs: Mutex<HashMap<String, String>>,
@@ -96,6 +99,7 @@ impl Shared {
             users: auth::Users::new(&config.root_password),
             txns: TxnRegistry::new(config.retention),
             catalog: Catalog::default(),
+            faults: faults::FaultRegistry::default(),
             be_http_port: OnceLock::new(),
             public_endpoint: Mutex::new(None),
             error_logs: Mutex::new(HashMap::new()),
@@ -192,13 +196,45 @@ pub struct Emulator {
     shutdown: watch::Sender<bool>,
 }
 
+/// Closes the HTTP connection a request arrived on, without writing anything more.
+#[derive(Debug, Clone)]
+pub struct ConnKill(Arc<tokio::sync::Notify>);
+
+impl ConnKill {
+    /// Drops the connection; the handler should then never return (see `http.rs`).
+    pub fn kill(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// Serves `router` with one hyper HTTP/1 connection task per client; each request carries
+/// the peer address (`ConnectInfo`) and a [`ConnKill`] for the connection-level faults.
 async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Receiver<bool>) {
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
-    let _ = axum::serve(listener, service)
-        .with_graceful_shutdown(async move {
-            let _ = stop.wait_for(|s| *s).await;
-        })
-        .await;
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(_) => continue,
+            },
+        };
+        let kill = Arc::new(tokio::sync::Notify::new());
+        let service = router
+            .clone()
+            .layer(axum::Extension(axum::extract::ConnectInfo(peer)))
+            .layer(axum::Extension(ConnKill(kill.clone())));
+        tokio::spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new().serve_connection(
+                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::service::TowerToHyperService::new(service),
+            );
+            tokio::select! {
+                _ = connection => {}
+                // Dropping the connection closes the socket with nothing more written.
+                _ = kill.notified() => {}
+            }
+        });
+    }
 }
 
 async fn bind(host: &str, port: u16) -> Result<TcpListener, EmulatorError> {
@@ -246,6 +282,11 @@ impl Emulator {
     /// The FE MySQL query address.
     pub fn query_addr(&self) -> SocketAddr {
         self.query
+    }
+
+    /// The fault registry (arm faults, read what fired).
+    pub fn faults(&self) -> &faults::FaultRegistry {
+        &self.shared.faults
     }
 
     /// The shared state (catalog, users, transactions).

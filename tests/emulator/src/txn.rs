@@ -200,6 +200,14 @@ impl TxnRegistry {
         self.finish(&mut s, id, TxnState::Visible, "");
     }
 
+    /// Marks a transaction committed but not yet visible (a publish timeout).
+    pub fn mark_committed(&self, id: i64) {
+        let mut s = self.lock();
+        if let Some(t) = s.txns.get_mut(&id) {
+            t.state = TxnState::Committed;
+        }
+    }
+
     /// Aborts a transaction, freeing its label.
     pub fn abort(&self, id: i64, reason: &str) {
         let mut s = self.lock();

@@ -1,0 +1,209 @@
+//! Fault injection: a small, explicit registry of faults armed for the next N requests.
+//!
+//! Arm through the Rust handle ([`crate::Emulator::faults`]) or over HTTP on the FE port:
+//!
+//! ```text
+//! POST   /_emulator/faults   {"kind": "drop_after_commit", "times": 1}
+//! GET    /_emulator/faults   → {"armed": [...], "fired": [...]}
+//! DELETE /_emulator/faults
+//! GET    /_emulator/tables/{db}/{table}   → {"rows": n, "rows_per_tablet": [...]}
+//! ```
+//!
+//! Every fault that fires is recorded with the label and transaction it hit and whether the
+//! load was committed, so a test can check afterwards what Doris would hold.
+
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// A fault and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fault {
+    /// BE: commit the load, then close the connection without any response.
+    DropAfterCommit,
+    /// BE: read part of the body, then reset the connection (nothing is committed).
+    ResetMidBody,
+    /// BE: commit, answer `Publish Timeout`, make the data visible after a delay.
+    PublishTimeout {
+        /// Delay before the data becomes visible.
+        visible_after_ms: u64,
+    },
+    /// BE: keep the transaction in PREPARE (label RUNNING) this long before loading.
+    HoldRunning {
+        /// How long.
+        ms: u64,
+    },
+    /// BE: commit, then answer HTTP 200 with a body that is not JSON.
+    MalformedResponse,
+    /// BE: commit, then answer with the first half of the JSON body.
+    TruncatedResponse,
+    /// FE: redirect to this host and port instead of the BE.
+    Redirect {
+        /// Target host.
+        host: String,
+        /// Target port.
+        port: u16,
+    },
+    /// FE: redirect to a port where nothing listens.
+    BeUnreachable,
+    /// FE and BE: wait this long before handling the request.
+    Delay {
+        /// How long.
+        ms: u64,
+    },
+}
+
+impl Fault {
+    fn name(&self) -> &'static str {
+        match self {
+            Fault::DropAfterCommit => "drop_after_commit",
+            Fault::ResetMidBody => "reset_mid_body",
+            Fault::PublishTimeout { .. } => "publish_timeout",
+            Fault::HoldRunning { .. } => "hold_running",
+            Fault::MalformedResponse => "malformed_response",
+            Fault::TruncatedResponse => "truncated_response",
+            Fault::Redirect { .. } => "redirect",
+            Fault::BeUnreachable => "be_unreachable",
+            Fault::Delay { .. } => "delay",
+        }
+    }
+
+    /// Where the fault acts.
+    fn point(&self) -> Point {
+        match self {
+            Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
+            Fault::Delay { .. } => Point::AnyRequest,
+            _ => Point::BeLoad,
+        }
+    }
+}
+
+/// Where a fault can act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    /// The FE's Stream Load redirect.
+    FeRedirect,
+    /// The BE's Stream Load.
+    BeLoad,
+    /// Any FE or BE HTTP request.
+    AnyRequest,
+}
+
+/// A request to arm a fault (the JSON of `POST /_emulator/faults`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Arm {
+    /// The fault.
+    #[serde(flatten)]
+    pub fault: Fault,
+    /// How many requests it hits (default 1).
+    #[serde(default = "one")]
+    pub times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A fault that fired.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fired {
+    /// The fault's kind.
+    pub kind: &'static str,
+    /// The label of the load it hit, if any.
+    pub label: Option<String>,
+    /// The transaction it hit, if any.
+    pub txn_id: Option<i64>,
+    /// Whether the load's data was committed.
+    pub committed: bool,
+}
+
+/// Armed faults and the record of those that fired.
+#[derive(Debug, Default)]
+pub struct FaultRegistry {
+    armed: Mutex<Vec<Arm>>,
+    fired: Mutex<Vec<Fired>>,
+}
+
+impl FaultRegistry {
+    /// Arms `fault` for the next `times` requests that reach its point.
+    pub fn arm(&self, fault: Fault, times: u32) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.push(Arm { fault, times });
+        }
+    }
+
+    /// Disarms everything and forgets what fired.
+    pub fn clear(&self) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.clear();
+        }
+        if let Ok(mut f) = self.fired.lock() {
+            f.clear();
+        }
+    }
+
+    /// Takes one use of the first armed fault acting at `point`.
+    pub fn take(&self, point: Point) -> Option<Fault> {
+        let mut armed = self.armed.lock().ok()?;
+        let at = armed
+            .iter()
+            .position(|a| a.fault.point() == point && a.times > 0)?;
+        armed[at].times -= 1;
+        let fault = armed[at].fault.clone();
+        if armed[at].times == 0 {
+            armed.remove(at);
+        }
+        Some(fault)
+    }
+
+    /// Records that `fault` fired.
+    pub fn record(&self, fault: &Fault, label: Option<&str>, txn_id: Option<i64>, committed: bool) {
+        if let Ok(mut f) = self.fired.lock() {
+            f.push(Fired {
+                kind: fault.name(),
+                label: label.map(str::to_owned),
+                txn_id,
+                committed,
+            });
+        }
+    }
+
+    /// What is armed and what fired, as JSON.
+    pub fn report(&self) -> serde_json::Value {
+        let armed = self.armed.lock().map(|a| a.clone()).unwrap_or_default();
+        let fired = self.fired.lock().map(|f| f.clone()).unwrap_or_default();
+        serde_json::json!({ "armed": armed, "fired": fired })
+    }
+
+    /// The faults that fired so far.
+    pub fn fired(&self) -> Vec<Fired> {
+        self.fired.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_fire_the_armed_number_of_times_at_their_point() {
+        let r = FaultRegistry::default();
+        r.arm(Fault::DropAfterCommit, 2);
+        r.arm(Fault::BeUnreachable, 1);
+        assert_eq!(r.take(Point::FeRedirect), Some(Fault::BeUnreachable));
+        assert_eq!(r.take(Point::FeRedirect), None);
+        assert_eq!(r.take(Point::BeLoad), Some(Fault::DropAfterCommit));
+        assert_eq!(r.take(Point::BeLoad), Some(Fault::DropAfterCommit));
+        assert_eq!(r.take(Point::BeLoad), None);
+        let arm: Arm =
+            serde_json::from_str(r#"{"kind": "publish_timeout", "visible_after_ms": 5}"#).unwrap();
+        assert_eq!(arm.times, 1);
+        assert_eq!(
+            arm.fault,
+            Fault::PublishTimeout {
+                visible_after_ms: 5
+            }
+        );
+    }
+}
