@@ -61,6 +61,8 @@ pub struct Table {
     pub tablets: Vec<TabletMeta>,
     /// Visible data, one list of batches per tablet (same order as `tablets`).
     data: Mutex<Vec<Vec<RecordBatch>>>,
+    /// The visible version: 1 for a new table, plus one per committed load.
+    version: std::sync::atomic::AtomicU64,
 }
 
 impl Table {
@@ -133,6 +135,7 @@ impl Table {
             buckets,
             tablets,
             data,
+            version: std::sync::atomic::AtomicU64::new(1),
         })
     }
 
@@ -164,7 +167,14 @@ impl Table {
                 storage::merge_into_tablet(self, std::mem::take(&mut data[idx]), new_batches)?;
             data[idx] = merged;
         }
+        self.version
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The visible version (what `_query_plan` reports for each tablet).
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A snapshot of the visible data of the given tablet indexes (all when `None`).

@@ -285,11 +285,41 @@ pub fn fe_router(shared: Arc<Shared>) -> Router {
         )
         .route("/api/backends", get(fe_backends))
         .route(
+            "/api/{db}/{table}/_query_plan",
+            post(fe_query_plan).get(fe_query_plan),
+        )
+        .route("/api/{db}/{table}/_schema", get(fe_schema))
+        .route(
             "/_emulator/faults",
             post(arm_fault).get(fault_report).delete(clear_faults),
         )
         .route("/_emulator/tables/{db}/{table}", get(table_report))
         .with_state(shared)
+}
+
+async fn fe_query_plan(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path((db, table)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(data) = fe_auth(&shared, &headers, peer) {
+        return unauthorized(data);
+    }
+    json_response(&crate::query_plan::query_plan(&shared, &db, &table, &body))
+}
+
+async fn fe_schema(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path((db, table)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(data) = fe_auth(&shared, &headers, peer) {
+        return unauthorized(data);
+    }
+    json_response(&crate::query_plan::schema(&shared, &db, &table))
 }
 
 async fn arm_fault(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {

@@ -24,6 +24,7 @@ pub mod faults;
 pub mod http;
 pub mod load;
 pub mod mysql;
+pub mod query_plan;
 pub mod storage;
 pub mod txn;
 

@@ -75,7 +75,7 @@ pub fn bucket_of_rows(table: &Table, batch: &RecordBatch) -> Result<Vec<u32>, Em
 }
 
 /// A partition bound or row value as text, compared by the column's Doris type.
-fn compare_typed(ty: &DorisType, a: &str, b: &str) -> Ordering {
+pub fn compare_typed(ty: &DorisType, a: &str, b: &str) -> Ordering {
     let max = |s: &str| s.eq_ignore_ascii_case("MAXVALUE");
     match (max(a), max(b)) {
         (true, true) => return Ordering::Equal,
