@@ -3,6 +3,7 @@
 //! ```text
 //! cargo xtask ci                 fmt check, clippy -D warnings, every Rust test, rustdoc -D warnings
 //! cargo xtask demo               the main job on the embedded default (see README)
+//! cargo xtask bench [--quick]    release-mode benchmarks (today: the emulator's ingest rate)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! ```
 //!
@@ -22,8 +23,9 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        Some("bench") => bench(args.iter().any(|a| a == "--quick")),
         _ => {
-            eprintln!("usage: cargo xtask <ci | demo | fuzz [SECONDS]>");
+            eprintln!("usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS]>");
             return ExitCode::from(2);
         }
     };
@@ -136,6 +138,32 @@ fn demo() -> Result<(), String> {
     let mut example = cargo();
     example.args(["run", "--quiet", "-p", "doris-sql", "--example", "pushdown"]);
     step("demo: doris-sql pushdown", example)
+}
+
+fn bench(quick: bool) -> Result<(), String> {
+    // Release builds get their own folder so they never evict the debug test build.
+    let shared = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| "/var/tmp/daft-doris-target".to_owned());
+    let (rows, runs) = if quick {
+        ("200000", "3")
+    } else {
+        ("1000000", "5")
+    };
+    let mut ingest = cargo();
+    ingest
+        .env("CARGO_TARGET_DIR", format!("{shared}-release"))
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "doris-emulator",
+            "--bin",
+            "ingest-bench",
+            "--",
+        ])
+        .args(["--rows", rows, "--runs", runs]);
+    step("bench: emulator Arrow ingest", ingest)
 }
 
 fn fuzz(seconds: Option<&str>) -> Result<(), String> {
