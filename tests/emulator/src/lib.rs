@@ -163,14 +163,22 @@ impl Shared {
         let mut unrouted = 0u64;
         for batch in batches {
             let routes = table.route(&batch)?;
-            let mut by_tablet: HashMap<usize, Vec<u32>> = HashMap::new();
+            let mut by_tablet: Vec<Vec<u32>> = vec![Vec::new(); table.tablets.len()];
             for (row, route) in routes.iter().enumerate() {
                 match route {
-                    Some(t) => by_tablet.entry(*t).or_default().push(row as u32),
+                    Some(t) => by_tablet[*t].push(row as u32),
                     None => unrouted += 1,
                 }
             }
-            for (tablet, rows) in by_tablet {
+            for (tablet, rows) in by_tablet
+                .into_iter()
+                .enumerate()
+                .filter(|(_, r)| !r.is_empty())
+            {
+                if rows.len() == batch.num_rows() {
+                    per_tablet[tablet].push(batch.clone());
+                    continue;
+                }
                 let indices = arrow::array::UInt32Array::from(rows);
                 let columns = batch
                     .columns()

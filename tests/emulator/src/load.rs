@@ -507,8 +507,15 @@ fn conform(
                 )
             })?,
         };
+        // Without a cast no value can fail to convert: only NULLs in a NOT NULL column count.
+        let cast_happened = src.is_some_and(|(_, a)| a.data_type() != field.data_type());
+        if !cast_happened && (column.nullable || array.null_count() == 0) {
+            arrays.push(array);
+            continue;
+        }
         for r in 0..rows {
-            let failed_cast = src.is_some_and(|(_, a)| a.is_valid(r)) && array.is_null(r);
+            let failed_cast =
+                cast_happened && src.is_some_and(|(_, a)| a.is_valid(r)) && array.is_null(r);
             let null_in_not_null = array.is_null(r) && !column.nullable;
             if (failed_cast && opts.strict_mode) || null_in_not_null {
                 keep[r] = false;

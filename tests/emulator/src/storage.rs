@@ -63,6 +63,26 @@ pub fn bucket_of_rows(table: &Table, batch: &RecordBatch) -> Result<Vec<u32>, Em
                 .iter()
                 .map(|c| column_index(table, c))
                 .collect::<Result<Vec<_>, _>>()?;
+            // Fast path for the common single integer key: hash the value's bytes.
+            if let [only] = idx.as_slice()
+                && let Ok(ints) = cast(batch.column(*only), &DataType::Int64)
+                && matches!(
+                    batch.column(*only).data_type(),
+                    DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+                )
+            {
+                let ints = ints.as_primitive::<Int64Type>();
+                return Ok((0..batch.num_rows())
+                    .map(|r| {
+                        let h = if ints.is_null(r) {
+                            fnv1a(&[])
+                        } else {
+                            fnv1a(&ints.value(r).to_le_bytes())
+                        };
+                        (h % u64::from(buckets)) as u32
+                    })
+                    .collect());
+            }
             let rows = encode(batch, &idx)?;
             Ok((0..batch.num_rows())
                 .map(|r| (fnv1a(rows.row(r).as_ref()) % u64::from(buckets)) as u32)
