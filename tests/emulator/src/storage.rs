@@ -12,10 +12,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, UInt32Array,
+    Array, ArrayRef, AsArray, Decimal128Array, Float64Array, Int64Array, PrimitiveArray,
+    UInt32Array,
 };
 use arrow::compute::{cast, concat_batches, take};
-use arrow::datatypes::{DataType, Decimal128Type, Float64Type, Int64Type};
+use arrow::datatypes::{
+    ArrowNativeTypeOp, ArrowPrimitiveType, DataType, Decimal128Type, Float64Type, Int64Type,
+};
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
 use doris_sql::{Aggregation, Distribution, DorisType, KeyModel, PartitionValues, SequenceColumn};
@@ -350,6 +353,30 @@ fn aggregate(
     RecordBatch::try_new(merged.schema(), columns).map_err(arrow_err)
 }
 
+/// Exact sums per group (NULLs ignored, a group of only NULLs is NULL); overflow is an error.
+fn checked_sums<T: ArrowPrimitiveType>(
+    values: &PrimitiveArray<T>,
+    groups: &[Vec<u32>],
+) -> Result<Vec<Option<T::Native>>, EmulatorError> {
+    groups
+        .iter()
+        .map(|g| {
+            let mut acc: Option<T::Native> = None;
+            for r in g
+                .iter()
+                .map(|r| *r as usize)
+                .filter(|r| values.is_valid(*r))
+            {
+                let sum = acc.unwrap_or_default().add_checked(values.value(r));
+                acc = Some(sum.map_err(|_| {
+                    EmulatorError::DataQuality("SUM overflowed the column type".into())
+                })?);
+            }
+            Ok(acc)
+        })
+        .collect()
+}
+
 /// SUM per group, NULLs ignored (a group of only NULLs stays NULL); overflow is an error.
 fn sum_groups(array: &ArrayRef, groups: &[Vec<u32>]) -> Result<ArrayRef, EmulatorError> {
     let target = array.data_type().clone();
@@ -368,21 +395,7 @@ fn sum_groups(array: &ArrayRef, groups: &[Vec<u32>]) -> Result<ArrayRef, Emulato
             })))
         }
         DataType::Decimal128(p, s) => {
-            let values = array.as_primitive::<Decimal128Type>();
-            let sums = groups
-                .iter()
-                .map(|g| {
-                    let mut acc: Option<i128> = None;
-                    for r in g.iter().filter(|r| values.is_valid(**r as usize)) {
-                        acc = Some(
-                            acc.unwrap_or(0)
-                                .checked_add(values.value(*r as usize))
-                                .ok_or_else(overflow)?,
-                        );
-                    }
-                    Ok(acc)
-                })
-                .collect::<Result<Vec<_>, EmulatorError>>()?;
+            let sums = checked_sums(array.as_primitive::<Decimal128Type>(), groups)?;
             Arc::new(
                 Decimal128Array::from(sums)
                     .with_precision_and_scale(*p, *s)
@@ -391,22 +404,10 @@ fn sum_groups(array: &ArrayRef, groups: &[Vec<u32>]) -> Result<ArrayRef, Emulato
         }
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
             let wide = cast(array, &DataType::Int64).map_err(arrow_err)?;
-            let values = wide.as_primitive::<Int64Type>();
-            let sums = groups
-                .iter()
-                .map(|g| {
-                    let mut acc: Option<i64> = None;
-                    for r in g.iter().filter(|r| values.is_valid(**r as usize)) {
-                        acc = Some(
-                            acc.unwrap_or(0)
-                                .checked_add(values.value(*r as usize))
-                                .ok_or_else(overflow)?,
-                        );
-                    }
-                    Ok(acc)
-                })
-                .collect::<Result<Vec<_>, EmulatorError>>()?;
-            Arc::new(Int64Array::from(sums))
+            Arc::new(Int64Array::from(checked_sums(
+                wide.as_primitive::<Int64Type>(),
+                groups,
+            )?))
         }
         other => {
             return Err(EmulatorError::Analysis(format!(
