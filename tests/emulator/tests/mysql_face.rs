@@ -228,3 +228,73 @@ async fn sqlx_default_options_fail_as_on_doris_and_the_workaround_works() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backend_public_endpoint_drives_redirect_policy_public() {
+    let e = emulator().await;
+    let (out, err) = mariadb(&e, "root", "", "SHOW BACKENDS");
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        out.starts_with("BackendId\tHost\tHeartbeatPort\tBePort\tHttpPort"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "\t127.0.0.1\t9050\t9060\t{}\t",
+            e.be_http_addr().port()
+        )),
+        "{out}"
+    );
+    // Doris refuses a public endpoint without a location tag.
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "ALTER SYSTEM MODIFY BACKEND '127.0.0.1:9050' SET ('tag.public_endpoint' = 'public.example:18040')",
+    );
+    assert!(err.contains("ERROR 1105"), "{err}");
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "ALTER SYSTEM MODIFY BACKEND '127.0.0.1:9050' SET ('tag.location' = 'default', 'tag.public_endpoint' = 'public.example:18040')",
+    );
+    assert!(err.is_empty(), "{err}");
+    let (out, _) = mariadb(&e, "root", "", "SHOW BACKENDS");
+    assert!(out.contains("public.example:18040"), "{out}");
+    let location = |policy: &str| {
+        let file = std::env::temp_dir().join(format!("backend-policy-{}.csv", std::process::id()));
+        std::fs::write(&file, "1\n").unwrap();
+        let out = Command::new("curl")
+            .args([
+                "-sS",
+                "-o",
+                "/dev/null",
+                "-D",
+                "-",
+                "-u",
+                "root:",
+                "-H",
+                "Expect:100-continue",
+                "-H",
+                &format!("redirect-policy:{policy}"),
+                "-T",
+            ])
+            .arg(&file)
+            .arg(format!(
+                "http://{}/api/demo/visits/_stream_load",
+                e.fe_http_addr()
+            ))
+            .output()
+            .unwrap();
+        let head = String::from_utf8(out.stdout).unwrap().to_ascii_lowercase();
+        head.lines()
+            .find_map(|l| l.strip_prefix("location: ").map(|v| v.trim().to_owned()))
+            .unwrap()
+    };
+    assert_eq!(
+        location("public"),
+        "http://root:@public.example:18040/api/demo/visits/_stream_load?"
+    );
+    assert!(location("private").starts_with("http://root:@127.0.0.1:"));
+}
