@@ -1,15 +1,64 @@
-//! Users and passwords.
+//! Users, passwords and privileges.
 //!
-//! Only password checks exist so far; privileges (`GRANT`/`REVOKE`) arrive with the MySQL
-//! face (see `docs/emulator.md`).
+//! `root` holds every privilege. Other users hold what `GRANT` gave them: SELECT_PRIV,
+//! LOAD_PRIV and ALTER_PRIV on `db.tbl`, `db.*` or `*.*`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::RwLock;
+
+/// A table privilege.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Privilege {
+    /// SELECT_PRIV: read data and metadata.
+    Select,
+    /// LOAD_PRIV: Stream Load and INSERT.
+    Load,
+    /// ALTER_PRIV: change a table (the emulator also asks it for CREATE/DROP/TRUNCATE).
+    Alter,
+}
+
+impl Privilege {
+    /// Parses `SELECT_PRIV` / `SELECT` (case-insensitive); `ALL` is not one privilege.
+    pub fn parse(word: &str) -> Option<Self> {
+        match word.trim().to_ascii_uppercase().as_str() {
+            "SELECT_PRIV" | "SELECT" => Some(Privilege::Select),
+            "LOAD_PRIV" | "LOAD" => Some(Privilege::Load),
+            "ALTER_PRIV" | "ALTER" => Some(Privilege::Alter),
+            _ => None,
+        }
+    }
+
+    /// The name Doris's messages use (`SELECT`, `LOAD`, `ALTER`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Privilege::Select => "SELECT",
+            Privilege::Load => "LOAD",
+            Privilege::Alter => "ALTER",
+        }
+    }
+}
+
+/// One grant: privileges on a database/table pattern (`*` matches everything).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Grant {
+    database: String,
+    table: String,
+    privileges: BTreeSet<Privilege>,
+}
+
+/// Doris's text when a privilege is missing.
+pub fn missing_privilege(privilege: Privilege) -> String {
+    format!(
+        "Access denied; you need (at least one of) the ({}) privilege(s) for this operation",
+        privilege.as_str()
+    )
+}
 
 /// The emulator's users: `root` (empty password unless configured) and any added later.
 #[derive(Debug)]
 pub struct Users {
     passwords: RwLock<HashMap<String, String>>,
+    grants: RwLock<HashMap<String, Vec<Grant>>>,
 }
 
 impl Users {
@@ -20,7 +69,74 @@ impl Users {
                 "root".to_owned(),
                 root_password.to_owned(),
             )])),
+            grants: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// Adds privileges on `database.table` (either may be `*`).
+    pub fn grant(&self, user: &str, database: &str, table: &str, privileges: &[Privilege]) {
+        if let Ok(mut g) = self.grants.write() {
+            let list = g.entry(user.to_owned()).or_default();
+            match list
+                .iter_mut()
+                .find(|x| x.database == database && x.table == table)
+            {
+                Some(existing) => existing.privileges.extend(privileges),
+                None => list.push(Grant {
+                    database: database.to_owned(),
+                    table: table.to_owned(),
+                    privileges: privileges.iter().copied().collect(),
+                }),
+            }
+        }
+    }
+
+    /// Removes privileges granted on exactly `database.table`.
+    pub fn revoke(&self, user: &str, database: &str, table: &str, privileges: &[Privilege]) {
+        if let Ok(mut g) = self.grants.write()
+            && let Some(list) = g.get_mut(user)
+        {
+            for x in list
+                .iter_mut()
+                .filter(|x| x.database == database && x.table == table)
+            {
+                for p in privileges {
+                    x.privileges.remove(p);
+                }
+            }
+            list.retain(|x| !x.privileges.is_empty());
+        }
+    }
+
+    /// True if `user` holds `privilege` on `database.table` (`root` holds everything).
+    pub fn has(&self, user: &str, database: &str, table: &str, privilege: Privilege) -> bool {
+        user == "root"
+            || self
+                .matching(user, database, Some(table))
+                .contains(&privilege)
+    }
+
+    /// True if `user` holds any privilege on the table (or, with `None`, in the database).
+    pub fn has_any(&self, user: &str, database: &str, table: Option<&str>) -> bool {
+        user == "root" || !self.matching(user, database, table).is_empty()
+    }
+
+    /// True if `user` holds `privilege` somewhere in `database` (2PC names no table).
+    pub fn has_in_database(&self, user: &str, database: &str, privilege: Privilege) -> bool {
+        user == "root" || self.matching(user, database, None).contains(&privilege)
+    }
+
+    fn matching(&self, user: &str, database: &str, table: Option<&str>) -> BTreeSet<Privilege> {
+        let Ok(g) = self.grants.read() else {
+            return BTreeSet::new();
+        };
+        g.get(user)
+            .into_iter()
+            .flatten()
+            .filter(|x| x.database == "*" || x.database == database)
+            .filter(|x| table.is_none_or(|t| x.table == "*" || x.table == t))
+            .flat_map(|x| x.privileges.iter().copied())
+            .collect()
     }
 
     /// Adds or replaces a user.

@@ -2,10 +2,12 @@
 //!
 //! `CREATE DATABASE [IF NOT EXISTS] d`, `DROP DATABASE [IF EXISTS] d`, `USE d`,
 //! `CREATE TABLE [IF NOT EXISTS] [d.]t (…) …` in Doris syntax, `DROP TABLE [IF EXISTS] [d.]t`,
-//! `TRUNCATE TABLE [d.]t`, and `CREATE USER 'u'[@'h'] IDENTIFIED BY 'p'`. Queries arrive with
-//! the MySQL face.
+//! `TRUNCATE TABLE [d.]t`, `CREATE USER 'u'[@'h'] IDENTIFIED BY 'p'`, and
+//! `GRANT|REVOKE SELECT_PRIV[, LOAD_PRIV, ALTER_PRIV | ALL] ON db.tbl|db.*|*.* TO|FROM 'u'@'h'`.
+//! Privilege checks for these statements are the MySQL face's (scripts run as root).
 
 use crate::Shared;
+use crate::auth::Privilege;
 use crate::error::EmulatorError;
 
 /// Splits a script on `;` outside quotes and comments.
@@ -156,11 +158,67 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
             shared.users.set(&user, &password);
             Ok(())
         }
+        ["GRANT", ..] | ["REVOKE", ..] => grant_or_revoke(shared, stmt, w[0] == "GRANT"),
         _ => Err(EmulatorError::Analysis(format!(
             "the Doris emulator does not run this statement yet: {}",
             w.iter().take(3).copied().collect::<Vec<_>>().join(" ")
         ))),
     }
+}
+
+/// `GRANT privs ON target TO user` / `REVOKE privs ON target FROM user`.
+fn grant_or_revoke(shared: &Shared, stmt: &str, grant: bool) -> Result<(), EmulatorError> {
+    let bad = || {
+        EmulatorError::Analysis(
+            "expected GRANT|REVOKE <privileges> ON <db>.<table> TO|FROM '<user>'@'<host>'".into(),
+        )
+    };
+    let upper = stmt.to_ascii_uppercase();
+    let on = upper.find(" ON ").ok_or_else(bad)?;
+    let to = upper
+        .find(if grant { " TO " } else { " FROM " })
+        .filter(|at| *at > on)
+        .ok_or_else(bad)?;
+    let privileges_text = &stmt[stmt.find(char::is_whitespace).ok_or_else(bad)?..on];
+    let target = stmt[on + 4..to].trim();
+    let user_text = stmt[to + if grant { 4 } else { 6 }..].trim();
+    let user = user_text
+        .split('@')
+        .next()
+        .unwrap_or_default()
+        .trim_matches(['\'', '"', '`'])
+        .to_owned();
+    let mut privileges = Vec::new();
+    for word in privileges_text.split(',') {
+        let word = word.trim().to_ascii_uppercase();
+        if word == "ALL" || word == "ALL PRIVILEGES" {
+            privileges.extend([Privilege::Select, Privilege::Load, Privilege::Alter]);
+        } else {
+            privileges.push(Privilege::parse(&word).ok_or_else(|| {
+                EmulatorError::Analysis(format!("the emulator does not know the privilege {word}"))
+            })?);
+        }
+    }
+    let parts: Vec<String> = target
+        .split('.')
+        .map(|p| p.trim().trim_matches('`').to_owned())
+        .collect();
+    let (database, table) = match parts.as_slice() {
+        [d, t] => (d.clone(), t.clone()),
+        [_catalog, d, t] => (d.clone(), t.clone()),
+        _ => return Err(bad()),
+    };
+    if shared.users.password(&user).is_none() {
+        return Err(EmulatorError::Analysis(format!(
+            "user '{user}'@'%' does not exist"
+        )));
+    }
+    if grant {
+        shared.users.grant(&user, &database, &table, &privileges);
+    } else {
+        shared.users.revoke(&user, &database, &table, &privileges);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

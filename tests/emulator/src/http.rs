@@ -19,7 +19,7 @@ use hyper::body::Body as _;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 
-use crate::auth::{access_denied, parse_basic};
+use crate::auth::{Privilege, access_denied, missing_privilege, parse_basic};
 use crate::error::EmulatorError;
 use crate::faults::{Arm, Fault, Point};
 use crate::load::{LoadOptions, decode, parse_options};
@@ -304,8 +304,12 @@ async fn fe_query_plan(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(data) = fe_auth(&shared, &headers, peer) {
-        return unauthorized(data);
+    let (user, _) = match fe_auth(&shared, &headers, peer) {
+        Ok(c) => c,
+        Err(data) => return unauthorized(data),
+    };
+    if !shared.users.has(&user, &db, &table, Privilege::Select) {
+        return unauthorized(missing_privilege(Privilege::Select));
     }
     json_response(&crate::query_plan::query_plan(&shared, &db, &table, &body))
 }
@@ -316,8 +320,12 @@ async fn fe_schema(
     Path((db, table)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(data) = fe_auth(&shared, &headers, peer) {
-        return unauthorized(data);
+    let (user, _) = match fe_auth(&shared, &headers, peer) {
+        Ok(c) => c,
+        Err(data) => return unauthorized(data),
+    };
+    if !shared.users.has(&user, &db, &table, Privilege::Select) {
+        return unauthorized(missing_privilege(Privilege::Select));
     }
     json_response(&crate::query_plan::schema(&shared, &db, &table))
 }
@@ -513,6 +521,15 @@ async fn be_stream_load(
                 &peer.ip().to_string(),
                 !auth.password.is_empty()
             )
+        ));
+    }
+    if !shared
+        .users
+        .has(&auth.user, &db, &table_name, Privilege::Load)
+    {
+        return fail(format!(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = {}",
+            missing_privilege(Privilege::Load)
         ));
     }
     let table = match shared.catalog.table(&db, &table_name) {
@@ -729,6 +746,18 @@ async fn be_stream_load_2pc(
             format!(
                 "errCode = 2, detailMessage = {}",
                 access_denied(&auth.user, "127.0.0.1", true)
+            ),
+        );
+    }
+    if !shared
+        .users
+        .has_in_database(&auth.user, &db, Privilege::Load)
+    {
+        return reply(
+            "ANALYSIS_ERROR",
+            format!(
+                "errCode = 2, detailMessage = {}",
+                missing_privilege(Privilege::Load)
             ),
         );
     }

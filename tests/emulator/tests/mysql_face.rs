@@ -31,6 +31,7 @@ CREATE TABLE demo.visits (
   `last` DATETIME REPLACE NULL
 ) AGGREGATE KEY(`city`) DISTRIBUTED BY RANDOM BUCKETS 2;
 CREATE USER 'alice'@'%' IDENTIFIED BY 'pw';
+GRANT SELECT_PRIV ON demo.* TO 'alice'@'%';
 ";
 
 async fn emulator() -> Emulator {
@@ -297,4 +298,104 @@ async fn backend_public_endpoint_drives_redirect_policy_public() {
         "http://root:@public.example:18040/api/demo/visits/_stream_load?"
     );
     assert!(location("private").starts_with("http://root:@127.0.0.1:"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn privileges_are_checked_on_every_face() {
+    let e = emulator().await;
+    let root = |sql: &str| {
+        let (_, err) = mariadb(&e, "root", "", sql);
+        assert!(err.is_empty(), "{sql}: {err}");
+    };
+    root("CREATE USER 'bob'@'%' IDENTIFIED BY 'b'");
+    let bob = |sql: &str| mariadb(&e, "bob", "b", sql);
+    let (out, _) = bob("SHOW DATABASES");
+    assert_eq!(
+        out, "Database\ninformation_schema\n",
+        "no privilege, no database listed"
+    );
+    let (_, err) = bob("USE demo");
+    assert!(err.contains("ERROR 1044 (42000) at line 1: Access denied for user 'bob'@'127.0.0.1' to database 'demo'"), "{err}");
+    let (_, err) = bob("DESC demo.orders");
+    assert!(
+        err.contains("DESCRIBE command denied to user 'bob'@'127.0.0.1' for table 'demo.orders'"),
+        "{err}"
+    );
+    let (_, err) =
+        bob("CREATE TABLE demo.x (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+    assert!(
+        err.contains("ERROR 1227") && err.contains("(ALTER) privilege(s)"),
+        "{err}"
+    );
+    let (_, err) = bob("GRANT SELECT_PRIV ON *.* TO 'bob'@'%'");
+    assert!(err.contains("(GRANT) privilege(s)"), "{err}");
+
+    root("GRANT SELECT_PRIV ON demo.orders TO 'bob'@'%'");
+    let (out, err) = bob("DESC demo.orders");
+    assert!(err.is_empty() && out.starts_with("Field\tType"), "{err}");
+    let (out, _) = bob("SHOW TABLES FROM demo");
+    assert_eq!(out, "Tables_in_demo\norders\n", "only the granted table");
+
+    // Stream Load needs LOAD_PRIV (checked when the BE begins the transaction).
+    let file = std::env::temp_dir().join(format!("privileges-{}.csv", std::process::id()));
+    std::fs::write(&file, "boston\t1\t\\N\n").unwrap();
+    let load = || {
+        let out = Command::new("curl")
+            .args([
+                "-sS",
+                "--location-trusted",
+                "-u",
+                "bob:b",
+                "-H",
+                "Expect:100-continue",
+                "-T",
+            ])
+            .arg(&file)
+            .arg(format!(
+                "http://{}/api/demo/visits/_stream_load",
+                e.fe_http_addr()
+            ))
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let denied = load();
+    assert_eq!(denied["Status"], "Fail");
+    assert_eq!(
+        denied["Message"],
+        "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Access denied; you need (at least one of) the (LOAD) privilege(s) for this operation"
+    );
+    root("GRANT LOAD_PRIV ON demo.* TO 'bob'@'%'");
+    assert_eq!(load()["Status"], "Success");
+
+    // _query_plan needs SELECT_PRIV on the table.
+    let plan = |table: &str| {
+        let out = Command::new("curl")
+            .args(["-sS", "-u", "bob:b", "-X", "POST", "-d"])
+            .arg(format!("{{\"sql\": \"SELECT * FROM demo.{table}\"}}"))
+            .arg(format!(
+                "http://{}/api/demo/{table}/_query_plan",
+                e.fe_http_addr()
+            ))
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(plan("orders")["code"], 0);
+    let refused = plan("visits");
+    assert_eq!(refused["code"], 401);
+    assert!(
+        refused["data"]
+            .as_str()
+            .unwrap()
+            .contains("(SELECT) privilege(s)")
+    );
+
+    // Any privilege on the table allows SHOW CREATE TABLE: LOAD on demo.* still does.
+    root("REVOKE SELECT_PRIV ON demo.orders FROM 'bob'@'%'");
+    let (_, err) = bob("SHOW CREATE TABLE demo.orders");
+    assert!(err.is_empty(), "{err}");
+    root("REVOKE LOAD_PRIV ON demo.* FROM 'bob'@'%'");
+    let (_, err) = bob("SHOW CREATE TABLE demo.orders");
+    assert!(err.contains("SHOW CREATE TABLE command denied"), "{err}");
 }

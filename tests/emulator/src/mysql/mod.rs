@@ -159,6 +159,17 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
         return Ok(());
     }
     if let Some(db) = &database
+        && shared.catalog.has_database(db).unwrap_or(false)
+        && !shared.users.has_any(&user, db, None)
+    {
+        let message = format!(
+            "Access denied for user '{user}'@'{}' to database '{db}'",
+            peer.ip()
+        );
+        io.error(1044, b"42000", &message).await?;
+        return Ok(());
+    }
+    if let Some(db) = &database
         && !shared.catalog.has_database(db).unwrap_or(false)
     {
         io.error(1049, b"42000", &format!("Unknown database '{db}'"))
@@ -183,7 +194,11 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
             0x01 => return Ok(()), // COM_QUIT
             0x02 => {
                 let db = String::from_utf8_lossy(body).into_owned();
-                if shared.catalog.has_database(&db).unwrap_or(false) {
+                let exists = shared.catalog.has_database(&db).unwrap_or(false);
+                if exists && !shared.users.has_any(&state.user, &db, None) {
+                    let (code, sqlstate, message) = query::database_denied(&state, &db);
+                    io.error(code, sqlstate, &message).await?;
+                } else if exists {
                     state.database = Some(db);
                     io.ok(0).await?;
                 } else {

@@ -7,6 +7,7 @@ use super::Session;
 use super::show::{describe_rows, show_create_table};
 use super::wire::{ColumnDef, PacketIo};
 use crate::Shared;
+use crate::auth::{Privilege, missing_privilege};
 use crate::error::EmulatorError;
 
 /// The error Doris gives for a non-constant `SET` value (sic).
@@ -51,6 +52,27 @@ pub async fn run(
         Outcome::Rows(columns, rows) => io.result_set(&columns, &rows).await,
         Outcome::Err(code, state, message) => io.error(code, state, &message).await,
     }
+}
+
+/// 1044, as Doris answers a database the user holds nothing on.
+pub fn database_denied(session: &Session, db: &str) -> (u16, &'static [u8; 5], String) {
+    (
+        1044,
+        b"42000",
+        format!(
+            "Access denied for user '{}'@'{}' to database '{db}'",
+            session.user,
+            session.peer.ip()
+        ),
+    )
+}
+
+fn table_denied(session: &Session, command: &str, db: &str, table: &str) -> Outcome {
+    analysis(format!(
+        "{command} command denied to user '{}'@'{}' for table '{db}.{table}'",
+        session.user,
+        session.peer.ip()
+    ))
 }
 
 fn strip(sql: &str) -> &str {
@@ -304,6 +326,12 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         }
         ["USE", ..] => {
             let db = split_dotted(&rest_after(1)).pop().unwrap_or_default();
+            if shared.catalog.has_database(&db).unwrap_or(false)
+                && !shared.users.has_any(&session.user, &db, None)
+            {
+                let (code, state, message) = database_denied(session, &db);
+                return Outcome::Err(code, state, message);
+            }
             match shared.catalog.has_database(&db) {
                 Ok(true) => {
                     session.database = Some(db);
@@ -314,7 +342,14 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         }
         ["SHOW", "DATABASES", ..] | ["SHOW", "SCHEMAS", ..] => {
             let mut names = vec!["information_schema".to_owned()];
-            names.extend(shared.catalog.database_names().unwrap_or_default());
+            names.extend(
+                shared
+                    .catalog
+                    .database_names()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|d| shared.users.has_any(&session.user, d, None)),
+            );
             Outcome::Rows(
                 vec![ColumnDef::text("Database")],
                 names.into_iter().map(|n| vec![Some(n)]).collect(),
@@ -333,7 +368,11 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
             match shared.catalog.table_names(&db) {
                 Ok(names) => Outcome::Rows(
                     vec![ColumnDef::text(&format!("Tables_in_{db}"))],
-                    names.into_iter().map(|n| vec![Some(n)]).collect(),
+                    names
+                        .into_iter()
+                        .filter(|t| shared.users.has_any(&session.user, &db, Some(t)))
+                        .map(|n| vec![Some(n)])
+                        .collect(),
                 ),
                 Err(e) => from_error(&e),
             }
@@ -343,6 +382,9 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                 Ok(n) => n,
                 Err(o) => return o,
             };
+            if !shared.users.has_any(&session.user, &db, Some(&name)) {
+                return table_denied(session, "SHOW CREATE TABLE", &db, &name);
+            }
             match shared.catalog.table(&db, &name) {
                 Ok(t) => Outcome::Rows(
                     vec![ColumnDef::text("Table"), ColumnDef::text("Create Table")],
@@ -364,6 +406,9 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                 Ok(n) => n,
                 Err(o) => return o,
             };
+            if !shared.users.has_any(&session.user, &db, Some(&name)) {
+                return table_denied(session, "DESCRIBE", &db, &name);
+            }
             match shared.catalog.table(&db, &name) {
                 Ok(t) => Outcome::Rows(
                     ["Field", "Type", "Null", "Key", "Default", "Extra"]
@@ -394,6 +439,14 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         ["SHOW", "BACKENDS", ..] => show_backends(shared),
         ["ALTER", "SYSTEM", "MODIFY", "BACKEND", ..] => modify_backend(shared, &rest_after(4)),
         ["BEGIN" | "COMMIT" | "ROLLBACK", ..] => Outcome::Ok(0),
+        ["CREATE", "USER", ..] | ["GRANT", ..] | ["REVOKE", ..] if session.user != "root" => {
+            Outcome::Err(1227, b"42000", "Access denied; you need (at least one of) the (GRANT) privilege(s) for this operation".into())
+        }
+        ["CREATE" | "DROP" | "TRUNCATE", "DATABASE" | "TABLE" | "SCHEMA", ..]
+            if !ddl_allowed(shared, session, sql) =>
+        {
+            Outcome::Err(1227, b"42000", missing_privilege(Privilege::Alter))
+        }
         _ => {
             let mut db = session.database.clone();
             match crate::ddl::execute(shared, &mut db, sql) {
@@ -496,6 +549,33 @@ fn modify_backend(shared: &Shared, rest: &str) -> Outcome {
         shared.set_public_endpoint(Some(endpoint));
     }
     Outcome::Ok(0)
+}
+
+/// DDL needs ALTER_PRIV on the target database (root holds everything).
+fn ddl_allowed(shared: &Shared, session: &Session, sql: &str) -> bool {
+    if session.user == "root" {
+        return true;
+    }
+    // The database named in the statement (`db.t` or the database itself), else the current one.
+    let words: Vec<&str> = sql.split_whitespace().collect();
+    let name = words
+        .iter()
+        .skip(2)
+        .find(|w| !["IF", "NOT", "EXISTS"].contains(&w.to_ascii_uppercase().as_str()))
+        .map(|w| w.split('(').next().unwrap_or_default());
+    let is_database = words
+        .get(1)
+        .is_some_and(|w| w.eq_ignore_ascii_case("DATABASE") || w.eq_ignore_ascii_case("SCHEMA"));
+    let db = match name.map(split_dotted) {
+        Some(parts) if is_database => parts.last().cloned(),
+        Some(parts) if parts.len() >= 2 => parts.get(parts.len() - 2).cloned(),
+        _ => session.database.clone(),
+    };
+    db.is_some_and(|db| {
+        shared
+            .users
+            .has_in_database(&session.user, &db, Privilege::Alter)
+    })
 }
 
 fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) -> Outcome {
