@@ -1,7 +1,7 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt check, clippy -D warnings, every Rust test, rustdoc -D warnings
+//! cargo xtask ci                 fmt, clippy -D warnings, rustdoc -D warnings, Rust tests, ruff, pytest
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask bench [--quick]    release-mode benchmarks (today: the emulator's ingest rate)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
@@ -103,6 +103,80 @@ fn counted_step(name: &str, mut cmd: Command) -> Result<(u64, u64), String> {
     }
 }
 
+/// The project's Python: `DAFT_DORIS_PYTHON`, else the venv `.ci/run` creates.
+fn python() -> Result<PathBuf, String> {
+    let python = std::env::var("DAFT_DORIS_PYTHON").map_or_else(
+        |_| PathBuf::from("/var/tmp/daft-doris-venv/bin/python"),
+        PathBuf::from,
+    );
+    if python.exists() {
+        Ok(python)
+    } else {
+        Err(format!(
+            "no Python environment at {}: run `bash .ci/run` once (it creates the venv) or set DAFT_DORIS_PYTHON",
+            python.display()
+        ))
+    }
+}
+
+/// ruff, then the pytest suite; returns pytest's passed and failed counts.
+fn python_tests() -> Result<(u64, u64), String> {
+    let python = python()?;
+    let mut lint = Command::new(&python);
+    lint.current_dir(root())
+        .args(["-m", "ruff", "check", "tests/python"]);
+    step("ruff check", lint)?;
+    let mut format = Command::new(&python);
+    format
+        .current_dir(root())
+        .args(["-m", "ruff", "format", "--check", "tests/python"]);
+    step("ruff format --check", format)?;
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let mut pytest = Command::new(&python);
+    pytest
+        .current_dir(root())
+        .env("DORIS_EMULATOR_BIN", target.join("debug/doris-emulator"))
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/python",
+        ]);
+    println!("==> python tests");
+    let started = Instant::now();
+    let out = pytest
+        .output()
+        .map_err(|e| format!("python tests: could not start: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    println!("<== python tests: {:.1}s", started.elapsed().as_secs_f64());
+    // pytest's summary: "3 passed in 0.4s" or "1 failed, 2 passed in 0.5s".
+    let summary = text.lines().last().unwrap_or_default();
+    let count = |word: &str| {
+        summary
+            .split([',', ' '])
+            .collect::<Vec<_>>()
+            .windows(2)
+            .find(|w| w[1] == word)
+            .and_then(|w| w[0].parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let (passed, failed) = (
+        count("passed"),
+        count("failed") + count("errors") + count("error"),
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "python tests failed: {passed} passed, {failed} failed"
+        ));
+    }
+    Ok((passed, failed))
+}
+
 fn ci() -> Result<(), String> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
@@ -123,8 +197,10 @@ fn ci() -> Result<(), String> {
     step("rustdoc (broken links and markup are errors)", doc)?;
     let mut test = cargo();
     test.args(["test", "--workspace"]);
-    let (passed, failed) = counted_step("rust tests", test)?;
-    // One closing line that CI reads, whatever runner produced the counts.
+    let (rust_passed, rust_failed) = counted_step("rust tests", test)?;
+    let (py_passed, py_failed) = python_tests()?;
+    let (passed, failed) = (rust_passed + py_passed, rust_failed + py_failed);
+    // One closing line that CI reads, whatever runners produced the counts.
     println!("tests: {passed} passed, {failed} failed");
     if failed > 0 {
         return Err(format!("{failed} tests failed"));
