@@ -157,15 +157,22 @@ impl Table {
     }
 
     /// Applies rows already grouped by tablet index, with the table's key-model semantics.
+    ///
+    /// All or nothing: every tablet is merged first, and the results replace the visible
+    /// data only when all merges succeeded (a failed load changes nothing).
     pub fn apply(&self, per_tablet: Vec<Vec<RecordBatch>>) -> Result<(), EmulatorError> {
         let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        let mut merged = Vec::new();
         for (idx, new_batches) in per_tablet.into_iter().enumerate() {
-            if new_batches.is_empty() {
-                continue;
+            if !new_batches.is_empty() {
+                merged.push((
+                    idx,
+                    storage::merge_into_tablet(self, data[idx].clone(), new_batches)?,
+                ));
             }
-            let merged =
-                storage::merge_into_tablet(self, std::mem::take(&mut data[idx]), new_batches)?;
-            data[idx] = merged;
+        }
+        for (idx, batches) in merged {
+            data[idx] = batches;
         }
         self.version
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -545,6 +545,12 @@ async fn be_stream_load(
             ));
         }
     };
+    if opts.partial
+        && !(table.schema.key_model == Some(doris_sql::KeyModel::Unique)
+            && table.schema.merge_on_write)
+    {
+        return fail("[INVALID_ARGUMENT]Partial update is only allowed on unique table with merge-on-write enabled.".into());
+    }
     let txn_id = match shared.txns.begin(&db, &table_name, &opts.label) {
         Ok(id) => id,
         Err(exists) => {
@@ -679,7 +685,10 @@ async fn be_stream_load(
             } else if let Err(e) = table.apply(staged) {
                 shared.txns.abort(txn_id, &e.to_string());
                 response.status = "Fail".into();
-                response.message = format!("[INTERNAL_ERROR]{e}");
+                response.message = match e {
+                    EmulatorError::DataQuality(m) => format!("[DATA_QUALITY_ERROR]{m}"),
+                    other => format!("[INTERNAL_ERROR]{other}"),
+                };
                 response.number_loaded_rows = 0;
             } else {
                 shared.txns.make_visible(txn_id);

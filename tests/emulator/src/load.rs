@@ -75,7 +75,17 @@ pub struct LoadOptions {
     pub two_phase_commit: bool,
     /// `comment`
     pub comment: String,
+    /// Partial-column update (`partial_columns: true` or `unique_key_update_mode:
+    /// UPDATE_FIXED_COLUMNS`): only the loaded columns change for existing keys.
+    pub partial: bool,
+    /// `partial_update_new_key_behavior: ERROR`: a new key fails the load.
+    pub new_key_error: bool,
 }
+
+/// Schema metadata key that marks a partial-update batch with the columns it provides.
+pub const PARTIAL_COLUMNS: &str = "doris.emulator.partial_columns";
+/// Schema metadata key: `error` when a partial update must not insert new keys.
+pub const PARTIAL_NEW_KEY: &str = "doris.emulator.partial_new_key";
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
@@ -150,8 +160,6 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         "where",
         "merge_type",
         "delete",
-        "partial_columns",
-        "unique_key_update_mode",
         "jsonpaths",
         "hidden_columns",
     ] {
@@ -197,7 +205,34 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
             }
         }
     };
+    let mode = header(headers, "unique_key_update_mode").map(|m| m.trim().to_ascii_uppercase());
+    let partial = match mode.as_deref() {
+        None => bool_header(headers, "partial_columns")?,
+        Some("UPSERT") => false,
+        Some("UPDATE_FIXED_COLUMNS") => true,
+        Some("UPDATE_FLEXIBLE_COLUMNS") => {
+            return Err("[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement UPDATE_FLEXIBLE_COLUMNS yet".into());
+        }
+        Some(m) => {
+            return Err(format!(
+                "[INVALID_ARGUMENT]Invalid unique_key_update_mode {m}"
+            ));
+        }
+    };
+    let behavior =
+        header(headers, "partial_update_new_key_behavior").map(|m| m.trim().to_ascii_uppercase());
+    let new_key_error = match behavior.as_deref() {
+        None | Some("APPEND") => false,
+        Some("ERROR") => true,
+        Some(m) => {
+            return Err(format!(
+                "[INVALID_ARGUMENT]Invalid partial_update_new_key_behavior {m}"
+            ));
+        }
+    };
     Ok(LoadOptions {
+        partial,
+        new_key_error,
         label,
         format,
         compression,
@@ -312,7 +347,7 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                         .collect(),
                 );
             }
-            conform_text(table, opts, &names, rows, &mut out)?;
+            conform_text(table, opts, &names, rows, None, &mut out)?;
         }
         Format::Json => {
             let text = String::from_utf8(body.to_vec())
@@ -343,6 +378,12 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                 .iter()
                 .map(|c| c.name.clone())
                 .collect();
+            let json_provided: Option<Vec<String>> = opts.columns.clone().or_else(|| {
+                values
+                    .first()
+                    .and_then(|v| v.as_object())
+                    .map(|o| o.keys().cloned().collect())
+            });
             let mut rows = Vec::new();
             for v in values {
                 out.total_rows += 1;
@@ -365,7 +406,14 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                         .collect(),
                 );
             }
-            conform_text(table, opts, &names, rows, &mut out)?;
+            conform_text(
+                table,
+                opts,
+                &names,
+                rows,
+                json_provided.as_deref(),
+                &mut out,
+            )?;
         }
     }
     Ok(out)
@@ -434,6 +482,7 @@ fn conform_text(
     opts: &LoadOptions,
     names: &[String],
     rows: Vec<Vec<Option<String>>>,
+    provided: Option<&[String]>,
     out: &mut Decoded,
 ) -> Result<(), String> {
     if rows.is_empty() {
@@ -447,7 +496,7 @@ fn conform_text(
             (n.clone(), Arc::new(values) as ArrayRef)
         })
         .collect();
-    conform(table, opts, columns, out)
+    conform(table, opts, columns, provided, out)
 }
 
 fn conform_batch(
@@ -470,7 +519,7 @@ fn conform_batch(
         .into_iter()
         .zip(batch.columns().iter().cloned())
         .collect();
-    conform(table, opts, columns, out)
+    conform(table, opts, columns, None, out)
 }
 
 /// Casts source columns to the table's columns and filters rows by Doris's rules.
@@ -478,9 +527,32 @@ fn conform(
     table: &Table,
     opts: &LoadOptions,
     source: Vec<(String, ArrayRef)>,
+    provided: Option<&[String]>,
     out: &mut Decoded,
 ) -> Result<(), String> {
     let rows = source.first().map_or(0, |(_, a)| a.len());
+    // A partial update changes only the columns it provides; every key must be among them.
+    let provided: Vec<String> = table
+        .schema
+        .columns
+        .iter()
+        .filter(|c| {
+            let given = |n: &String| n.eq_ignore_ascii_case(&c.name);
+            match provided {
+                Some(p) => p.iter().any(given),
+                None => source.iter().any(|(n, _)| given(n)),
+            }
+        })
+        .map(|c| c.name.clone())
+        .collect();
+    let is_provided = |name: &str| provided.iter().any(|p| p.eq_ignore_ascii_case(name));
+    if opts.partial
+        && let Some(missing) = table.schema.key_columns.iter().find(|k| !is_provided(k))
+    {
+        return Err(format!(
+            "[INVALID_ARGUMENT]partial update requires every key column, `{missing}` is missing"
+        ));
+    }
     let mut keep = vec![true; rows];
     let mut reasons: Vec<Option<String>> = vec![None; rows];
     let mut arrays = Vec::with_capacity(table.schema.columns.len());
@@ -509,14 +581,15 @@ fn conform(
         };
         // Without a cast no value can fail to convert: only NULLs in a NOT NULL column count.
         let cast_happened = src.is_some_and(|(_, a)| a.data_type() != field.data_type());
-        if !cast_happened && (column.nullable || array.null_count() == 0) {
+        let check_nulls = !opts.partial || is_provided(&column.name);
+        if !cast_happened && (column.nullable || array.null_count() == 0 || !check_nulls) {
             arrays.push(array);
             continue;
         }
         for r in 0..rows {
             let failed_cast =
                 cast_happened && src.is_some_and(|(_, a)| a.is_valid(r)) && array.is_null(r);
-            let null_in_not_null = array.is_null(r) && !column.nullable;
+            let null_in_not_null = array.is_null(r) && !column.nullable && check_nulls;
             if (failed_cast && opts.strict_mode) || null_in_not_null {
                 keep[r] = false;
                 if reasons[r].is_none() {
@@ -546,8 +619,8 @@ fn conform(
             .map(|f| f.as_ref().clone().with_nullable(true))
             .collect::<Vec<_>>(),
     ));
-    let batch =
-        RecordBatch::try_new(nullable, arrays).map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    let batch = RecordBatch::try_new(nullable.clone(), arrays)
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
     for reason in reasons.into_iter().flatten() {
         out.reject(reason);
     }
@@ -557,7 +630,21 @@ fn conform(
         filter_record_batch(&batch, &BooleanArray::from(keep))
             .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?
     };
-    let batch = RecordBatch::try_new(table.arrow_schema.clone(), batch.columns().to_vec())
+    let schema = if opts.partial {
+        // NOT NULL columns the update does not provide stay NULL until the merge fills them.
+        let mut metadata = std::collections::HashMap::new();
+        metadata.insert(PARTIAL_COLUMNS.to_owned(), provided.join(","));
+        let behavior = if opts.new_key_error {
+            "error"
+        } else {
+            "append"
+        };
+        metadata.insert(PARTIAL_NEW_KEY.to_owned(), behavior.to_owned());
+        Arc::new(nullable.as_ref().clone().with_metadata(metadata))
+    } else {
+        table.arrow_schema.clone()
+    };
+    let batch = RecordBatch::try_new(schema, batch.columns().to_vec())
         .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
     if batch.num_rows() > 0 {
         out.batches.push(batch);

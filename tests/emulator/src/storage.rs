@@ -228,8 +228,30 @@ pub fn merge_into_tablet(
         all.extend(new);
         return Ok(all);
     }
-    let all: Vec<RecordBatch> = existing.into_iter().chain(new).collect();
-    let merged = concat_batches(&table.arrow_schema, &all).map_err(arrow_err)?;
+    // Until merged, NOT NULL columns of a partial update may hold NULLs: concatenate under
+    // an all-nullable schema and check the table's schema at the end.
+    let nullable = Arc::new(arrow::datatypes::Schema::new(
+        table
+            .arrow_schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
+    ));
+    let mut row_partial: Vec<Option<usize>> = Vec::new();
+    let mut partials: Vec<(Vec<bool>, bool)> = Vec::new();
+    let mut all = Vec::new();
+    for batch in existing.into_iter().chain(new) {
+        let slot = partial_mask(table, &batch).map(|mask| {
+            partials.push(mask);
+            partials.len() - 1
+        });
+        row_partial.extend(std::iter::repeat_n(slot, batch.num_rows()));
+        all.push(
+            RecordBatch::try_new(nullable.clone(), batch.columns().to_vec()).map_err(arrow_err)?,
+        );
+    }
+    let merged = concat_batches(&nullable, &all).map_err(arrow_err)?;
     if merged.num_rows() == 0 {
         return Ok(Vec::new());
     }
@@ -251,46 +273,91 @@ pub fn merge_into_tablet(
         groups[g].push(r as u32);
     }
     let out = match model {
-        KeyModel::Unique => unique_winners(table, &merged, &groups)?,
+        KeyModel::Unique => unique_winners(table, &merged, &groups, &row_partial, &partials)?,
         _ => aggregate(table, &merged, &groups, &key_idx)?,
     };
+    let out =
+        RecordBatch::try_new(table.arrow_schema.clone(), out.columns().to_vec()).map_err(|e| {
+            EmulatorError::DataQuality(format!(
+                "a new key of a partial update leaves a NOT NULL column empty: {e}"
+            ))
+        })?;
     Ok(vec![out])
 }
 
+/// The provided-columns mask of a partial-update batch (and whether new keys are an error).
+fn partial_mask(table: &Table, batch: &RecordBatch) -> Option<(Vec<bool>, bool)> {
+    let schema = batch.schema();
+    let provided = schema.metadata().get(crate::load::PARTIAL_COLUMNS)?;
+    let names: Vec<&str> = provided.split(',').collect();
+    let mask = table
+        .schema
+        .columns
+        .iter()
+        .map(|c| names.iter().any(|n| n.eq_ignore_ascii_case(&c.name)))
+        .collect();
+    let new_key_error = schema
+        .metadata()
+        .get(crate::load::PARTIAL_NEW_KEY)
+        .is_some_and(|b| b == "error");
+    Some((mask, new_key_error))
+}
+
+/// One row per key. A full row replaces the key's row (unless its sequence value is
+/// smaller); a partial-update row replaces only the columns it provides. Built column by
+/// column: each output column takes, per key, the row that last won that column.
 fn unique_winners(
     table: &Table,
     merged: &RecordBatch,
     groups: &[Vec<u32>],
+    row_partial: &[Option<usize>],
+    partials: &[(Vec<bool>, bool)],
 ) -> Result<RecordBatch, EmulatorError> {
     let sequence = match &table.schema.sequence {
         Some(SequenceColumn::Mapped(c)) => Some(encode(merged, &[column_index(table, c)?])?),
         _ => None,
     };
-    let winners: Vec<u32> = groups
-        .iter()
-        .map(|rows| {
-            rows.iter()
-                .copied()
-                .reduce(|best, r| match &sequence {
-                    // A later row wins unless its sequence value is smaller.
-                    Some(seq) if seq.row(r as usize) < seq.row(best as usize) => best,
-                    _ => r,
-                })
-                .unwrap_or(0)
-        })
-        .collect();
-    take_rows(merged, &winners)
-}
-
-fn take_rows(batch: &RecordBatch, rows: &[u32]) -> Result<RecordBatch, EmulatorError> {
-    let indices = UInt32Array::from(rows.to_vec());
-    let columns = batch
-        .columns()
-        .iter()
-        .map(|c| take(c, &indices, None))
+    let ncols = merged.num_columns();
+    let mut picks: Vec<Vec<u32>> = vec![Vec::with_capacity(groups.len()); ncols];
+    for rows in groups {
+        let mut winner: Vec<Option<u32>> = vec![None; ncols];
+        let mut decided_by: Option<u32> = None;
+        for &r in rows {
+            match row_partial[r as usize].map(|slot| &partials[slot]) {
+                None => {
+                    if let (Some(seq), Some(best)) = (&sequence, decided_by)
+                        && seq.row(r as usize) < seq.row(best as usize)
+                    {
+                        continue;
+                    }
+                    winner.fill(Some(r));
+                    decided_by = Some(r);
+                }
+                Some((mask, new_key_error)) => {
+                    if winner[0].is_none() && *new_key_error {
+                        return Err(EmulatorError::DataQuality(
+                            "partial update with partial_update_new_key_behavior=ERROR found a new key".into(),
+                        ));
+                    }
+                    for (c, w) in winner.iter_mut().enumerate() {
+                        if mask[c] || w.is_none() {
+                            *w = Some(r);
+                        }
+                    }
+                }
+            }
+        }
+        for (c, w) in winner.into_iter().enumerate() {
+            picks[c].push(w.unwrap_or(rows[0]));
+        }
+    }
+    let columns = picks
+        .into_iter()
+        .enumerate()
+        .map(|(c, rows)| take(merged.column(c), &UInt32Array::from(rows), None))
         .collect::<Result<Vec<_>, _>>()
         .map_err(arrow_err)?;
-    RecordBatch::try_new(batch.schema(), columns).map_err(arrow_err)
+    RecordBatch::try_new(merged.schema(), columns).map_err(arrow_err)
 }
 
 fn aggregate(

@@ -698,3 +698,109 @@ fn binary_prints_ports_and_runs_init_sql() {
         "the emulator exits cleanly on SIGTERM: {status}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_update_changes_only_the_loaded_columns() {
+    let h = harness("partial").await;
+    let full = h.file(
+        "full.json",
+        b"{\"k\": 1, \"v\": \"a\", \"seq\": 1}\n{\"k\": 2, \"v\": \"b\", \"seq\": 1}\n",
+    );
+    assert_eq!(
+        h.stream_load("uniq", &full, &["label:pu0", "format:json"], "root:")
+            .0["Status"],
+        "Success"
+    );
+    let patch = h.file(
+        "patch.json",
+        b"{\"k\": 1, \"v\": \"patched\"}\n{\"k\": 3, \"v\": \"new\"}\n",
+    );
+    let (json, _) = h.stream_load(
+        "uniq",
+        &patch,
+        &["label:pu1", "format:json", "partial_columns:true"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    let rows = |h: &Harness| {
+        let mut got: Vec<(i32, String, Option<i32>)> = h
+            .rows("uniq")
+            .iter()
+            .flat_map(|b| {
+                let k = b.column(0).as_primitive::<Int32Type>().clone();
+                let v = b.column(1).as_string::<i32>().clone();
+                let s = b.column(2).as_primitive::<Int32Type>().clone();
+                (0..b.num_rows())
+                    .map(move |i| {
+                        (
+                            k.value(i),
+                            v.value(i).to_owned(),
+                            s.is_valid(i).then(|| s.value(i)),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        got.sort();
+        got
+    };
+    // k=1: only `v` changed (seq kept); k=2 untouched; k=3 appended with NULL for `seq`.
+    assert_eq!(
+        rows(&h),
+        vec![
+            (1, "patched".into(), Some(1)),
+            (2, "b".into(), Some(1)),
+            (3, "new".into(), None)
+        ]
+    );
+
+    let new_key = h.file("newkey.json", b"{\"k\": 4, \"v\": \"x\"}\n");
+    let (json, _) = h.stream_load(
+        "uniq",
+        &new_key,
+        &[
+            "label:pu2",
+            "format:json",
+            "unique_key_update_mode:UPDATE_FIXED_COLUMNS",
+            "partial_update_new_key_behavior:ERROR",
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Fail");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .starts_with("[DATA_QUALITY_ERROR]"),
+        "{json}"
+    );
+    assert_eq!(rows(&h).len(), 3, "nothing applied");
+
+    let no_key = h.file("nokey.json", b"{\"v\": \"x\"}\n");
+    let (json, _) = h.stream_load(
+        "uniq",
+        &no_key,
+        &["label:pu3", "format:json", "partial_columns:true"],
+        "root:",
+    );
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("requires every key column, `k` is missing"),
+        "{json}"
+    );
+    let (json, _) = h.stream_load(
+        "dup",
+        &new_key,
+        &["label:pu4", "format:json", "partial_columns:true"],
+        "root:",
+    );
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("only allowed on unique table with merge-on-write"),
+        "{json}"
+    );
+}
