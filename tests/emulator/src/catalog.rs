@@ -139,6 +139,18 @@ impl Table {
         })
     }
 
+    /// The table's Arrow schema with every column nullable: rows being loaded or merged may
+    /// hold NULLs in NOT NULL columns until they are filtered or filled.
+    pub fn nullable_schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(
+            self.arrow_schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone().with_nullable(true))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
     /// The key model, with "no key clause" treated as DUPLICATE (duplicate without keys).
     pub fn key_model(&self) -> KeyModel {
         self.schema.key_model.unwrap_or(KeyModel::Duplicate)

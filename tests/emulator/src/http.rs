@@ -297,6 +297,23 @@ pub fn fe_router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
+/// FE auth plus SELECT_PRIV on the table: the 401 envelope that refuses the request, if any.
+fn fe_select_refusal(
+    shared: &Shared,
+    headers: &HeaderMap,
+    peer: SocketAddr,
+    db: &str,
+    table: &str,
+) -> Option<Response> {
+    match fe_auth(shared, headers, peer) {
+        Err(data) => Some(unauthorized(data)),
+        Ok((user, _)) if !shared.users.has(&user, db, table, Privilege::Select) => {
+            Some(unauthorized(missing_privilege(Privilege::Select)))
+        }
+        Ok(_) => None,
+    }
+}
+
 async fn fe_query_plan(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -304,12 +321,8 @@ async fn fe_query_plan(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (user, _) = match fe_auth(&shared, &headers, peer) {
-        Ok(c) => c,
-        Err(data) => return unauthorized(data),
-    };
-    if !shared.users.has(&user, &db, &table, Privilege::Select) {
-        return unauthorized(missing_privilege(Privilege::Select));
+    if let Some(refusal) = fe_select_refusal(&shared, &headers, peer, &db, &table) {
+        return refusal;
     }
     json_response(&crate::query_plan::query_plan(&shared, &db, &table, &body))
 }
@@ -320,12 +333,8 @@ async fn fe_schema(
     Path((db, table)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let (user, _) = match fe_auth(&shared, &headers, peer) {
-        Ok(c) => c,
-        Err(data) => return unauthorized(data),
-    };
-    if !shared.users.has(&user, &db, &table, Privilege::Select) {
-        return unauthorized(missing_privilege(Privilege::Select));
+    if let Some(refusal) = fe_select_refusal(&shared, &headers, peer, &db, &table) {
+        return refusal;
     }
     json_response(&crate::query_plan::schema(&shared, &db, &table))
 }

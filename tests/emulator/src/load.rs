@@ -611,14 +611,7 @@ fn conform(
     }
     // Until the rejected rows are gone, NOT NULL columns may still hold NULLs: build the
     // batch under an all-nullable schema, filter, then take the table's schema.
-    let nullable = Arc::new(arrow::datatypes::Schema::new(
-        table
-            .arrow_schema
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone().with_nullable(true))
-            .collect::<Vec<_>>(),
-    ));
+    let nullable = table.nullable_schema();
     let batch = RecordBatch::try_new(nullable.clone(), arrays)
         .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
     for reason in reasons.into_iter().flatten() {

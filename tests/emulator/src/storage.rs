@@ -230,14 +230,7 @@ pub fn merge_into_tablet(
     }
     // Until merged, NOT NULL columns of a partial update may hold NULLs: concatenate under
     // an all-nullable schema and check the table's schema at the end.
-    let nullable = Arc::new(arrow::datatypes::Schema::new(
-        table
-            .arrow_schema
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone().with_nullable(true))
-            .collect::<Vec<_>>(),
-    ));
+    let nullable = table.nullable_schema();
     let mut row_partial: Vec<Option<usize>> = Vec::new();
     let mut partials: Vec<(Vec<bool>, bool)> = Vec::new();
     let mut all = Vec::new();
