@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used)]
 
 use std::process::{Command, Output};
+
+mod common;
 use std::time::{Duration, Instant};
 
 use doris_emulator::faults::Fault;
@@ -50,19 +52,8 @@ impl Harness {
     }
 
     fn load(&self, label: &str) -> Output {
-        curl(&[
-            "-sS",
-            "--location-trusted",
-            "-u",
-            "root:",
-            "-H",
-            "Expect:100-continue",
-            "-H",
-            &format!("label:{label}"),
-            "-T",
-            &self.file,
-            &self.url("/api/demo/dup/_stream_load"),
-        ])
+        let url = self.url("/api/demo/dup/_stream_load");
+        common::curl_stream_load(&url, &self.file, "root:", &[&format!("label:{label}")])
     }
 
     fn committed_rows(&self) -> u64 {

@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used)]
 
 use std::process::Command;
+
+mod common;
 use std::str::FromStr;
 
 use doris_emulator::{Emulator, EmulatorConfig};
@@ -340,23 +342,8 @@ async fn privileges_are_checked_on_every_face() {
     let file = std::env::temp_dir().join(format!("privileges-{}.csv", std::process::id()));
     std::fs::write(&file, "boston\t1\t\\N\n").unwrap();
     let load = || {
-        let out = Command::new("curl")
-            .args([
-                "-sS",
-                "--location-trusted",
-                "-u",
-                "bob:b",
-                "-H",
-                "Expect:100-continue",
-                "-T",
-            ])
-            .arg(&file)
-            .arg(format!(
-                "http://{}/api/demo/visits/_stream_load",
-                e.fe_http_addr()
-            ))
-            .output()
-            .unwrap();
+        let url = format!("http://{}/api/demo/visits/_stream_load", e.fe_http_addr());
+        let out = common::curl_stream_load(&url, &file.to_string_lossy(), "bob:b", &[]);
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let denied = load();

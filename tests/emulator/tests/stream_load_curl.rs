@@ -8,6 +8,8 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
+
+mod common;
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, Int32Array, Int64Array, StringArray};
@@ -84,22 +86,8 @@ impl Harness {
         headers: &[&str],
         user: &str,
     ) -> (Value, String) {
-        let mut cmd = Command::new("curl");
-        cmd.args([
-            "-sS",
-            "--location-trusted",
-            "-u",
-            user,
-            "-H",
-            "Expect:100-continue",
-            "-T",
-            file,
-        ]);
-        for h in headers {
-            cmd.args(["-H", h]);
-        }
-        cmd.arg(self.url(&format!("/api/demo/{table}/_stream_load")));
-        let out = cmd.output().unwrap();
+        let url = self.url(&format!("/api/demo/{table}/_stream_load"));
+        let out = common::curl_stream_load(&url, file, user, headers);
         assert!(
             out.status.success(),
             "curl failed: {}",
