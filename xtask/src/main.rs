@@ -367,7 +367,22 @@ fn bench(quick: bool) -> Result<(), String> {
             "--",
         ])
         .args(["--rows", rows, "--runs", runs]);
-    step("bench: emulator Arrow ingest", ingest)
+    step("bench: emulator Arrow ingest", ingest)?;
+    let mut client = cargo();
+    client
+        .env("CARGO_TARGET_DIR", format!("{shared}-release"))
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "doris-streamload",
+            "--example",
+            "streamload_bench",
+            "--",
+        ])
+        .args(["--rows", rows, "--runs", runs]);
+    step("bench: doris-streamload vs curl", client)
 }
 
 fn fuzz(seconds: Option<&str>) -> Result<(), String> {

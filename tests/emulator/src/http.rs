@@ -385,8 +385,12 @@ pub struct LoadResponse {
     pub label: String,
     /// `Comment`
     pub comment: String,
-    /// `TwoPhaseCommit` (a string).
-    pub two_phase_commit: String,
+    /// `TwoPhaseCommit` (a string; absent for group commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub two_phase_commit: Option<String>,
+    /// `GroupCommit` (a bool, only for group commit, instead of `TwoPhaseCommit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_commit: Option<bool>,
     /// `Status`
     pub status: String,
     /// `ExistingJobStatus` (only for Label Already Exists).
@@ -406,8 +410,9 @@ pub struct LoadResponse {
     pub load_bytes: u64,
     /// `LoadTimeMs`
     pub load_time_ms: u64,
-    /// `BeginTxnTimeMs`
-    pub begin_txn_time_ms: u64,
+    /// `BeginTxnTimeMs` (omitted for group commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub begin_txn_time_ms: Option<u64>,
     /// `StreamLoadPutTimeMs`
     pub stream_load_put_time_ms: u64,
     /// `ReadDataTimeMs`
@@ -416,8 +421,9 @@ pub struct LoadResponse {
     pub write_data_time_ms: u64,
     /// `ReceiveDataTimeMs`
     pub receive_data_time_ms: u64,
-    /// `CommitAndPublishTimeMs`
-    pub commit_and_publish_time_ms: u64,
+    /// `CommitAndPublishTimeMs` (omitted for group commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_and_publish_time_ms: Option<u64>,
     /// `ErrorURL` (only when an error log exists).
     #[serde(rename = "ErrorURL", skip_serializing_if = "Option::is_none")]
     pub error_url: Option<String>,
@@ -440,9 +446,11 @@ impl LoadResponse {
             txn_id: -1,
             label: label.to_owned(),
             comment: comment.to_owned(),
-            two_phase_commit: two_phase.to_string(),
+            two_phase_commit: Some(two_phase.to_string()),
             status: "Fail".into(),
             message,
+            begin_txn_time_ms: Some(0),
+            commit_and_publish_time_ms: Some(0),
             ..Self::default()
         }
     }
@@ -504,20 +512,37 @@ async fn be_stream_load(
         }
         _ => {}
     }
-    if header_str(headers, "group_commit").is_some_and(|m| !m.eq_ignore_ascii_case("off_mode")) {
-        if !label_header.is_empty() {
+    let group_commit = match header_str(headers, "group_commit").map(str::to_ascii_lowercase) {
+        None => false,
+        Some(m) if m == "off_mode" => false,
+        Some(m) if m == "sync_mode" || m == "async_mode" => true,
+        Some(_) => {
             return fail(
-                "[INVALID_ARGUMENT]label and group_commit can't be set at the same time".into(),
+                "[INVALID_ARGUMENT]group_commit can only be [async_mode, sync_mode, off_mode]"
+                    .into(),
             );
         }
+    };
+    if group_commit && !label_header.is_empty() {
         return fail(
-            "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement group commit yet".into(),
+            "[INVALID_ARGUMENT]label and group_commit can't be set at the same time".into(),
         );
     }
-    let opts: LoadOptions = match parse_options(headers) {
+    let mut opts: LoadOptions = match parse_options(headers) {
         Ok(o) => o,
         Err(message) => return fail(message),
     };
+    // Group commit is silently off for 2PC and partial updates (protocol §6.1).
+    let group_commit = group_commit && !opts.two_phase_commit && !opts.partial;
+    if group_commit {
+        // Every group-commit load here forms its own internal batch, committed at once
+        // (sync and async modes alike); the label is the batch's internal one.
+        opts.label = format!(
+            "group_commit_{}_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..16],
+            &uuid::Uuid::new_v4().simple().to_string()[..16]
+        );
+    }
     let fail =
         |msg: String| load_reply(&LoadResponse::failed(&opts.label, &comment, two_phase, msg));
     // Begin transaction (the FE checks the password here, as Doris does over thrift).
@@ -559,6 +584,9 @@ async fn be_stream_load(
             && table.schema.merge_on_write)
     {
         return fail("[INVALID_ARGUMENT]Partial update is only allowed on unique table with merge-on-write enabled.".into());
+    }
+    if opts.delete && table.schema.key_model != Some(doris_sql::KeyModel::Unique) {
+        return fail("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = load by MERGE or DELETE is only supported in unique tables.".into());
     }
     let txn_id = match shared.txns.begin(&db, &table_name, &opts.label) {
         Ok(id) => id,
@@ -613,11 +641,13 @@ async fn be_stream_load(
         txn_id,
         label: opts.label.clone(),
         comment: comment.clone(),
-        two_phase_commit: opts.two_phase_commit.to_string(),
+        two_phase_commit: (!group_commit).then(|| opts.two_phase_commit.to_string()),
+        group_commit: group_commit.then_some(true),
         status: "Success".into(),
         message: "OK".into(),
         load_bytes: bytes.len() as u64,
-        begin_txn_time_ms: begin_ms,
+        begin_txn_time_ms: (!group_commit).then_some(begin_ms),
+        commit_and_publish_time_ms: (!group_commit).then_some(0),
         receive_data_time_ms: receive_ms,
         ..LoadResponse::default()
     };
@@ -702,7 +732,7 @@ async fn be_stream_load(
             } else {
                 shared.txns.make_visible(txn_id);
             }
-            response.commit_and_publish_time_ms = ms(commit);
+            response.commit_and_publish_time_ms = (!group_commit).then(|| ms(commit));
         }
     }
     response.load_time_ms = ms(started);

@@ -17,6 +17,7 @@
 //! `docs/emulator.md`.
 
 pub mod auth;
+pub mod bench_data;
 pub mod catalog;
 pub mod ddl;
 pub mod error;
@@ -30,7 +31,10 @@ pub mod txn;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
 
 use arrow::record_batch::RecordBatch;
 use tokio::net::TcpListener;
@@ -89,6 +93,10 @@ pub struct Shared {
     pub txns: TxnRegistry,
     /// Armed faults and the record of those that fired.
     pub faults: faults::FaultRegistry,
+    /// Bytes received on the FE HTTP port (headers and bodies), for wire tests.
+    pub fe_bytes_received: Arc<AtomicU64>,
+    /// Bytes received on the BE HTTP port.
+    pub be_bytes_received: Arc<AtomicU64>,
     be_http_port: OnceLock<u16>,
     public_endpoint: Mutex<Option<String>>,
     error_logs: Mutex<HashMap<String, String>>,
@@ -101,6 +109,8 @@ impl Shared {
             txns: TxnRegistry::new(config.retention),
             catalog: Catalog::default(),
             faults: faults::FaultRegistry::default(),
+            fe_bytes_received: Arc::default(),
+            be_bytes_received: Arc::default(),
             be_http_port: OnceLock::new(),
             public_endpoint: Mutex::new(None),
             error_logs: Mutex::new(HashMap::new()),
@@ -218,7 +228,12 @@ impl ConnKill {
 
 /// Serves `router` with one hyper HTTP/1 connection task per client; each request carries
 /// the peer address (`ConnectInfo`) and a [`ConnKill`] for the connection-level faults.
-async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Receiver<bool>) {
+async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    received: Arc<AtomicU64>,
+    mut stop: watch::Receiver<bool>,
+) {
     loop {
         let (stream, peer) = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -232,6 +247,10 @@ async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Rec
             .clone()
             .layer(axum::Extension(axum::extract::ConnectInfo(peer)))
             .layer(axum::Extension(ConnKill(kill.clone())));
+        let stream = CountingStream {
+            inner: stream,
+            received: received.clone(),
+        };
         tokio::spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new().serve_connection(
                 hyper_util::rt::TokioIo::new(stream),
@@ -243,6 +262,42 @@ async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Rec
                 _ = kill.notified() => {}
             }
         });
+    }
+}
+
+/// A TCP stream that counts the bytes it receives.
+struct CountingStream {
+    inner: tokio::net::TcpStream,
+    received: Arc<AtomicU64>,
+}
+
+impl tokio::io::AsyncRead for CountingStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled().len() - before;
+        self.received.fetch_add(read as u64, Ordering::Relaxed);
+        poll
+    }
+}
+
+impl tokio::io::AsyncWrite for CountingStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -266,8 +321,18 @@ impl Emulator {
         let shared = Arc::new(Shared::new(config));
         let _ = shared.be_http_port.set(be_http.port());
         let (shutdown, stop) = watch::channel(false);
-        tokio::spawn(serve(fe, http::fe_router(shared.clone()), stop.clone()));
-        tokio::spawn(serve(be, http::be_router(shared.clone()), stop.clone()));
+        tokio::spawn(serve(
+            fe,
+            http::fe_router(shared.clone()),
+            shared.fe_bytes_received.clone(),
+            stop.clone(),
+        ));
+        tokio::spawn(serve(
+            be,
+            http::be_router(shared.clone()),
+            shared.be_bytes_received.clone(),
+            stop.clone(),
+        ));
         tokio::spawn(mysql::serve(query, shared.clone(), stop));
         Ok(Self {
             shared,
@@ -317,6 +382,14 @@ impl Emulator {
             "query_port": self.query.port(),
         })
         .to_string()
+    }
+
+    /// Bytes received so far on the FE and the BE HTTP ports (headers included).
+    pub fn http_bytes_received(&self) -> (u64, u64) {
+        (
+            self.shared.fe_bytes_received.load(Ordering::Relaxed),
+            self.shared.be_bytes_received.load(Ordering::Relaxed),
+        )
     }
 
     /// Stops every face.

@@ -80,12 +80,16 @@ pub struct LoadOptions {
     pub partial: bool,
     /// `partial_update_new_key_behavior: ERROR`: a new key fails the load.
     pub new_key_error: bool,
+    /// `merge_type: DELETE`: every loaded row deletes its key.
+    pub delete: bool,
 }
 
 /// Schema metadata key that marks a partial-update batch with the columns it provides.
 pub const PARTIAL_COLUMNS: &str = "doris.emulator.partial_columns";
 /// Schema metadata key: `error` when a partial update must not insert new keys.
 pub const PARTIAL_NEW_KEY: &str = "doris.emulator.partial_new_key";
+/// Schema metadata key that marks a batch whose rows delete their keys (`merge_type: DELETE`).
+pub const DELETE_ROWS: &str = "doris.emulator.delete";
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
@@ -156,13 +160,25 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
     if compression != Compression::None && matches!(format, Format::Arrow | Format::Parquet) {
         return Err("[INVALID_ARGUMENT]compress_type applies to csv and json only".into());
     }
-    for unsupported in [
-        "where",
-        "merge_type",
-        "delete",
-        "jsonpaths",
-        "hidden_columns",
-    ] {
+    let delete = match header(headers, "merge_type")
+        .map(|m| m.trim().to_ascii_uppercase())
+        .as_deref()
+    {
+        None | Some("APPEND") => false,
+        Some("DELETE") => true,
+        Some("MERGE") => {
+            return Err(
+                "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement merge_type MERGE yet"
+                    .into(),
+            );
+        }
+        Some(other) => {
+            return Err(format!(
+                "[INVALID_ARGUMENT]merge_type must be APPEND, DELETE or MERGE, not {other}"
+            ));
+        }
+    };
+    for unsupported in ["where", "delete", "jsonpaths", "hidden_columns"] {
         if header(headers, unsupported).is_some() {
             return Err(format!(
                 "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
@@ -233,6 +249,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
     Ok(LoadOptions {
         partial,
         new_key_error,
+        delete,
         label,
         format,
         compression,
@@ -320,10 +337,11 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
             let skip = opts.skip_lines + usize::from(with_names);
             let names = source_names(table, opts);
             let mut rows: Vec<Vec<Option<String>>> = Vec::new();
-            for (n, line) in text
-                .split(opts.line_delimiter.as_str())
-                .enumerate()
-                .skip(skip)
+            for (n, line) in
+                split_csv_records(&text, &opts.line_delimiter, opts.enclose, opts.escape)
+                    .into_iter()
+                    .enumerate()
+                    .skip(skip)
             {
                 if line.is_empty() && n > 0 {
                     continue;
@@ -431,6 +449,41 @@ fn source_names(table: &Table, opts: &LoadOptions) -> Vec<String> {
     })
 }
 
+/// Splits a CSV body into records on the line delimiter; with `enclose`, a delimiter
+/// inside an enclosed field is data (as Doris's enclose-aware line reader treats it).
+fn split_csv_records<'a>(
+    text: &'a str,
+    delimiter: &str,
+    enclose: Option<char>,
+    escape: Option<char>,
+) -> Vec<&'a str> {
+    let Some(quote) = enclose else {
+        return text.split(delimiter).collect();
+    };
+    let mut records = Vec::new();
+    let (mut start, mut quoted, mut i) = (0, false, 0);
+    let bytes = text.as_bytes();
+    let mut quote_buf = [0u8; 4];
+    let quote = quote.encode_utf8(&mut quote_buf).as_bytes();
+    let escape = escape.filter(char::is_ascii).map(|e| e as u8);
+    while i < bytes.len() {
+        if quoted && Some(bytes[i]) == escape && bytes[i + 1..].starts_with(quote) {
+            i += 1 + quote.len();
+        } else if bytes[i..].starts_with(quote) {
+            quoted = !quoted;
+            i += quote.len();
+        } else if !quoted && bytes[i..].starts_with(delimiter.as_bytes()) {
+            records.push(&text[start..i]);
+            i += delimiter.len();
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    records.push(&text[start.min(text.len())..]);
+    records
+}
+
 /// Splits one CSV line on a (possibly multi-character) separator, honouring `enclose`.
 fn split_csv_line(
     line: &str,
@@ -446,12 +499,11 @@ fn split_csv_line(
     let mut quoted = false;
     let mut rest = line;
     while let Some(ch) = rest.chars().next() {
-        if Some(ch) == escape && quoted {
-            rest = &rest[ch.len_utf8()..];
-            if let Some(next) = rest.chars().next() {
-                field.push(next);
-                rest = &rest[next.len_utf8()..];
-            }
+        // Inside an enclosed field the escape character escapes the enclose character;
+        // before anything else it is kept as data (so `"\N"` still reads as NULL).
+        if Some(ch) == escape && quoted && rest[ch.len_utf8()..].starts_with(quote) {
+            field.push(quote);
+            rest = &rest[ch.len_utf8() + quote.len_utf8()..];
             continue;
         }
         if ch == quote {
@@ -546,11 +598,16 @@ fn conform(
         .map(|c| c.name.clone())
         .collect();
     let is_provided = |name: &str| provided.iter().any(|p| p.eq_ignore_ascii_case(name));
-    if opts.partial
+    if (opts.partial || opts.delete)
         && let Some(missing) = table.schema.key_columns.iter().find(|k| !is_provided(k))
     {
         return Err(format!(
-            "[INVALID_ARGUMENT]partial update requires every key column, `{missing}` is missing"
+            "[INVALID_ARGUMENT]{} requires every key column, `{missing}` is missing",
+            if opts.delete {
+                "delete"
+            } else {
+                "partial update"
+            }
         ));
     }
     let mut keep = vec![true; rows];
@@ -581,7 +638,7 @@ fn conform(
         };
         // Without a cast no value can fail to convert: only NULLs in a NOT NULL column count.
         let cast_happened = src.is_some_and(|(_, a)| a.data_type() != field.data_type());
-        let check_nulls = !opts.partial || is_provided(&column.name);
+        let check_nulls = !(opts.partial || opts.delete) || is_provided(&column.name);
         if !cast_happened && (column.nullable || array.null_count() == 0 || !check_nulls) {
             arrays.push(array);
             continue;
@@ -623,7 +680,12 @@ fn conform(
         filter_record_batch(&batch, &BooleanArray::from(keep))
             .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?
     };
-    let schema = if opts.partial {
+    let schema = if opts.delete {
+        // Only the keys matter; other columns may stay NULL.
+        let mut metadata = std::collections::HashMap::new();
+        metadata.insert(DELETE_ROWS.to_owned(), "true".to_owned());
+        Arc::new(nullable.as_ref().clone().with_metadata(metadata))
+    } else if opts.partial {
         // NOT NULL columns the update does not provide stay NULL until the merge fills them.
         let mut metadata = std::collections::HashMap::new();
         metadata.insert(PARTIAL_COLUMNS.to_owned(), provided.join(","));
@@ -664,6 +726,15 @@ mod tests {
             split_csv_line("'a\\'b',c", ",", Some('\''), Some('\\')),
             vec!["a'b", "c"]
         );
+    }
+
+    #[test]
+    fn csv_records_keep_delimiters_inside_enclosed_fields() {
+        assert_eq!(
+            split_csv_records("1,\"a\nb\"\n2,\"c\\\"\n\"\n", "\n", Some('"'), Some('\\')),
+            vec!["1,\"a\nb\"", "2,\"c\\\"\n\"", ""]
+        );
+        assert_eq!(split_csv_records("a\nb", "\n", None, None), vec!["a", "b"]);
     }
 
     #[test]

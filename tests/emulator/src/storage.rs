@@ -232,6 +232,7 @@ pub fn merge_into_tablet(
     // an all-nullable schema and check the table's schema at the end.
     let nullable = table.nullable_schema();
     let mut row_partial: Vec<Option<usize>> = Vec::new();
+    let mut row_delete: Vec<bool> = Vec::new();
     let mut partials: Vec<(Vec<bool>, bool)> = Vec::new();
     let mut all = Vec::new();
     for batch in existing.into_iter().chain(new) {
@@ -240,6 +241,11 @@ pub fn merge_into_tablet(
             partials.len() - 1
         });
         row_partial.extend(std::iter::repeat_n(slot, batch.num_rows()));
+        let deletes = batch
+            .schema()
+            .metadata()
+            .contains_key(crate::load::DELETE_ROWS);
+        row_delete.extend(std::iter::repeat_n(deletes, batch.num_rows()));
         all.push(
             RecordBatch::try_new(nullable.clone(), batch.columns().to_vec()).map_err(arrow_err)?,
         );
@@ -266,7 +272,16 @@ pub fn merge_into_tablet(
         groups[g].push(r as u32);
     }
     let out = match model {
-        KeyModel::Unique => unique_winners(table, &merged, &groups, &row_partial, &partials)?,
+        KeyModel::Unique => unique_winners(
+            table,
+            &merged,
+            &groups,
+            &RowKinds {
+                partial: &row_partial,
+                partials: &partials,
+                delete: &row_delete,
+            },
+        )?,
         _ => aggregate(table, &merged, &groups, &key_idx)?,
     };
     let out =
@@ -296,16 +311,25 @@ fn partial_mask(table: &Table, batch: &RecordBatch) -> Option<(Vec<bool>, bool)>
     Some((mask, new_key_error))
 }
 
+/// What each merged row is: a full row, a partial update (index into `partials`), or a
+/// delete.
+struct RowKinds<'a> {
+    partial: &'a [Option<usize>],
+    partials: &'a [(Vec<bool>, bool)],
+    delete: &'a [bool],
+}
+
 /// One row per key. A full row replaces the key's row (unless its sequence value is
-/// smaller); a partial-update row replaces only the columns it provides. Built column by
-/// column: each output column takes, per key, the row that last won that column.
+/// smaller); a partial-update row replaces only the columns it provides; a delete row
+/// removes the key. Built column by column: each output column takes, per key, the row
+/// that last won that column.
 fn unique_winners(
     table: &Table,
     merged: &RecordBatch,
     groups: &[Vec<u32>],
-    row_partial: &[Option<usize>],
-    partials: &[(Vec<bool>, bool)],
+    kinds: &RowKinds<'_>,
 ) -> Result<RecordBatch, EmulatorError> {
+    let (row_partial, partials) = (kinds.partial, kinds.partials);
     let sequence = match &table.schema.sequence {
         Some(SequenceColumn::Mapped(c)) => Some(encode(merged, &[column_index(table, c)?])?),
         _ => None,
@@ -316,6 +340,11 @@ fn unique_winners(
         let mut winner: Vec<Option<u32>> = vec![None; ncols];
         let mut decided_by: Option<u32> = None;
         for &r in rows {
+            if kinds.delete[r as usize] {
+                winner.fill(None);
+                decided_by = None;
+                continue;
+            }
             match row_partial[r as usize].map(|slot| &partials[slot]) {
                 None => {
                     if let (Some(seq), Some(best)) = (&sequence, decided_by)
@@ -339,6 +368,10 @@ fn unique_winners(
                     }
                 }
             }
+        }
+        if winner.iter().all(Option::is_none) {
+            // Deleted.
+            continue;
         }
         for (c, w) in winner.into_iter().enumerate() {
             picks[c].push(w.unwrap_or(rows[0]));

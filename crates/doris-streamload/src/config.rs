@@ -1,0 +1,333 @@
+//! How the client reaches Doris: FE address, credentials, TLS, redirect allowlist, routes,
+//! timeouts and retry bounds.
+
+use std::fmt;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+use url::Url;
+
+use crate::error::StreamLoadError;
+
+/// A Doris user and password. `Debug` never shows the password.
+#[derive(Clone)]
+pub struct Credentials {
+    user: String,
+    password: SecretString,
+}
+
+impl Credentials {
+    /// A user and its password (empty for Doris's default `root`).
+    pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
+        Self {
+            user: user.into(),
+            password: SecretString::from(password.into()),
+        }
+    }
+
+    /// The user name.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// `Basic base64(user:password)`, the only place the password is exposed.
+    pub(crate) fn basic_header(&self) -> http::HeaderValue {
+        use base64::Engine as _;
+        let raw = format!("{}:{}", self.user, self.password.expose_secret());
+        let value = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(raw)
+        );
+        let mut header =
+            http::HeaderValue::from_str(&value).unwrap_or(http::HeaderValue::from_static(""));
+        header.set_sensitive(true);
+        header
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"[REDACTED]")
+            .finish()
+    }
+}
+
+/// A host and port a redirect may point to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    /// Host name or IP literal, compared case-insensitively (IPv6 without brackets).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+}
+
+impl HostPort {
+    /// `host:port`.
+    pub fn new(host: impl Into<String>, port: u16) -> Self {
+        Self {
+            host: host.into(),
+            port,
+        }
+    }
+
+    fn matches(&self, host: &str, port: u16) -> bool {
+        self.port == port && self.host.eq_ignore_ascii_case(host)
+    }
+}
+
+/// Where the FE's 307 may send the body.
+///
+/// A target is allowed when its scheme is `http` or `https` (never `http` when the FE was
+/// reached over `https`), and its host and port are either in [`Self::targets`], or among
+/// the BEs the FE itself reports at `/api/backends` (when [`Self::reported_backends`] is
+/// on, the default), or are the FE's own host with any port (only when
+/// [`Self::fe_host_any_port`] is on).
+#[derive(Debug, Clone)]
+pub struct RedirectAllowlist {
+    /// Explicitly allowed targets (e.g. public endpoints behind a NAT).
+    pub targets: Vec<HostPort>,
+    /// Allow the alive BEs listed by the FE's `/api/backends` (fetched once, refreshed once
+    /// when a target is not found).
+    pub reported_backends: bool,
+    /// Allow any port on the FE's host (off by default).
+    pub fe_host_any_port: bool,
+}
+
+impl Default for RedirectAllowlist {
+    fn default() -> Self {
+        Self {
+            targets: Vec::new(),
+            reported_backends: true,
+            fe_host_any_port: false,
+        }
+    }
+}
+
+impl RedirectAllowlist {
+    /// Whether `host:port` is allowed given the FE host and the BEs the FE reported.
+    pub(crate) fn allows(
+        &self,
+        host: &str,
+        port: u16,
+        fe_host: &str,
+        reported: &[HostPort],
+    ) -> bool {
+        self.targets.iter().any(|t| t.matches(host, port))
+            || (self.reported_backends && reported.iter().any(|t| t.matches(host, port)))
+            || (self.fe_host_any_port && host.eq_ignore_ascii_case(fe_host))
+    }
+}
+
+/// The FE's `redirect-policy` header: which BE address the 307 names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectPolicy {
+    /// `direct`
+    Direct,
+    /// `random-be`
+    RandomBe,
+    /// `public` (the BE's `tag.public_endpoint`)
+    Public,
+    /// `private`
+    Private,
+    /// `public-private`
+    PublicPrivate,
+}
+
+impl RedirectPolicy {
+    pub(crate) fn header_value(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::RandomBe => "random-be",
+            Self::Public => "public",
+            Self::Private => "private",
+            Self::PublicPrivate => "public-private",
+        }
+    }
+}
+
+/// How a load reaches a BE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// Ask the FE for a BE (the 307) before every load. With `remember_backend`, the BE of
+    /// the last redirect is used directly for later loads until it fails before the body.
+    ViaFe {
+        /// Reuse the last BE for the next loads.
+        remember_backend: bool,
+    },
+    /// Send every load straight to these BE base URLs (`http://be:8040`), round robin.
+    Backends(Vec<Url>),
+}
+
+/// Bounds of the retries under the same label.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Attempts per load, the first included.
+    pub max_attempts: u32,
+    /// First backoff; doubled after each attempt.
+    pub initial_backoff: Duration,
+    /// Largest backoff.
+    pub max_backoff: Duration,
+    /// Total time a load may spend retrying. Keep it far below Doris's label retention
+    /// (`streaming_label_keep_max_second`, 12 h by default), or a late retry could be
+    /// accepted as a new load.
+    pub max_total: Duration,
+    /// How long to wait before probing a label that Doris reports as `RUNNING`.
+    pub running_probe_interval: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            initial_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(5),
+            max_total: Duration::from_secs(600),
+            running_probe_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Everything a [`crate::StreamLoadClient`] needs.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// FE HTTP base URL, e.g. `http://fe:8030` (userinfo, path and query are refused).
+    pub fe: Url,
+    /// Credentials.
+    pub credentials: Credentials,
+    /// How loads reach a BE.
+    pub route: Route,
+    /// Where redirects may go.
+    pub allowlist: RedirectAllowlist,
+    /// `redirect-policy` header for the FE.
+    pub redirect_policy: Option<RedirectPolicy>,
+    /// Extra trusted CA certificates (PEM), added to the built-in web PKI roots.
+    pub ca_bundle_pem: Option<Vec<u8>>,
+    /// TCP (and TLS) connect timeout.
+    pub connect_timeout: Duration,
+    /// Time one attempt may take, from connect to the last byte of the answer.
+    pub request_timeout: Duration,
+    /// Retry bounds.
+    pub retry: RetryPolicy,
+    /// Fetch this many lines of the error log into [`StreamLoadError::Rejected`] (0: none).
+    pub error_log_lines: usize,
+}
+
+impl ClientConfig {
+    /// A configuration with defaults: via the FE, no remembered BE, reported BEs allowed,
+    /// 10 s connect timeout, 10 min per attempt, 5 attempts.
+    pub fn new(fe: Url, credentials: Credentials) -> Self {
+        Self {
+            fe,
+            credentials,
+            route: Route::ViaFe {
+                remember_backend: false,
+            },
+            allowlist: RedirectAllowlist::default(),
+            redirect_policy: None,
+            ca_bundle_pem: None,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(600),
+            retry: RetryPolicy::default(),
+            error_log_lines: 0,
+        }
+    }
+
+    /// Checks the URLs before anything is sent.
+    pub(crate) fn validate(&self) -> Result<(), StreamLoadError> {
+        let mut urls = vec![("FE", &self.fe)];
+        if let Route::Backends(list) = &self.route {
+            if list.is_empty() {
+                return Err(StreamLoadError::Config(
+                    "the backend route needs at least one BE URL".into(),
+                ));
+            }
+            urls.extend(list.iter().map(|u| ("BE", u)));
+        }
+        for (what, url) in urls {
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(StreamLoadError::Config(format!(
+                    "{what} URL scheme must be http or https, not {}",
+                    url.scheme()
+                )));
+            }
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(StreamLoadError::Config(format!(
+                    "{what} URL must not carry credentials; use Credentials"
+                )));
+            }
+            if url.host_str().is_none() {
+                return Err(StreamLoadError::Config(format!("{what} URL has no host")));
+            }
+            if url.path() != "/" && !url.path().is_empty() || url.query().is_some() {
+                return Err(StreamLoadError::Config(format!(
+                    "{what} URL must be a base URL (scheme, host, port), without path or query"
+                )));
+            }
+        }
+        if self.retry.max_attempts == 0 {
+            return Err(StreamLoadError::Config(
+                "retry.max_attempts must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Host and port of a URL (default ports filled in), IPv6 without brackets.
+pub(crate) fn host_port(url: &Url) -> Option<(String, u16)> {
+    let host = match url.host()? {
+        url::Host::Ipv6(a) => a.to_string(),
+        other => other.to_string(),
+    };
+    Some((host, url.port_or_known_default()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        let c = Credentials::new("loader", "s3cr3t-pw");
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("s3cr3t-pw"), "{shown}");
+        assert!(shown.contains("loader"));
+        assert!(c.basic_header().is_sensitive());
+    }
+
+    #[test]
+    fn urls_with_credentials_or_paths_are_refused() {
+        let creds = Credentials::new("root", "");
+        for bad in [
+            "http://u:p@fe:8030",
+            "ftp://fe:8030",
+            "http://fe:8030/api",
+            "http://fe:8030/?x=1",
+        ] {
+            let cfg = ClientConfig::new(Url::parse(bad).unwrap(), creds.clone());
+            assert!(
+                matches!(cfg.validate(), Err(StreamLoadError::Config(_))),
+                "{bad}"
+            );
+        }
+        let ok = ClientConfig::new(Url::parse("http://fe:8030").unwrap(), creds);
+        assert!(ok.validate().is_ok());
+    }
+
+    #[test]
+    fn allowlist_rules() {
+        let mut list = RedirectAllowlist::default();
+        let reported = vec![HostPort::new("10.0.0.2", 8040)];
+        assert!(list.allows("10.0.0.2", 8040, "fe", &reported));
+        assert!(!list.allows("10.0.0.2", 8041, "fe", &reported));
+        assert!(!list.allows("fe", 8040, "fe", &reported));
+        list.fe_host_any_port = true;
+        assert!(list.allows("FE", 9999, "fe", &reported));
+        list.reported_backends = false;
+        assert!(!list.allows("10.0.0.2", 8040, "fe", &reported));
+        list.targets.push(HostPort::new("public.example", 443));
+        assert!(list.allows("PUBLIC.example", 443, "fe", &[]));
+    }
+}

@@ -1,0 +1,139 @@
+//! One error type with a variant per outcome class.
+//!
+//! `Display` never contains a password, an `Authorization` value, a request body or a row
+//! of data: messages carry Doris's own `Message` text (which names the problem, not the
+//! data), labels, transaction ids and URLs without userinfo. Rows rejected by Doris are
+//! kept apart, in [`StreamLoadError::Rejected::error_log_head`], which `Display` omits.
+
+use crate::response::ExistingJobStatus;
+
+/// Everything that can go wrong with a Stream Load, one variant per outcome class.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamLoadError {
+    /// The configuration or the options are invalid; nothing was sent.
+    #[error("invalid Stream Load configuration: {0}")]
+    Config(String),
+
+    /// Doris refused the credentials (the FE's `code: 401` envelope, or the BE's
+    /// `Access denied` / `no valid Basic authorization`).
+    #[error("Doris refused the Stream Load credentials: {message}")]
+    Auth {
+        /// Doris's text, e.g. `Access denied for user 'u@127.0.0.1' (using password: YES)`.
+        message: String,
+    },
+
+    /// Doris answered `Fail` (or the FE answered `status: FAILED`): nothing of this load is
+    /// visible and the label is free again.
+    #[error("Stream Load {label} failed: {message}{}", error_url.as_deref().map(|u| format!(" (error log: {u})")).unwrap_or_default())]
+    Rejected {
+        /// The label of the load.
+        label: String,
+        /// Doris's `Message` (or the FE's `msg`).
+        message: String,
+        /// `ErrorURL`, when Doris wrote an error log.
+        error_url: Option<String>,
+        /// The first lines of the error log, when the client was asked to fetch them.
+        /// They may contain row data and are therefore not part of `Display`.
+        error_log_head: Vec<String>,
+    },
+
+    /// The label is held by a transaction this client cannot resolve by itself: a
+    /// pre-committed 2PC transaction, one still running after every probe, or a finished
+    /// one that this client did not start when the caller asked for a fresh load.
+    #[error("label {label} already exists in Doris with status {existing:?}{}", txn_id.map(|t| format!(" (txn {t})")).unwrap_or_default())]
+    LabelExists {
+        /// The label.
+        label: String,
+        /// `ExistingJobStatus`.
+        existing: ExistingJobStatus,
+        /// The transaction holding the label, parsed from the message.
+        txn_id: Option<i64>,
+    },
+
+    /// The body may have reached Doris, but no final answer arrived and the retries under
+    /// the same label did not settle it. The rows may or may not be loaded; retrying with
+    /// the same label later is safe within Doris's label retention.
+    #[error("Stream Load {label} outcome is unknown after {attempts} attempt(s): {detail}")]
+    Ambiguous {
+        /// The label to retry with.
+        label: String,
+        /// Attempts made.
+        attempts: u32,
+        /// What happened last.
+        detail: String,
+    },
+
+    /// The request failed before any body byte was sent, and retries were exhausted.
+    #[error("Stream Load {label} could not be sent after {attempts} attempt(s): {detail}")]
+    Transport {
+        /// The label.
+        label: String,
+        /// Attempts made.
+        attempts: u32,
+        /// What happened last.
+        detail: String,
+    },
+
+    /// The FE redirected somewhere the allowlist does not permit; no body byte was sent.
+    #[error("refused to follow the Stream Load redirect to {target}: {reason}")]
+    RedirectRefused {
+        /// The target, without userinfo.
+        target: String,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// Doris's answer could not be understood (and no body had been sent, or the load was
+    /// not retryable).
+    #[error("malformed answer from Doris: {0}")]
+    Malformed(String),
+
+    /// Doris committed the load but its counters do not add up; the rows are in Doris.
+    #[error("Stream Load {label} committed, but its counters do not reconcile: {detail}")]
+    CounterMismatch {
+        /// The label.
+        label: String,
+        /// The mismatch.
+        detail: String,
+    },
+
+    /// The data could not be encoded in the chosen format.
+    #[error("cannot encode the load body: {0}")]
+    Encode(String),
+
+    /// A two-phase-commit operation failed.
+    #[error("two-phase {operation} of {target} failed: {status}: {message}")]
+    TwoPhase {
+        /// `commit` or `abort`.
+        operation: &'static str,
+        /// `transaction [id]` or `label [l]`.
+        target: String,
+        /// Doris's lower-case `status`.
+        status: String,
+        /// Doris's `msg`.
+        message: String,
+    },
+}
+
+impl StreamLoadError {
+    /// Whether the rows of the failed load may nevertheless be in Doris.
+    pub fn may_have_loaded(&self) -> bool {
+        matches!(
+            self,
+            Self::Ambiguous { .. } | Self::CounterMismatch { .. } | Self::LabelExists { .. }
+        )
+    }
+}
+
+impl From<arrow::error::ArrowError> for StreamLoadError {
+    fn from(e: arrow::error::ArrowError) -> Self {
+        Self::Encode(e.to_string())
+    }
+}
+
+impl From<parquet::errors::ParquetError> for StreamLoadError {
+    fn from(e: parquet::errors::ParquetError) -> Self {
+        Self::Encode(e.to_string())
+    }
+}
