@@ -1,5 +1,20 @@
-//! Tablet discovery through the Doris FE `_query_plan` endpoint and grouping of tablets into read tasks.
+//! # doris-plan
 //!
-//! **Status: not implemented yet.** This crate holds its place in the workspace layout
-//! (see `docs/architecture.md`); its work is tracked in issue #5. It exports nothing
-//! today, so nothing can depend on behaviour it does not have.
+//! Which tablets a Doris read touches, and how to split it into tasks.
+//!
+//! - [`fetch_plan`] asks the FE's `POST /api/{db}/{table}/_query_plan` for the tablets a
+//!   query scans (after partition pruning), with Basic auth, no redirects, no proxy from the
+//!   environment, a timeout and a response size cap, and maps every envelope of the
+//!   protocol (`code`, `data.status` as a number, `data.exception`, the string `"1"`) to a
+//!   typed [`PlanError`].
+//! - [`group_tablets`] turns the tablets into at most `target_tasks` groups, balanced by
+//!   tablet count and spreading every BE's tablets over the groups.
+//! - [`plan_tasks`] combines both under a [`DiscoveryPolicy`]: with `Single`, a planning
+//!   failure falls back to one whole-table task with a warning that names only the table
+//!   and the error class; auth, permission and not-found errors never fall back.
+
+mod client;
+mod group;
+
+pub use client::{PlanEndpoint, PlanError, QueryPlan, TabletPlacement, fetch_plan};
+pub use group::{DiscoveryPolicy, Planned, ReadTask, group_tablets, plan_tasks};

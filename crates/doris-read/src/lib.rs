@@ -1,5 +1,22 @@
-//! Doris read transports (MySQL text protocol and Arrow Flight SQL) that produce Arrow record batches.
+//! # doris-read
 //!
-//! **Status: not implemented yet.** This crate holds its place in the workspace layout
-//! (see `docs/architecture.md`); its work is tracked in issue #5. It exports nothing
-//! today, so nothing can depend on behaviour it does not have.
+//! Reading Doris tables into Arrow record batches, from Rust alone: the MySQL text
+//! protocol (sqlx, COM_QUERY only) today, Arrow Flight SQL next.
+//!
+//! - [`mysql::connect::MySqlEndpoint`] connects with options Doris accepts (sqlx's default
+//!   connect statement is refused by Doris) and sets the session time zone with a literal.
+//! - [`mysql::stream::query`] streams a result as batches bounded by rows and bytes, decoding
+//!   text cells straight into Arrow builders ([`decode::RowDecoder`]); dropping the stream
+//!   closes the connection without draining the result.
+//! - [`schema::discover`] reads `DESC` into an Arrow schema; a column whose type has no
+//!   Arrow form fails only when a read selects it.
+
+pub mod decode;
+pub mod error;
+pub mod mysql;
+pub mod schema;
+
+pub use error::ReadError;
+pub use mysql::connect::MySqlEndpoint;
+pub use mysql::stream::{BatchLimits, BatchStream, query};
+pub use schema::{ReadColumn, TableLayout, discover};

@@ -47,6 +47,11 @@ pub enum Fault {
     },
     /// FE: redirect to a port where nothing listens.
     BeUnreachable,
+    /// MySQL face: close the connection after this many rows of the next result set.
+    CutResultStream {
+        /// Rows sent before the cut.
+        rows: u64,
+    },
     /// FE and BE: wait this long before handling the request.
     Delay {
         /// How long.
@@ -66,6 +71,7 @@ impl Fault {
             Fault::Redirect { .. } => "redirect",
             Fault::BeUnreachable => "be_unreachable",
             Fault::Delay { .. } => "delay",
+            Fault::CutResultStream { .. } => "cut_result_stream",
         }
     }
 
@@ -74,6 +80,7 @@ impl Fault {
         match self {
             Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
             Fault::Delay { .. } => Point::AnyRequest,
+            Fault::CutResultStream { .. } => Point::MysqlResult,
             _ => Point::BeLoad,
         }
     }
@@ -88,6 +95,8 @@ pub enum Point {
     BeLoad,
     /// Any FE or BE HTTP request.
     AnyRequest,
+    /// A result set on the MySQL face.
+    MysqlResult,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).

@@ -6,6 +6,7 @@
 //! unknown commands.
 
 mod query;
+pub mod select;
 pub mod show;
 pub mod wire;
 

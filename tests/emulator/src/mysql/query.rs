@@ -1,7 +1,5 @@
-//! COM_QUERY: session statements, metadata statements and DDL.
-//!
-//! `SELECT` over table data and `INSERT` need the SQL engine (DataFusion), which arrives in
-//! the next increment; until then they are refused with a 1105 that says so.
+//! COM_QUERY: session statements, metadata statements and DDL; `SELECT … FROM` goes to
+//! DataFusion (`select.rs`).
 
 use super::Session;
 use super::show::{describe_rows, show_create_table};
@@ -46,6 +44,12 @@ pub async fn run(
     sql: &str,
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
+    if reads_tables(sql) {
+        return match super::select::plan(shared, session, strip(sql)).await {
+            Ok(planned) => super::select::stream(shared, planned, io).await,
+            Err(e) => io.error(e.code, e.state, &e.message).await,
+        };
+    }
     let outcome = execute(shared, session, sql);
     match outcome {
         Outcome::Ok(n) => io.ok(n).await,
@@ -73,6 +77,17 @@ fn table_denied(session: &Session, command: &str, db: &str, table: &str) -> Outc
         session.user,
         session.peer.ip()
     ))
+}
+
+/// A SELECT (or WITH … SELECT) that reads tables.
+fn reads_tables(sql: &str) -> bool {
+    let upper = strip(sql).to_ascii_uppercase();
+    let normalized: String = upper
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
+    (normalized.starts_with("SELECT") || normalized.starts_with("WITH"))
+        && normalized.contains(" FROM ")
 }
 
 fn strip(sql: &str) -> &str {
@@ -319,9 +334,6 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                 Some(at) => list[..at].to_owned(),
                 None => list,
             };
-            if list.to_ascii_uppercase().contains(" FROM ") {
-                return analysis("the Doris emulator cannot run SELECT over tables yet");
-            }
             select_variables(session, &list)
         }
         ["USE", ..] => {

@@ -1,0 +1,344 @@
+//! The `_query_plan` client.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+use url::Url;
+
+/// Where the FE is and how to authenticate. `Debug` hides the password.
+#[derive(Clone)]
+pub struct PlanEndpoint {
+    /// FE HTTP base URL (`http://fe:8030`).
+    pub fe: Url,
+    /// User.
+    pub user: String,
+    /// Password.
+    pub password: SecretString,
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// Largest answer accepted.
+    pub max_response_bytes: usize,
+    /// Extra trusted CA certificates (PEM) for HTTPS.
+    pub ca_bundle_pem: Option<Vec<u8>>,
+}
+
+impl fmt::Debug for PlanEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlanEndpoint")
+            .field("fe", &self.fe.as_str())
+            .field("user", &self.user)
+            .field("password", &"[REDACTED]")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PlanEndpoint {
+    /// An endpoint with a 30 s timeout and a 16 MiB answer cap.
+    pub fn new(fe: Url, user: impl Into<String>, password: impl Into<String>) -> Self {
+        Self {
+            fe,
+            user: user.into(),
+            password: SecretString::from(password.into()),
+            timeout: Duration::from_secs(30),
+            max_response_bytes: 16 * 1024 * 1024,
+            ca_bundle_pem: None,
+        }
+    }
+}
+
+/// Why planning failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// Invalid configuration; nothing was sent.
+    #[error("invalid planning configuration: {0}")]
+    Config(String),
+    /// The FE refused the credentials (`code: 401`).
+    #[error("the FE refused the credentials: {0}")]
+    Auth(String),
+    /// The user may not read the table (`code: 403`).
+    #[error("permission denied: {0}")]
+    Permission(String),
+    /// The database or table does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The FE rejected the planning query (`data.status` 400, or `"1"`).
+    #[error("the FE rejected the planning query: {0}")]
+    Rejected(String),
+    /// The FE failed internally (`data.status` 500).
+    #[error("the FE failed to plan: {0}")]
+    Internal(String),
+    /// The request failed (connect, timeout, HTTP status, size cap).
+    #[error("planning request failed: {0}")]
+    Transport(String),
+    /// The answer is not a plan.
+    #[error("malformed planning answer: {0}")]
+    Malformed(String),
+}
+
+impl PlanError {
+    /// Whether a `Single` discovery policy may fall back to one unsplit task.
+    pub fn may_fall_back(&self) -> bool {
+        matches!(
+            self,
+            Self::Rejected(_) | Self::Internal(_) | Self::Transport(_) | Self::Malformed(_)
+        )
+    }
+
+    /// The variant's name, for warnings that must not carry details.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Self::Config(_) => "Config",
+            Self::Auth(_) => "Auth",
+            Self::Permission(_) => "Permission",
+            Self::NotFound(_) => "NotFound",
+            Self::Rejected(_) => "Rejected",
+            Self::Internal(_) => "Internal",
+            Self::Transport(_) => "Transport",
+            Self::Malformed(_) => "Malformed",
+        }
+    }
+}
+
+/// Where one tablet lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabletPlacement {
+    /// Tablet id.
+    pub id: u64,
+    /// Replica BEs (`host:be_port`).
+    pub routings: Vec<String>,
+    /// Visible version.
+    pub version: i64,
+}
+
+/// The tablets a query scans, by ascending id.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueryPlan {
+    /// Tablets.
+    pub tablets: Vec<TabletPlacement>,
+}
+
+fn http_client(endpoint: &PlanEndpoint) -> Result<reqwest::Client, PlanError> {
+    // reqwest is built without a default crypto provider; ring is the workspace's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(endpoint.timeout);
+    if let Some(pem) = &endpoint.ca_bundle_pem {
+        for cert in reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| PlanError::Config(format!("the CA bundle is not valid PEM: {e}")))?
+        {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    builder
+        .build()
+        .map_err(|e| PlanError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Parses a `_query_plan` answer.
+pub(crate) fn parse_answer(body: &[u8]) -> Result<QueryPlan, PlanError> {
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|_| PlanError::Malformed("the answer is not JSON".into()))?;
+    let text = |v: Option<&serde_json::Value>| -> String {
+        match v {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        }
+    };
+    let code = value
+        .get("code")
+        .and_then(serde_json::Value::as_i64)
+        .ok_or_else(|| PlanError::Malformed("no numeric `code` in the envelope".into()))?;
+    let data = value.get("data");
+    match code {
+        0 => {}
+        401 => return Err(PlanError::Auth(text(data))),
+        403 => {
+            let detail = text(data);
+            return Err(
+                if detail.contains("POST body") || detail.contains("malformed json") {
+                    PlanError::Rejected(detail)
+                } else {
+                    PlanError::Permission(detail)
+                },
+            );
+        }
+        _ => {
+            let detail = text(data);
+            let lower = detail.to_ascii_lowercase();
+            return Err(
+                if lower.contains("unknown table")
+                    || lower.contains("unknown database")
+                    || lower.contains("does not exist")
+                    || lower.contains("not found")
+                {
+                    PlanError::NotFound(detail)
+                } else if lower.contains("denied") {
+                    PlanError::Permission(detail)
+                } else {
+                    PlanError::Rejected(format!("code {code}: {detail}"))
+                },
+            );
+        }
+    }
+    let data = data
+        .and_then(serde_json::Value::as_object)
+        .ok_or_else(|| PlanError::Malformed("`data` is not an object".into()))?;
+    let exception = text(data.get("exception"));
+    match data.get("status") {
+        Some(serde_json::Value::Number(n)) if n.as_i64() == Some(200) => {}
+        Some(serde_json::Value::Number(n)) if n.as_i64() == Some(500) => {
+            return Err(PlanError::Internal(exception));
+        }
+        Some(serde_json::Value::Number(_)) | Some(serde_json::Value::String(_)) => {
+            return Err(PlanError::Rejected(exception));
+        }
+        _ => return Err(PlanError::Malformed("no `data.status`".into())),
+    }
+    let partitions = data
+        .get("partitions")
+        .and_then(serde_json::Value::as_object)
+        .ok_or_else(|| PlanError::Malformed("no `data.partitions` object".into()))?;
+    let mut tablets = BTreeMap::new();
+    for (key, info) in partitions {
+        let id: u64 = key
+            .parse()
+            .ok()
+            .filter(|id| *id > 0 && key.trim_start_matches('0').len() == key.len())
+            .ok_or_else(|| {
+                PlanError::Malformed(format!("tablet id {key:?} is not a positive integer"))
+            })?;
+        let routings = info
+            .get("routings")
+            .and_then(serde_json::Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let version = info
+            .get("version")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        if tablets
+            .insert(
+                id,
+                TabletPlacement {
+                    id,
+                    routings,
+                    version,
+                },
+            )
+            .is_some()
+        {
+            return Err(PlanError::Malformed(format!("tablet {id} is listed twice")));
+        }
+    }
+    Ok(QueryPlan {
+        tablets: tablets.into_values().collect(),
+    })
+}
+
+/// `POST /api/{db}/{table}/_query_plan` with `{"sql": sql}`.
+pub async fn fetch_plan(
+    endpoint: &PlanEndpoint,
+    database: &str,
+    table: &str,
+    sql: &str,
+) -> Result<QueryPlan, PlanError> {
+    if !matches!(endpoint.fe.scheme(), "http" | "https") || endpoint.fe.host_str().is_none() {
+        return Err(PlanError::Config(
+            "the FE URL must be http(s)://host:port".into(),
+        ));
+    }
+    if database.is_empty() || table.is_empty() {
+        return Err(PlanError::Config(
+            "database and table must not be empty".into(),
+        ));
+    }
+    let mut url = endpoint.fe.clone();
+    url.path_segments_mut()
+        .map_err(|_| PlanError::Config("the FE URL cannot carry a path".into()))?
+        .clear()
+        .extend(["api", database, table, "_query_plan"]);
+    let client = http_client(endpoint)?;
+    let mut response = client
+        .post(url)
+        .basic_auth(&endpoint.user, Some(endpoint.password.expose_secret()))
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(serde_json::json!({ "sql": sql }).to_string())
+        .send()
+        .await
+        .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
+    let status = response.status();
+    if status != reqwest::StatusCode::OK {
+        return Err(match status.as_u16() {
+            401 => PlanError::Auth(format!("HTTP {status}")),
+            403 => PlanError::Permission(format!("HTTP {status}")),
+            _ => PlanError::Transport(format!("the FE answered HTTP {status}")),
+        });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| PlanError::Transport(e.without_url().to_string()))?
+    {
+        if body.len() + chunk.len() > endpoint.max_response_bytes {
+            return Err(PlanError::Transport(format!(
+                "the answer is larger than {} bytes",
+                endpoint.max_response_bytes
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    parse_answer(&body)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn envelopes_map_to_typed_errors() {
+        let ok = br#"{"msg":"success","code":0,"data":{"partitions":{"10007":{"routings":["b:9060"],"version":3,"schemaHash":0},"10005":{"routings":["a:9060","b:9060"],"version":3,"schemaHash":0}},"opaqued_query_plan":"x","status":200},"count":0}"#;
+        let plan = parse_answer(ok).unwrap();
+        assert_eq!(
+            plan.tablets.iter().map(|t| t.id).collect::<Vec<_>>(),
+            vec![10005, 10007]
+        );
+        assert_eq!(plan.tablets[0].routings, vec!["a:9060", "b:9060"]);
+        let cases: [(&[u8], &str); 8] = [
+            (br#"{"msg":"Unauthorized","code":401,"data":"Access denied","count":0}"#, "Auth"),
+            (br#"{"msg":"Bad Request","code":403,"data":"POST body must contains [sql] root object","count":0}"#, "Rejected"),
+            (br#"{"msg":"Error","code":1,"data":"errCode = 2, detailMessage = Unknown table 't'","count":0}"#, "NotFound"),
+            (br#"{"msg":"success","code":0,"data":{"status":400,"exception":"only support single table filter-prune-scan"},"count":0}"#, "Rejected"),
+            (br#"{"msg":"success","code":0,"data":{"status":500,"exception":"boom"},"count":0}"#, "Internal"),
+            (br#"{"msg":"success","code":0,"data":{"status":"1","exception":"x"},"count":0}"#, "Rejected"),
+            (br#"{"msg":"success","code":0,"data":{"status":200,"partitions":{"01":{}}},"count":0}"#, "Malformed"),
+            (b"<html>", "Malformed"),
+        ];
+        for (body, class) in cases {
+            assert_eq!(
+                parse_answer(body).unwrap_err().class(),
+                class,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+
+    #[test]
+    fn debug_hides_the_password() {
+        let e = PlanEndpoint::new("http://fe:8030".parse().unwrap(), "u", "pw-Secret-1");
+        assert!(!format!("{e:?}").contains("pw-Secret-1"));
+    }
+}

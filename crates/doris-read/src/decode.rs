@@ -1,0 +1,473 @@
+//! MySQL text-protocol cells into Arrow arrays.
+//!
+//! Numbers and booleans are parsed straight into primitive builders. DECIMAL, DATE and
+//! DATETIME text is appended to one contiguous string buffer per batch and converted by
+//! arrow's vectorised cast when the batch is finished (strict: a value that does not parse
+//! is an error, never a silent NULL). Nested values (ARRAY/MAP/STRUCT text) are rewritten
+//! into JSON and decoded by arrow-json into their native Arrow types. No cell allocates on
+//! the heap by itself.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, DurationMicrosecondBuilder, Float32Builder,
+    Float64Builder, Int8Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    UInt64Builder,
+};
+use arrow::compute::{CastOptions, cast_with_options};
+use arrow::record_batch::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+
+use crate::error::ReadError;
+
+enum Column {
+    Bool(BooleanBuilder),
+    I8(Int8Builder),
+    I16(Int16Builder),
+    I32(Int32Builder),
+    I64(Int64Builder),
+    U64(UInt64Builder),
+    F32(Float32Builder),
+    F64(Float64Builder),
+    Text(StringBuilder),
+    Binary(BinaryBuilder),
+    /// Text now, cast to the target type when the batch is finished.
+    ViaCast(StringBuilder),
+    Time(DurationMicrosecondBuilder),
+    /// NDJSON lines `{"v": …}`, decoded by arrow-json.
+    Nested(Vec<u8>, usize),
+}
+
+fn new_column(ty: &DataType) -> Result<Column, String> {
+    Ok(match ty {
+        DataType::Boolean => Column::Bool(BooleanBuilder::new()),
+        DataType::Int8 => Column::I8(Int8Builder::new()),
+        DataType::Int16 => Column::I16(Int16Builder::new()),
+        DataType::Int32 => Column::I32(Int32Builder::new()),
+        DataType::Int64 => Column::I64(Int64Builder::new()),
+        DataType::UInt64 => Column::U64(UInt64Builder::new()),
+        DataType::Float32 => Column::F32(Float32Builder::new()),
+        DataType::Float64 => Column::F64(Float64Builder::new()),
+        DataType::Utf8 => Column::Text(StringBuilder::new()),
+        DataType::Binary => Column::Binary(BinaryBuilder::new()),
+        DataType::Decimal128(_, _)
+        | DataType::Decimal256(_, _)
+        | DataType::Date32
+        | DataType::Timestamp(_, None) => Column::ViaCast(StringBuilder::new()),
+        DataType::Duration(TimeUnit::Microsecond) => {
+            Column::Time(DurationMicrosecondBuilder::new())
+        }
+        DataType::List(_) | DataType::Map(_, _) | DataType::Struct(_) => {
+            Column::Nested(Vec::new(), 0)
+        }
+        other => return Err(format!("no text decoder for {other}")),
+    })
+}
+
+fn text(cell: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(cell).map_err(|_| "not UTF-8".to_owned())
+}
+
+fn parse<T: std::str::FromStr>(cell: &[u8]) -> Result<T, String> {
+    text(cell)?
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of this type".to_owned())
+}
+
+/// `[-]HH:MM:SS[.ffffff]` (hours may exceed 24) into microseconds.
+fn parse_time(cell: &[u8]) -> Result<i64, String> {
+    let t = text(cell)?.trim();
+    let (negative, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let mut parts = whole.split(':');
+    let mut next = || -> Result<i64, String> {
+        parts
+            .next()
+            .ok_or_else(|| "not a TIME".to_owned())?
+            .parse::<i64>()
+            .map_err(|_| "not a TIME".to_owned())
+    };
+    let (h, m, s) = (next()?, next()?, next()?);
+    let mut micros = 0i64;
+    for (i, d) in frac.chars().take(6).enumerate() {
+        let digit = d.to_digit(10).ok_or_else(|| "not a TIME".to_owned())?;
+        micros += i64::from(digit) * 10i64.pow(5 - i as u32);
+    }
+    let total = ((h * 60 + m) * 60 + s) * 1_000_000 + micros;
+    Ok(if negative { -total } else { total })
+}
+
+/// Rewrites Doris's text for nested values into JSON: unquoted map keys get quotes.
+/// (`[1, null]`, `["a"]` and `{"f":1}` already are JSON; `{1:{"a":0}}` is not.)
+pub fn nested_to_json(input: &str) -> Result<String, String> {
+    let bytes = input.as_bytes();
+    let mut out = String::with_capacity(input.len() + 8);
+    // For each open bracket: whether it is an object and whether a key is expected next.
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        match c {
+            '"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                out.push_str(&input[start..(i + 1).min(input.len())]);
+                if let Some(top) = stack.last_mut() {
+                    top.1 = false;
+                }
+                i += 1;
+                continue;
+            }
+            '{' => {
+                stack.push((true, true));
+                out.push(c);
+            }
+            '[' => {
+                stack.push((false, false));
+                out.push(c);
+            }
+            '}' | ']' => {
+                stack.pop();
+                out.push(c);
+            }
+            ',' => {
+                if let Some(top) = stack.last_mut()
+                    && top.0
+                {
+                    top.1 = true;
+                }
+                out.push(c);
+            }
+            ':' => out.push(c),
+            c if c.is_whitespace() => out.push(c),
+            _ => {
+                let start = i;
+                while i < bytes.len() && !matches!(bytes[i], b',' | b':' | b']' | b'}') {
+                    i += 1;
+                }
+                let token = input[start..i].trim_end();
+                let key_expected = stack.last().is_some_and(|t| t.0 && t.1);
+                if key_expected {
+                    out.push('"');
+                    out.push_str(token);
+                    out.push('"');
+                } else {
+                    out.push_str(token);
+                }
+                out.push_str(&input[start + token.len()..i]);
+                if let Some(top) = stack.last_mut() {
+                    top.1 = false;
+                }
+                continue;
+            }
+        }
+        i += 1;
+    }
+    if !stack.is_empty() {
+        return Err("unbalanced nested value".into());
+    }
+    Ok(out)
+}
+
+/// An error text with every single-quoted part (a value) replaced by `'…'`.
+fn without_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quoted = false;
+    for c in text.chars() {
+        if c == '\'' {
+            if !quoted {
+                out.push_str("'…'");
+            }
+            quoted = !quoted;
+        } else if !quoted {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Builds record batches from text rows.
+pub struct RowDecoder {
+    schema: SchemaRef,
+    columns: Vec<Column>,
+    rows: usize,
+    bytes: usize,
+}
+
+impl RowDecoder {
+    /// A decoder for rows of `schema` (every field must have a text decoder).
+    pub fn new(schema: SchemaRef) -> Result<Self, ReadError> {
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                new_column(f.data_type()).map_err(|reason| ReadError::Decode {
+                    column: f.name().clone(),
+                    arrow_type: f.data_type().to_string(),
+                    reason,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            schema,
+            columns,
+            rows: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Rows buffered.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Approximate Arrow bytes buffered.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Appends one cell of the current row (`None` is SQL NULL).
+    pub fn push(&mut self, index: usize, cell: Option<&[u8]>) -> Result<(), ReadError> {
+        let field = &self.schema.fields()[index];
+        let fail = |reason: String| ReadError::Decode {
+            column: field.name().clone(),
+            arrow_type: field.data_type().to_string(),
+            reason,
+        };
+        self.bytes += cell.map_or(1, |c| c.len().max(8));
+        let column = &mut self.columns[index];
+        let Some(cell) = cell else {
+            match column {
+                Column::Bool(b) => b.append_null(),
+                Column::I8(b) => b.append_null(),
+                Column::I16(b) => b.append_null(),
+                Column::I32(b) => b.append_null(),
+                Column::I64(b) => b.append_null(),
+                Column::U64(b) => b.append_null(),
+                Column::F32(b) => b.append_null(),
+                Column::F64(b) => b.append_null(),
+                Column::Text(b) | Column::ViaCast(b) => b.append_null(),
+                Column::Binary(b) => b.append_null(),
+                Column::Time(b) => b.append_null(),
+                Column::Nested(buf, n) => {
+                    buf.extend_from_slice(b"{\"v\":null}\n");
+                    *n += 1;
+                }
+            }
+            return Ok(());
+        };
+        match column {
+            Column::Bool(b) => b.append_value(match cell {
+                b"1" | b"true" | b"TRUE" => true,
+                b"0" | b"false" | b"FALSE" => false,
+                _ => return Err(fail("not a boolean".into())),
+            }),
+            Column::I8(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::I16(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::I32(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::I64(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::U64(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::F32(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::F64(b) => b.append_value(parse(cell).map_err(fail)?),
+            Column::Text(b) | Column::ViaCast(b) => b.append_value(text(cell).map_err(fail)?),
+            Column::Binary(b) => b.append_value(cell),
+            Column::Time(b) => b.append_value(parse_time(cell).map_err(fail)?),
+            Column::Nested(buf, n) => {
+                let json = nested_to_json(text(cell).map_err(fail)?).map_err(fail)?;
+                buf.extend_from_slice(b"{\"v\":");
+                buf.extend_from_slice(json.as_bytes());
+                buf.extend_from_slice(b"}\n");
+                *n += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the end of a row.
+    pub fn end_row(&mut self) {
+        self.rows += 1;
+    }
+
+    /// The buffered rows as one batch; the decoder is empty afterwards.
+    pub fn finish(&mut self) -> Result<RecordBatch, ReadError> {
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
+        for (column, field) in self.columns.iter_mut().zip(self.schema.fields()) {
+            let fail = |reason: String| ReadError::Decode {
+                column: field.name().clone(),
+                arrow_type: field.data_type().to_string(),
+                reason,
+            };
+            let array: ArrayRef = match column {
+                Column::Bool(b) => Arc::new(b.finish()),
+                Column::I8(b) => Arc::new(b.finish()),
+                Column::I16(b) => Arc::new(b.finish()),
+                Column::I32(b) => Arc::new(b.finish()),
+                Column::I64(b) => Arc::new(b.finish()),
+                Column::U64(b) => Arc::new(b.finish()),
+                Column::F32(b) => Arc::new(b.finish()),
+                Column::F64(b) => Arc::new(b.finish()),
+                Column::Text(b) => Arc::new(b.finish()),
+                Column::Binary(b) => Arc::new(b.finish()),
+                Column::Time(b) => Arc::new(b.finish()),
+                Column::ViaCast(b) => {
+                    let text = b.finish();
+                    cast_with_options(
+                        &text,
+                        field.data_type(),
+                        &CastOptions {
+                            safe: false,
+                            ..CastOptions::default()
+                        },
+                    )
+                    .map_err(|e| fail(without_quoted(&e.to_string())))?
+                }
+                Column::Nested(buf, n) => {
+                    let schema = Arc::new(Schema::new(vec![Field::new(
+                        "v",
+                        field.data_type().clone(),
+                        true,
+                    )]));
+                    let mut decoder = arrow::json::ReaderBuilder::new(schema)
+                        .with_batch_size((*n).max(1))
+                        .build_decoder()
+                        .map_err(|e| fail(e.to_string()))?;
+                    decoder.decode(buf).map_err(|e| fail(e.to_string()))?;
+                    let batch = decoder
+                        .flush()
+                        .map_err(|e| fail(e.to_string()))?
+                        .ok_or_else(|| fail("no rows decoded".into()))?;
+                    buf.clear();
+                    *n = 0;
+                    batch.column(0).clone()
+                }
+            };
+            arrays.push(array);
+        }
+        let rows = self.rows;
+        self.rows = 0;
+        self.bytes = 0;
+        let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options).map_err(|e| {
+            ReadError::Decode {
+                column: "(batch)".into(),
+                arrow_type: "record batch".into(),
+                reason: e.to_string(),
+            }
+        })
+    }
+
+    /// Whether the builders hold nothing.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+}
+
+impl std::fmt::Debug for RowDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowDecoder")
+            .field("schema", &self.schema)
+            .field("rows", &self.rows)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Decimal128Type, Int32Type, TimestampMillisecondType};
+
+    #[test]
+    fn nested_text_becomes_json() {
+        assert_eq!(nested_to_json("[1, null, 3]").unwrap(), "[1, null, 3]");
+        assert_eq!(
+            nested_to_json("{1:{\"a\":0, \"b\":0}}").unwrap(),
+            "{\"1\":{\"a\":0, \"b\":0}}"
+        );
+        assert_eq!(
+            nested_to_json("[\"x,y\", \"\", \"null\"]").unwrap(),
+            "[\"x,y\", \"\", \"null\"]"
+        );
+        assert!(nested_to_json("[1, 2").is_err());
+    }
+
+    #[test]
+    fn rows_decode_into_typed_arrays() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("i", DataType::Int32, true),
+            Field::new("d", DataType::Decimal128(20, 6), true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+            Field::new("day", DataType::Date32, true),
+            Field::new("ok", DataType::Boolean, true),
+            Field::new("t", DataType::Duration(TimeUnit::Microsecond), true),
+            Field::new(
+                "tags",
+                DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
+                true,
+            ),
+        ]));
+        let mut d = RowDecoder::new(schema).unwrap();
+        let rows: [[Option<&[u8]>; 7]; 2] = [
+            [
+                Some(b"-7"),
+                Some(b"12.340000"),
+                Some(b"2024-01-31 12:00:00.123"),
+                Some(b"2024-01-31"),
+                Some(b"1"),
+                Some(b"-838:59:59.000001"),
+                Some(b"[1, null, 3]"),
+            ],
+            [None, None, None, None, None, None, None],
+        ];
+        for row in rows {
+            for (i, cell) in row.iter().enumerate() {
+                d.push(i, *cell).unwrap();
+            }
+            d.end_row();
+        }
+        let b = d.finish().unwrap();
+        assert_eq!(b.num_rows(), 2);
+        assert_eq!(b.column(0).as_primitive::<Int32Type>().value(0), -7);
+        assert_eq!(
+            b.column(1).as_primitive::<Decimal128Type>().value(0),
+            12_340_000
+        );
+        assert_eq!(
+            b.column(2)
+                .as_primitive::<TimestampMillisecondType>()
+                .value(0),
+            1_706_702_400_123
+        );
+        let tags = b.column(6).as_list::<i32>().value(0);
+        assert_eq!(tags.len(), 3);
+        assert!(tags.is_null(1));
+        assert!(b.columns().iter().all(|c| c.is_null(1)));
+        let mut bad = RowDecoder::new(Arc::new(Schema::new(vec![Field::new(
+            "day",
+            DataType::Date32,
+            true,
+        )])))
+        .unwrap();
+        bad.push(0, Some(b"0000-00-00")).unwrap();
+        bad.end_row();
+        let e = bad.finish().unwrap_err();
+        assert!(e.to_string().contains("column day"), "{e}");
+        assert!(!e.to_string().contains("0000-00-00"), "{e}");
+    }
+}

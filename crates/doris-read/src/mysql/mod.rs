@@ -1,0 +1,5 @@
+//! The MySQL-protocol transport: text protocol only (COM_QUERY), no server-side prepare,
+//! no cursor fetch.
+
+pub mod connect;
+pub mod stream;

@@ -1,0 +1,163 @@
+//! Streaming a query over the MySQL text protocol into record batches.
+//!
+//! One task owns the connection and the row stream and sends finished batches through a
+//! channel of capacity one, so at most about two batches exist at a time. Dropping the
+//! [`BatchStream`] ends the task, which drops the row stream and the connection without
+//! reading the rest of the result (sqlx would drain it on reuse; closing the socket makes
+//! the server stop sending).
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use arrow::record_batch::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::TryStreamExt;
+use sqlx::{Decode, MySql, Row, ValueRef};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::connect::MySqlEndpoint;
+use crate::decode::RowDecoder;
+use crate::error::ReadError;
+
+/// Bounds of one batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchLimits {
+    /// Most rows per batch.
+    pub rows: usize,
+    /// Approximate most Arrow bytes per batch (a single larger row still forms a batch).
+    pub bytes: usize,
+}
+
+impl Default for BatchLimits {
+    fn default() -> Self {
+        Self {
+            rows: 65_536,
+            bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// Record batches of one query, produced while they are consumed.
+#[derive(Debug)]
+pub struct BatchStream {
+    schema: SchemaRef,
+    rx: mpsc::Receiver<Result<RecordBatch, ReadError>>,
+    task: JoinHandle<()>,
+}
+
+impl BatchStream {
+    /// The batches' schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The next batch; `None` at the end of the result.
+    pub async fn next_batch(&mut self) -> Option<Result<RecordBatch, ReadError>> {
+        self.rx.recv().await
+    }
+
+    /// Every remaining batch.
+    pub async fn collect(mut self) -> Result<Vec<RecordBatch>, ReadError> {
+        let mut out = Vec::new();
+        while let Some(b) = self.next_batch().await {
+            out.push(b?);
+        }
+        Ok(out)
+    }
+}
+
+impl futures::Stream for BatchStream {
+    type Item = Result<RecordBatch, ReadError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for BatchStream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Runs `sql` (COM_QUERY, text rows) and streams its rows as batches of `schema`.
+/// Connection errors are returned here; query errors arrive as the first item.
+pub async fn query(
+    endpoint: &MySqlEndpoint,
+    sql: String,
+    schema: SchemaRef,
+    limits: BatchLimits,
+) -> Result<BatchStream, ReadError> {
+    if limits.rows == 0 || limits.bytes == 0 {
+        return Err(ReadError::Config(
+            "batch rows and bytes must be at least 1".into(),
+        ));
+    }
+    let mut decoder = RowDecoder::new(schema.clone())?;
+    let mut conn = endpoint.connect().await?;
+    let read_timeout = endpoint.read_timeout;
+    let (tx, rx) = mpsc::channel(1);
+    let task = tokio::spawn(async move {
+        let mut rows = sqlx::raw_sql(&sql).fetch(&mut conn);
+        let width = decoder.schema().fields().len();
+        loop {
+            let next = match tokio::time::timeout(read_timeout, rows.try_next()).await {
+                Err(_) => Err(ReadError::Timeout(format!(
+                    "no row arrived within {} s",
+                    read_timeout.as_secs()
+                ))),
+                Ok(r) => r.map_err(ReadError::from_sqlx),
+            };
+            let row = match next {
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+                Ok(None) => break,
+                Ok(Some(row)) => row,
+            };
+            if row.len() != width {
+                let _ = tx
+                    .send(Err(ReadError::Metadata(format!(
+                        "the result has {} columns where {width} were planned",
+                        row.len()
+                    ))))
+                    .await;
+                return;
+            }
+            for i in 0..width {
+                let cell = match row.try_get_raw(i) {
+                    Ok(v) if v.is_null() => None,
+                    Ok(v) => match <&[u8] as Decode<MySql>>::decode(v) {
+                        Ok(bytes) => Some(bytes),
+                        Err(e) => {
+                            let _ = tx.send(Err(ReadError::Transport(e.to_string()))).await;
+                            return;
+                        }
+                    },
+                    Err(e) => {
+                        let _ = tx.send(Err(ReadError::from_sqlx(e))).await;
+                        return;
+                    }
+                };
+                if let Err(e) = decoder.push(i, cell) {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+            }
+            decoder.end_row();
+            if decoder.rows() >= limits.rows || decoder.bytes() >= limits.bytes {
+                let batch = decoder.finish();
+                if tx.send(batch).await.is_err() {
+                    // The reader went away: drop the rows and the connection unread.
+                    return;
+                }
+            }
+        }
+        if !decoder.is_empty() {
+            let _ = tx.send(decoder.finish()).await;
+        }
+    });
+    Ok(BatchStream { schema, rx, task })
+}

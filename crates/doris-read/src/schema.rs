@@ -1,0 +1,130 @@
+//! Schema discovery over MySQL: `DESC` through doris-sql's parser into Arrow.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use doris_sql::{DescRow, DorisType, TableRef, parse_describe};
+use sqlx::Row;
+
+use crate::error::ReadError;
+use crate::mysql::connect::MySqlEndpoint;
+
+/// One column of a table, as a read sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadColumn {
+    /// Name.
+    pub name: String,
+    /// Doris type.
+    pub doris_type: DorisType,
+    /// Nullable.
+    pub nullable: bool,
+    /// The Arrow type, or why there is none.
+    pub arrow_type: Result<DataType, String>,
+}
+
+/// A table's columns in table order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableLayout {
+    /// The table.
+    pub database: String,
+    /// The table.
+    pub table: String,
+    /// Columns in table order.
+    pub columns: Vec<ReadColumn>,
+}
+
+impl TableLayout {
+    /// The Arrow schema of `names` (table order when `None`); fails on a column that does
+    /// not exist or has no Arrow form.
+    pub fn arrow_schema(&self, names: Option<&[String]>) -> Result<SchemaRef, ReadError> {
+        let picked: Vec<&ReadColumn> = match names {
+            None => self.columns.iter().collect(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    self.columns
+                        .iter()
+                        .find(|c| c.name.eq_ignore_ascii_case(n))
+                        .ok_or_else(|| {
+                            ReadError::NotFound(format!(
+                                "column {n} is not in {}.{}",
+                                self.database, self.table
+                            ))
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let fields = picked
+            .into_iter()
+            .map(|c| match &c.arrow_type {
+                Ok(t) => Ok(Field::new(&c.name, t.clone(), c.nullable)),
+                Err(reason) => Err(ReadError::UnsupportedColumn {
+                    column: c.name.clone(),
+                    doris_type: c.doris_type.to_sql(),
+                    reason: reason.clone(),
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Arc::new(Schema::new(fields)))
+    }
+}
+
+/// Runs `DESC db.table` and maps every column.
+pub async fn discover(
+    endpoint: &MySqlEndpoint,
+    database: &str,
+    table: &str,
+) -> Result<TableLayout, ReadError> {
+    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let mut conn = endpoint.connect().await?;
+    let sql = format!("DESC {}", table_ref.to_sql());
+    let rows = tokio::time::timeout(
+        endpoint.read_timeout,
+        sqlx::raw_sql(&sql).fetch_all(&mut conn),
+    )
+    .await
+    .map_err(|_| ReadError::Timeout("DESC".into()))?
+    .map_err(ReadError::from_sqlx)?;
+    let cell = |row: &sqlx::mysql::MySqlRow, i: usize| -> Result<Option<String>, ReadError> {
+        use sqlx::{Decode, MySql, ValueRef};
+        let v = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let bytes =
+            <&[u8] as Decode<MySql>>::decode(v).map_err(|e| ReadError::Metadata(e.to_string()))?;
+        Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+    };
+    let mut desc = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if row.len() < 6 {
+            return Err(ReadError::Metadata(format!(
+                "DESC returned {} columns, 6 expected",
+                row.len()
+            )));
+        }
+        desc.push(DescRow {
+            field: cell(row, 0)?.unwrap_or_default(),
+            type_text: cell(row, 1)?.unwrap_or_default(),
+            null: cell(row, 2)?.unwrap_or_default(),
+            key: cell(row, 3)?.unwrap_or_default(),
+            default: cell(row, 4)?,
+            extra: cell(row, 5)?.unwrap_or_default(),
+        });
+    }
+    drop(conn);
+    let columns = parse_describe(&desc).map_err(|e| ReadError::Metadata(e.to_string()))?;
+    Ok(TableLayout {
+        database: database.to_owned(),
+        table: table.to_owned(),
+        columns: columns
+            .into_iter()
+            .map(|c| ReadColumn {
+                arrow_type: c.ty.to_arrow().map_err(|e| e.to_string()),
+                name: c.name,
+                doris_type: c.ty,
+                nullable: c.nullable,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,324 @@
+//! The MySQL transport against the Doris emulator and against MariaDB (a real server).
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Field, Float64Type, Int32Type, Int64Type, Schema,
+    TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+};
+use doris_emulator::faults::Fault;
+use doris_emulator::{Emulator, EmulatorConfig};
+use doris_read::{BatchLimits, MySqlEndpoint, ReadError, discover, query};
+
+const DDL: &str = "
+CREATE DATABASE demo;
+CREATE TABLE demo.t (
+  `id` BIGINT NOT NULL,
+  `name` VARCHAR(20) NULL,
+  `amount` DECIMAL(20, 6) NULL,
+  `ts` DATETIME(3) NULL,
+  `d` DATE NULL,
+  `ok` BOOLEAN NULL,
+  `big` LARGEINT NULL,
+  `tags` ARRAY<INT> NULL,
+  `h` HLL NULL
+) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 4;
+CREATE USER 'bob'@'%' IDENTIFIED BY 'pw';
+GRANT LOAD_PRIV ON demo.t TO 'bob'@'%';
+";
+
+async fn emulator() -> (Emulator, MySqlEndpoint) {
+    use arrow::array::{
+        ArrayRef, BooleanArray, Date32Array, Decimal128Array, Int64Array, ListArray, StringArray,
+        TimestampMillisecondArray, new_null_array,
+    };
+    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+    e.execute(None, DDL).unwrap();
+    let table = e.shared().catalog.table("demo", "t").unwrap();
+    let ids: Vec<i64> = (0..2000).collect();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids.clone())),
+        Arc::new(StringArray::from_iter(
+            ids.iter().map(|i| Some(format!("n{i}"))),
+        )),
+        Arc::new(
+            Decimal128Array::from_iter(
+                ids.iter()
+                    .map(|i| Some(i128::from(*i) * 1_000_000 + 500_000)),
+            )
+            .with_precision_and_scale(20, 6)
+            .unwrap(),
+        ),
+        Arc::new(TimestampMillisecondArray::from_iter(
+            ids.iter().map(|i| Some(1_706_702_400_000 + i % 1000)),
+        )),
+        Arc::new(Date32Array::from_iter(ids.iter().map(|_| Some(19_754)))),
+        Arc::new(BooleanArray::from_iter(
+            ids.iter().map(|i| Some(i % 2 == 1)),
+        )),
+        Arc::new(StringArray::from_iter(ids.iter().map(|i| {
+            Some(format!(
+                "1701411834604692317316873037158841057{:02}",
+                i % 100
+            ))
+        }))),
+        Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(
+            ids.iter().map(|i| Some(vec![Some(*i as i32), None])),
+        )),
+        new_null_array(&DataType::Binary, ids.len()),
+    ];
+    let batch = RecordBatch::try_new(table.arrow_schema.clone(), columns).unwrap();
+    let (staged, _) = e.shared().stage(&table, vec![batch]).unwrap();
+    table.apply(staged).unwrap();
+    let mut endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    endpoint.database = Some("demo".into());
+    (e, endpoint)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_type_reads_from_the_emulator_into_its_arrow_type() {
+    let (_e, endpoint) = emulator().await;
+    let layout = discover(&endpoint, "demo", "t").await.unwrap();
+    // HLL has no Arrow form: fine until a read selects it.
+    let names: Vec<String> = layout
+        .columns
+        .iter()
+        .take(8)
+        .map(|c| c.name.clone())
+        .collect();
+    let schema = layout.arrow_schema(Some(&names)).unwrap();
+    let e = layout.arrow_schema(None).unwrap_err();
+    assert!(
+        matches!(&e, ReadError::UnsupportedColumn { column, .. } if column == "h"),
+        "{e}"
+    );
+    let sql = format!(
+        "SELECT {} FROM `demo`.`t` WHERE `id` IN (7, 1999) ORDER BY `id`",
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let batches = query(&endpoint, sql, schema, BatchLimits::default())
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let b = &batches[0];
+    assert_eq!(b.num_rows(), 2);
+    assert_eq!(b.column(0).as_primitive::<Int64Type>().value(1), 1999);
+    assert_eq!(b.column(1).as_string::<i32>().value(0), "n7");
+    assert_eq!(
+        b.column(2).as_primitive::<Decimal128Type>().value(0),
+        7_500_000
+    );
+    assert_eq!(
+        b.column(3)
+            .as_primitive::<TimestampMillisecondType>()
+            .value(0),
+        1_706_702_400_007
+    );
+    assert_eq!(b.column(4).as_primitive::<Date32Type>().value(0), 19_754);
+    assert!(b.column(5).as_boolean().value(0));
+    assert_eq!(
+        b.column(6).as_string::<i32>().value(0),
+        "170141183460469231731687303715884105707"
+    );
+    let tags = b.column(7).as_list::<i32>().value(1);
+    assert_eq!(tags.as_primitive::<Int32Type>().value(0), 1999);
+    assert!(tags.is_null(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_are_bounded_and_early_close_does_not_drain() {
+    let (e, endpoint) = emulator().await;
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let limits = BatchLimits {
+        rows: 300,
+        bytes: usize::MAX,
+    };
+    let batches = query(&endpoint, "SELECT id FROM t".into(), schema.clone(), limits)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
+        2000
+    );
+    assert!(batches.iter().all(|b| b.num_rows() <= 300));
+    let by_bytes = query(
+        &endpoint,
+        "SELECT id FROM t".into(),
+        schema.clone(),
+        BatchLimits {
+            rows: usize::MAX,
+            bytes: 800,
+        },
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    assert!(by_bytes.len() >= 15, "{}", by_bytes.len());
+    // Early close: take one batch and drop the stream; the connection goes away.
+    let mut stream = query(&endpoint, "SELECT id FROM t".into(), schema, limits)
+        .await
+        .unwrap();
+    assert_eq!(stream.next_batch().await.unwrap().unwrap().num_rows(), 300);
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(e);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_stream_is_a_transport_error_not_a_short_result() {
+    let (e, endpoint) = emulator().await;
+    e.faults().arm(Fault::CutResultStream { rows: 500 }, 1);
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let result = query(
+        &endpoint,
+        "SELECT id FROM t".into(),
+        schema,
+        BatchLimits {
+            rows: 100,
+            bytes: usize::MAX,
+        },
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await;
+    assert!(matches!(result, Err(ReadError::Transport(_))), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_typed_and_carry_no_password() {
+    let (_e, endpoint) = emulator().await;
+    let mut bad = endpoint.clone();
+    bad.password = "Secret-Wrong-1".to_owned().into();
+    let e = discover(&bad, "demo", "t").await.unwrap_err();
+    assert!(matches!(e, ReadError::Auth(_)), "{e}");
+    assert!(!format!("{e} {bad:?}").contains("Secret-Wrong-1"));
+    let e = discover(&endpoint, "demo", "nope").await.unwrap_err();
+    assert!(matches!(e, ReadError::NotFound(_)), "{e}");
+    let mut bob = MySqlEndpoint::new("127.0.0.1", endpoint.port, "bob", "pw");
+    bob.database = Some("demo".into());
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let e = query(
+        &bob,
+        "SELECT id FROM demo.t".into(),
+        schema,
+        BatchLimits::default(),
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap_err();
+    assert!(matches!(e, ReadError::Permission(_)), "{e}");
+}
+
+fn mariadb() -> MySqlEndpoint {
+    let url = std::env::var("DAFT_DORIS_MARIADB_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into());
+    let rest = url.trim_start_matches("mysql://");
+    let (auth, host) = rest.split_once('@').unwrap_or(("root", rest));
+    let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+    let (hostport, db) = host.split_once('/').unwrap_or((host, "test"));
+    let (h, p) = hostport.split_once(':').unwrap_or((hostport, "3306"));
+    let mut e = MySqlEndpoint::new(h, p.parse().unwrap(), user, password);
+    e.database = Some(db.to_owned());
+    e
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_types_and_nulls_read_through_the_same_decoder() {
+    let endpoint = mariadb();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("i", DataType::Int32, true),
+        Field::new("b", DataType::Int64, true),
+        Field::new("f", DataType::Float64, true),
+        Field::new("d", DataType::Decimal128(20, 6), true),
+        Field::new("day", DataType::Date32, true),
+        Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("t", DataType::Duration(TimeUnit::Microsecond), true),
+    ]));
+    let sql = "SELECT CAST(-5 AS INT), CAST(9223372036854775807 AS SIGNED), 1.25e10, \
+               CAST('-12.5' AS DECIMAL(20,6)), DATE '2024-02-29', \
+               CAST('2024-01-31 12:00:00.123456' AS DATETIME(6)), 'é\\ttab', TIME '-01:02:03.5' \
+               UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL";
+    let b = &query(&endpoint, sql.into(), schema, BatchLimits::default())
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap()[0];
+    assert_eq!(b.num_rows(), 2);
+    assert_eq!(b.column(0).as_primitive::<Int32Type>().value(0), -5);
+    assert_eq!(b.column(1).as_primitive::<Int64Type>().value(0), i64::MAX);
+    assert_eq!(b.column(2).as_primitive::<Float64Type>().value(0), 1.25e10);
+    assert_eq!(
+        b.column(3).as_primitive::<Decimal128Type>().value(0),
+        -12_500_000
+    );
+    assert_eq!(b.column(4).as_primitive::<Date32Type>().value(0), 19_782);
+    assert_eq!(
+        b.column(5)
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(0),
+        1_706_702_400_123_456
+    );
+    assert_eq!(b.column(6).as_string::<i32>().value(0), "é\ttab");
+    assert_eq!(
+        b.column(7)
+            .as_primitive::<arrow::datatypes::DurationMicrosecondType>()
+            .value(0),
+        -3_723_500_000
+    );
+    assert!(b.columns().iter().all(|c| c.is_null(1)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_streams_a_million_rows_in_bounded_batches() {
+    let endpoint = mariadb();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("seq", DataType::Int64, false),
+        Field::new("s", DataType::Utf8, false),
+    ]));
+    let mut stream = query(
+        &endpoint,
+        "SELECT seq, CONCAT('row-', seq) FROM seq_1_to_1000000".into(),
+        schema,
+        BatchLimits {
+            rows: 65_536,
+            bytes: 1 << 20,
+        },
+    )
+    .await
+    .unwrap();
+    let (mut rows, mut batches, mut sum) = (0usize, 0usize, 0i64);
+    while let Some(b) = stream.next_batch().await {
+        let b = b.unwrap();
+        assert!(b.num_rows() <= 65_536);
+        rows += b.num_rows();
+        batches += 1;
+        sum += b
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .values()
+            .iter()
+            .sum::<i64>();
+    }
+    assert_eq!(rows, 1_000_000);
+    assert_eq!(sum, 500_000_500_000);
+    assert!(batches >= 16, "{batches}: the byte bound did not cut");
+}

@@ -1,0 +1,671 @@
+//! `SELECT` over table data, run by DataFusion, results streamed as text rows.
+//!
+//! The statement is tokenized first: every `TABLET(id, …)` hint is taken out and remembered
+//! for the table written just before it (after an optional `PARTITION (…)`). Each table the
+//! query references is registered for this query only, as an in-memory table over a
+//! snapshot of its visible data, restricted to the hinted tablets. DataFusion then plans
+//! and runs the query, and its record batches are written out as text rows batch by batch,
+//! so a large result is never materialised before the first row leaves.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int8Type,
+    Int16Type, Int32Type, Int64Type, TimeUnit, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
+use datafusion::catalog::MemorySchemaProvider;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use doris_sql::DorisType;
+use futures::StreamExt;
+use mysql_common::constants::ColumnType;
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+use super::Session;
+use super::show::column_def;
+use super::wire::{ColumnDef, PacketIo};
+use crate::Shared;
+use crate::auth::Privilege;
+use crate::catalog::Table;
+use crate::faults::{Fault, Point};
+
+/// A table reference as written, and the tablets its hint named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    /// `db` (when qualified) and `table`.
+    pub name: Vec<String>,
+    /// Tablet ids.
+    pub tablets: Vec<u64>,
+}
+
+/// Takes the `TABLET(...)` hints out of `sql`; returns the SQL without them and the hints.
+pub fn strip_tablet_hints(sql: &str) -> Result<(String, Vec<Hint>), String> {
+    let tokens = Tokenizer::new(&MySqlDialect {}, sql)
+        .tokenize()
+        .map_err(|e| e.to_string())?;
+    let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    let mut hints = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_tablet = matches!(&tokens[i], Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TABLET"));
+        let next: Vec<usize> = (i + 1..tokens.len())
+            .filter(|j| significant(&tokens[*j]))
+            .take(1)
+            .collect();
+        if is_tablet && next.first().is_some_and(|j| tokens[*j] == Token::LParen) {
+            // Read `( n [, n]* )`.
+            let mut ids = Vec::new();
+            let mut j = next[0] + 1;
+            loop {
+                match tokens.get(j) {
+                    Some(Token::Whitespace(_)) | Some(Token::Comma) => j += 1,
+                    Some(Token::Number(n, _)) => {
+                        ids.push(n.parse::<u64>().map_err(|_| format!("bad tablet id {n}"))?);
+                        j += 1;
+                    }
+                    Some(Token::RParen) => break,
+                    _ => return Err("malformed TABLET(...) hint".into()),
+                }
+            }
+            // The table name: the identifier chain before the hint, skipping PARTITION (...).
+            let mut k = out.len();
+            let back = |k: &mut usize, out: &[Token]| {
+                while *k > 0 && matches!(out[*k - 1], Token::Whitespace(_)) {
+                    *k -= 1;
+                }
+            };
+            back(&mut k, &out);
+            if k > 0 && out[k - 1] == Token::RParen {
+                while k > 0 && out[k - 1] != Token::LParen {
+                    k -= 1;
+                }
+                k = k.saturating_sub(1);
+                back(&mut k, &out);
+                if k > 0
+                    && matches!(&out[k - 1], Token::Word(w) if w.value.eq_ignore_ascii_case("PARTITION") || w.value.eq_ignore_ascii_case("PARTITIONS"))
+                {
+                    k -= 1;
+                    back(&mut k, &out);
+                }
+            }
+            let mut name = Vec::new();
+            loop {
+                match out.get(k.wrapping_sub(1)) {
+                    Some(Token::Word(w)) if k > 0 => {
+                        name.insert(0, w.value.clone());
+                        k -= 1;
+                    }
+                    _ => break,
+                }
+                if k > 0 && out[k - 1] == Token::Period {
+                    k -= 1;
+                } else {
+                    break;
+                }
+            }
+            if name.is_empty() {
+                return Err("TABLET(...) must follow a table name".into());
+            }
+            hints.push(Hint { name, tablets: ids });
+            i = j + 1;
+            continue;
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    Ok((out.iter().map(ToString::to_string).collect(), hints))
+}
+
+/// The tables a statement names (`[db.]table` as written), found by sqlparser.
+fn referenced_tables(sql: &str) -> Result<Vec<Vec<String>>, String> {
+    let statements =
+        sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, sql).map_err(|e| e.to_string())?;
+    let mut names = Vec::new();
+    let _ = sqlparser::ast::visit_relations(&statements, |relation| {
+        let parts: Vec<String> = relation
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
+            .collect();
+        if !names.contains(&parts) {
+            names.push(parts);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(names)
+}
+
+/// Why a SELECT could not run: a MySQL error to send.
+pub struct SelectError {
+    /// Error code.
+    pub code: u16,
+    /// SQLSTATE.
+    pub state: &'static [u8; 5],
+    /// Text.
+    pub message: String,
+}
+
+fn analysis(message: impl std::fmt::Display) -> SelectError {
+    SelectError {
+        code: 1105,
+        state: b"HY000",
+        message: format!("errCode = 2, detailMessage = {message}"),
+    }
+}
+
+/// A planned query: its columns and a DataFusion frame to stream.
+pub struct Planned {
+    columns: Vec<ColumnDef>,
+    doris_types: Vec<Option<DorisType>>,
+    frame: datafusion::dataframe::DataFrame,
+}
+
+/// Plans `sql` for `session` over the catalog.
+pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Planned, SelectError> {
+    let (sql, hints) = strip_tablet_hints(sql).map_err(analysis)?;
+    let names = referenced_tables(&sql).map_err(analysis)?;
+    let current = session.database.clone();
+    let config = SessionConfig::new()
+        .with_default_catalog_and_schema("datafusion", current.as_deref().unwrap_or("public"))
+        .with_target_partitions(2)
+        .set_str("datafusion.sql_parser.dialect", "mysql");
+    let ctx = SessionContext::new_with_config(config);
+    let catalog = ctx
+        .catalog("datafusion")
+        .ok_or_else(|| analysis("no default catalog"))?;
+    let mut types: HashMap<String, Option<DorisType>> = HashMap::new();
+    let mut registered: Vec<String> = Vec::new();
+    if let Some(db) = &current {
+        catalog
+            .register_schema(db, Arc::new(MemorySchemaProvider::new()))
+            .map_err(analysis)?;
+        registered.push(db.clone());
+    }
+    for name in names {
+        let (db, table_name) = match name.as_slice() {
+            [t] => match &current {
+                Some(db) => (db.clone(), t.clone()),
+                None => {
+                    return Err(SelectError {
+                        code: 1046,
+                        state: b"3D000",
+                        message: "No database selected".into(),
+                    });
+                }
+            },
+            [db, t] | [_, db, t] => (db.clone(), t.clone()),
+            _ => return Err(analysis("unsupported table reference")),
+        };
+        let table = shared.catalog.table(&db, &table_name).map_err(|_| {
+            analysis(format!(
+                "Table [{table_name}] does not exist in database [{db}]."
+            ))
+        })?;
+        if !shared
+            .users
+            .has(&session.user, &db, &table_name, Privilege::Select)
+        {
+            return Err(analysis(format!(
+                "SELECT command denied to user '{}'@'{}' for table '{db}.{table_name}'",
+                session.user,
+                session.peer.ip()
+            )));
+        }
+        let hinted: Option<Vec<u64>> = hints
+            .iter()
+            .filter(|h| h.name.last() == Some(&table_name))
+            .map(|h| h.tablets.clone())
+            .reduce(|mut a, b| {
+                a.extend(b);
+                a
+            });
+        let partitions = table_partitions(&table, hinted.as_deref())?;
+        for c in &table.schema.columns {
+            types
+                .entry(c.name.to_ascii_lowercase())
+                .and_modify(|t| {
+                    if t.as_ref() != Some(&c.ty) {
+                        *t = None;
+                    }
+                })
+                .or_insert_with(|| Some(c.ty.clone()));
+        }
+        if !registered.contains(&db) {
+            catalog
+                .register_schema(&db, Arc::new(MemorySchemaProvider::new()))
+                .map_err(analysis)?;
+            registered.push(db.clone());
+        }
+        let provider =
+            MemTable::try_new(table.arrow_schema.clone(), partitions).map_err(analysis)?;
+        ctx.register_table(
+            datafusion::common::TableReference::partial(db.as_str(), table_name.as_str()),
+            Arc::new(provider),
+        )
+        .map_err(analysis)?;
+    }
+    let frame = ctx.sql(&sql).await.map_err(|e| analysis(clean(&e)))?;
+    let schema = frame.schema().as_arrow().clone();
+    let mut columns = Vec::new();
+    let mut doris_types = Vec::new();
+    for field in schema.fields() {
+        let doris = types
+            .get(&field.name().to_ascii_lowercase())
+            .cloned()
+            .flatten()
+            .filter(|t| crate::catalog::storage_type(t) == *field.data_type());
+        columns.push(match &doris {
+            Some(t) => column_def(field.name(), t),
+            None => arrow_column_def(field.name(), field.data_type()),
+        });
+        doris_types.push(doris);
+    }
+    Ok(Planned {
+        columns,
+        doris_types,
+        frame,
+    })
+}
+
+fn clean(e: &datafusion::error::DataFusionError) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
+/// The table's data as MemTable partitions (one per non-empty tablet), limited to `tablets`.
+fn table_partitions(
+    table: &Table,
+    tablets: Option<&[u64]>,
+) -> Result<Vec<Vec<arrow::record_batch::RecordBatch>>, SelectError> {
+    let indexes: Vec<usize> = match tablets {
+        None => (0..table.tablets.len()).collect(),
+        Some(ids) => {
+            let mut idx = Vec::new();
+            for id in ids {
+                let at = table
+                    .tablets
+                    .iter()
+                    .position(|t| t.id == *id)
+                    .ok_or_else(|| {
+                        analysis(format!(
+                            "tablet {id} does not exist in table {}",
+                            table.schema.name
+                        ))
+                    })?;
+                if !idx.contains(&at) {
+                    idx.push(at);
+                }
+            }
+            idx
+        }
+    };
+    let mut parts = Vec::new();
+    for i in indexes {
+        let batches = table.snapshot(Some(&[i])).map_err(analysis)?;
+        if !batches.is_empty() {
+            parts.push(batches);
+        }
+    }
+    if parts.is_empty() {
+        parts.push(Vec::new());
+    }
+    Ok(parts)
+}
+
+/// The column definition for a computed column, from its Arrow type.
+fn arrow_column_def(name: &str, ty: &DataType) -> ColumnDef {
+    let doris = match ty {
+        DataType::Boolean => Some(DorisType::Boolean),
+        DataType::Int8 => Some(DorisType::TinyInt),
+        DataType::Int16 | DataType::UInt8 => Some(DorisType::SmallInt),
+        DataType::Int32 | DataType::UInt16 => Some(DorisType::Int),
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => Some(DorisType::BigInt),
+        DataType::Float32 => Some(DorisType::Float),
+        DataType::Float64 => Some(DorisType::Double),
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => Some(DorisType::Decimal {
+            precision: *p,
+            scale: u8::try_from(*s).unwrap_or(0),
+        }),
+        DataType::Date32 | DataType::Date64 => Some(DorisType::Date),
+        DataType::Timestamp(unit, _) => Some(DorisType::DateTime {
+            precision: unit_digits(*unit),
+        }),
+        _ => None,
+    };
+    match doris {
+        Some(t) => column_def(name, &t),
+        None => ColumnDef {
+            name: name.to_owned(),
+            column_type: ColumnType::MYSQL_TYPE_STRING,
+            length: 255,
+            decimals: 0,
+        },
+    }
+}
+
+fn unit_digits(unit: TimeUnit) -> u8 {
+    match unit {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 3,
+        TimeUnit::Microsecond => 6,
+        TimeUnit::Nanosecond => 9,
+    }
+}
+
+/// Runs a planned query and streams it out. A `cut_result_stream` fault closes the
+/// connection after N rows (the caller sees the error and drops the connection).
+pub async fn stream(shared: &Shared, planned: Planned, io: &mut PacketIo) -> std::io::Result<()> {
+    let mut batches = match planned.frame.execute_stream().await {
+        Ok(s) => s,
+        Err(e) => {
+            let e = analysis(clean(&e));
+            return io.error(e.code, e.state, &e.message).await;
+        }
+    };
+    let cut = match shared.faults.take(Point::MysqlResult) {
+        Some(f @ Fault::CutResultStream { rows }) => {
+            shared.faults.record(&f, None, None, false);
+            Some(rows)
+        }
+        _ => None,
+    };
+    // The first batch decides whether an error comes before the column definitions.
+    let first = match batches.next().await {
+        Some(Err(e)) => {
+            let e = analysis(clean(&e));
+            return io.error(e.code, e.state, &e.message).await;
+        }
+        other => other,
+    };
+    io.columns(&planned.columns).await?;
+    let mut sent = 0u64;
+    let mut cell = Vec::with_capacity(64);
+    let mut next = first;
+    while let Some(batch) = next {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                let e = analysis(clean(&e));
+                return io.error(e.code, e.state, &e.message).await;
+            }
+        };
+        for row in 0..batch.num_rows() {
+            if cut == Some(sent) {
+                io.flush().await?;
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "fault: result stream cut",
+                ));
+            }
+            let mut packet = Vec::with_capacity(batch.num_columns() * 16);
+            for (c, column) in batch.columns().iter().enumerate() {
+                if column.is_null(row) {
+                    packet.push(0xFB);
+                    continue;
+                }
+                cell.clear();
+                format_value(column, row, planned.doris_types[c].as_ref(), &mut cell);
+                super::wire::lenenc_int(&mut packet, cell.len() as u64);
+                packet.extend_from_slice(&cell);
+            }
+            io.write(&packet).await?;
+            sent += 1;
+        }
+        next = batches.next().await;
+    }
+    io.eof().await?;
+    io.flush().await
+}
+
+/// Appends Doris's text form of `array[row]` (not null).
+pub fn format_value(array: &ArrayRef, row: usize, doris: Option<&DorisType>, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    match array.data_type() {
+        DataType::Boolean => out.push(if array.as_boolean().value(row) {
+            b'1'
+        } else {
+            b'0'
+        }),
+        DataType::Int8 => {
+            let _ = write!(out, "{}", array.as_primitive::<Int8Type>().value(row));
+        }
+        DataType::Int16 => {
+            let _ = write!(out, "{}", array.as_primitive::<Int16Type>().value(row));
+        }
+        DataType::Int32 => {
+            let _ = write!(out, "{}", array.as_primitive::<Int32Type>().value(row));
+        }
+        DataType::Int64 => {
+            let _ = write!(out, "{}", array.as_primitive::<Int64Type>().value(row));
+        }
+        DataType::UInt8 => {
+            let _ = write!(out, "{}", array.as_primitive::<UInt8Type>().value(row));
+        }
+        DataType::UInt16 => {
+            let _ = write!(out, "{}", array.as_primitive::<UInt16Type>().value(row));
+        }
+        DataType::UInt32 => {
+            let _ = write!(out, "{}", array.as_primitive::<UInt32Type>().value(row));
+        }
+        DataType::UInt64 => {
+            let _ = write!(out, "{}", array.as_primitive::<UInt64Type>().value(row));
+        }
+        DataType::Float32 => {
+            let _ = write!(out, "{}", array.as_primitive::<Float32Type>().value(row));
+        }
+        DataType::Float64 => {
+            let _ = write!(out, "{}", array.as_primitive::<Float64Type>().value(row));
+        }
+        DataType::Decimal128(_, _) => {
+            let a = array.as_primitive::<Decimal128Type>();
+            out.extend_from_slice(a.value_as_string(row).as_bytes());
+        }
+        DataType::Decimal256(_, _) => {
+            let a = array.as_primitive::<Decimal256Type>();
+            out.extend_from_slice(a.value_as_string(row).as_bytes());
+        }
+        DataType::Date32 => {
+            let days = array.as_primitive::<Date32Type>().value(row);
+            match chrono_date(days) {
+                Some(d) => {
+                    let _ = write!(out, "{d}");
+                }
+                None => out.extend_from_slice(b"0000-00-00"),
+            }
+        }
+        DataType::Timestamp(unit, _) => {
+            let precision = match doris {
+                Some(DorisType::DateTime { precision }) => *precision,
+                _ => unit_digits(*unit),
+            };
+            let raw = match unit {
+                TimeUnit::Second => array
+                    .as_primitive::<arrow::datatypes::TimestampSecondType>()
+                    .value(row)
+                    .saturating_mul(1_000_000),
+                TimeUnit::Millisecond => array
+                    .as_primitive::<arrow::datatypes::TimestampMillisecondType>()
+                    .value(row)
+                    .saturating_mul(1_000),
+                TimeUnit::Microsecond => array
+                    .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
+                    .value(row),
+                TimeUnit::Nanosecond => {
+                    array
+                        .as_primitive::<arrow::datatypes::TimestampNanosecondType>()
+                        .value(row)
+                        / 1_000
+                }
+            };
+            write_datetime(raw, precision.min(6), out);
+        }
+        DataType::Utf8 => out.extend_from_slice(array.as_string::<i32>().value(row).as_bytes()),
+        DataType::LargeUtf8 => {
+            out.extend_from_slice(array.as_string::<i64>().value(row).as_bytes());
+        }
+        DataType::Utf8View => out.extend_from_slice(array.as_string_view().value(row).as_bytes()),
+        DataType::Binary => out.extend_from_slice(array.as_binary::<i32>().value(row)),
+        DataType::List(_) | DataType::Map(_, _) | DataType::Struct(_) => {
+            nested(array, row, out, false);
+        }
+        _ => {
+            let formatter = arrow::util::display::ArrayFormatter::try_new(
+                array.as_ref(),
+                &arrow::util::display::FormatOptions::default(),
+            );
+            if let Ok(f) = formatter {
+                let _ = write!(out, "{}", f.value(row));
+            }
+        }
+    }
+}
+
+/// Doris's text for nested values: `[1, 2]`, `{"k":1, "j":2}`, `{"f":1, "g":"x"}`; strings
+/// and dates quoted inside, `null` for NULL elements.
+fn nested(array: &ArrayRef, row: usize, out: &mut Vec<u8>, inside: bool) {
+    if array.is_null(row) {
+        out.extend_from_slice(b"null");
+        return;
+    }
+    match array.data_type() {
+        DataType::List(_) => {
+            let list = array.as_list::<i32>().value(row);
+            out.push(b'[');
+            for i in 0..list.len() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                nested(&list, i, out, true);
+            }
+            out.push(b']');
+        }
+        DataType::Map(_, _) => {
+            let map = array.as_map();
+            let entries = map.value(row);
+            let (keys, values) = (entries.column(0), entries.column(1));
+            out.push(b'{');
+            for i in 0..entries.len() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                nested(keys, i, out, true);
+                out.push(b':');
+                nested(values, i, out, true);
+            }
+            out.push(b'}');
+        }
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            out.push(b'{');
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.push(b'"');
+                out.extend_from_slice(field.name().as_bytes());
+                out.extend_from_slice(b"\":");
+                nested(s.column(i), row, out, true);
+            }
+            out.push(b'}');
+        }
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Date32
+        | DataType::Timestamp(_, _)
+            if inside =>
+        {
+            out.push(b'"');
+            format_value(array, row, None, out);
+            out.push(b'"');
+        }
+        _ => format_value(array, row, None, out),
+    }
+}
+
+/// `YYYY-MM-DD` for days since the epoch.
+fn chrono_date(days: i32) -> Option<String> {
+    let (y, m, d) = civil_from_days(i64::from(days));
+    (0..=9999)
+        .contains(&y)
+        .then(|| format!("{y:04}-{m:02}-{d:02}"))
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.f…]` with `precision` fractional digits, from microseconds.
+fn write_datetime(micros: i64, precision: u8, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    let days = micros.div_euclid(86_400_000_000);
+    let rem = micros.rem_euclid(86_400_000_000);
+    let (y, m, d) = civil_from_days(days);
+    let secs = rem / 1_000_000;
+    let frac = rem % 1_000_000;
+    let _ = write!(
+        out,
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    );
+    if precision > 0 {
+        let digits = format!("{frac:06}");
+        out.push(b'.');
+        out.extend_from_slice(&digits.as_bytes()[..usize::from(precision)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tablet_hints_are_taken_out_with_their_table() {
+        let (sql, hints) =
+            strip_tablet_hints("SELECT `a` FROM `db`.`t` TABLET(10005, 10007) WHERE `a` > 1")
+                .unwrap();
+        assert_eq!(sql, "SELECT `a` FROM `db`.`t`  WHERE `a` > 1");
+        assert_eq!(
+            hints,
+            vec![Hint {
+                name: vec!["db".into(), "t".into()],
+                tablets: vec![10005, 10007]
+            }]
+        );
+        let (_, hints) = strip_tablet_hints("select * from t PARTITION (p1) TABLET(3) x").unwrap();
+        assert_eq!(hints[0].name, vec!["t".to_owned()]);
+        assert!(strip_tablet_hints("select * from t TABLET(x)").is_err());
+        let (sql, hints) = strip_tablet_hints("select 'TABLET(1)' from t").unwrap();
+        assert!(hints.is_empty());
+        assert!(sql.contains("'TABLET(1)'"));
+    }
+
+    #[test]
+    fn datetimes_and_dates_print_like_doris() {
+        let mut out = Vec::new();
+        write_datetime(1_706_702_400_123_456, 3, &mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), "2024-01-31 12:00:00.123");
+        let mut out = Vec::new();
+        write_datetime(-1, 6, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "1969-12-31 23:59:59.999999"
+        );
+        assert_eq!(chrono_date(19_753).unwrap(), "2024-01-31");
+    }
+}

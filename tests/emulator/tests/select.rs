@@ -1,0 +1,223 @@
+//! SELECT on the MySQL face (DataFusion underneath), checked with the `mariadb` client and
+//! sqlx's text protocol: values in Doris's text forms, `TABLET(...)` restricting the scan,
+//! privileges, and a result stream cut by a fault.
+
+// Test code: a failed unwrap is a failed test, with the value in the message.
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Int64Array, ListArray, StringArray,
+    TimestampMillisecondArray,
+};
+use arrow::datatypes::Int32Type;
+use arrow::record_batch::RecordBatch;
+use doris_emulator::faults::Fault;
+use doris_emulator::{Emulator, EmulatorConfig};
+use futures::TryStreamExt;
+use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::{Column, Connection, Row, TypeInfo};
+
+const DDL: &str = "
+CREATE DATABASE demo;
+CREATE TABLE demo.t (
+  `id` BIGINT NOT NULL,
+  `name` VARCHAR(20) NULL,
+  `amount` DECIMAL(20, 6) NULL,
+  `ts` DATETIME(3) NULL,
+  `d` DATE NULL,
+  `ok` BOOLEAN NULL,
+  `big` LARGEINT NULL,
+  `tags` ARRAY<INT> NULL
+) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 4;
+CREATE USER 'bob'@'%' IDENTIFIED BY 'pw';
+GRANT LOAD_PRIV ON demo.t TO 'bob'@'%';
+";
+
+async fn emulator(rows: i64) -> Emulator {
+    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+    e.execute(None, DDL).unwrap();
+    let table = e.shared().catalog.table("demo", "t").unwrap();
+    let ids: Vec<i64> = (0..rows).collect();
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids.clone())),
+        Arc::new(StringArray::from_iter(
+            ids.iter().map(|i| (i % 3 != 0).then(|| format!("n{i}"))),
+        )),
+        Arc::new(
+            Decimal128Array::from_iter(ids.iter().map(|i| Some(i128::from(*i) * 1_500_000)))
+                .with_precision_and_scale(20, 6)
+                .unwrap(),
+        ),
+        Arc::new(TimestampMillisecondArray::from_iter(
+            ids.iter().map(|i| Some(1_706_702_400_123 + i)),
+        )),
+        Arc::new(Date32Array::from_iter(
+            ids.iter().map(|i| Some(19_753 + *i as i32)),
+        )),
+        Arc::new(BooleanArray::from_iter(
+            ids.iter().map(|i| Some(i % 2 == 0)),
+        )),
+        Arc::new(StringArray::from_iter(ids.iter().map(|i| {
+            Some(format!(
+                "170141183460469231731687303715884105{:03}",
+                i % 1000
+            ))
+        }))),
+        Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(
+            ids.iter().map(|i| Some(vec![Some(*i as i32), None])),
+        )),
+    ];
+    let batch = RecordBatch::try_new(table.arrow_schema.clone(), columns).unwrap();
+    let (staged, _) = e.shared().stage(&table, vec![batch]).unwrap();
+    table.apply(staged).unwrap();
+    e
+}
+
+fn mariadb(e: &Emulator, user: &str, sql: &str) -> (String, String) {
+    let out = Command::new("mariadb")
+        .args(["-h127.0.0.1", "--skip-ssl", "--batch", "--raw"])
+        .arg(format!("-P{}", e.query_addr().port()))
+        .arg(format!("-u{user}"))
+        .arg(if user == "root" {
+            "--password="
+        } else {
+            "--password=pw"
+        })
+        .args(["-e", sql])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+async fn connect(e: &Emulator) -> MySqlConnection {
+    let options = MySqlConnectOptions::from_str(&format!(
+        "mysql://root@127.0.0.1:{}/demo",
+        e.query_addr().port()
+    ))
+    .unwrap()
+    .pipes_as_concat(false)
+    .no_engine_substitution(false)
+    .timezone(None)
+    .set_names(false);
+    MySqlConnection::connect_with(&options).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb_client_reads_values_in_doris_text_forms() {
+    let e = emulator(5).await;
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "SELECT id, name, amount, ts, d, ok, big, tags FROM demo.t WHERE id >= 2 ORDER BY id",
+    );
+    assert_eq!(err, "");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "id\tname\tamount\tts\td\tok\tbig\ttags");
+    assert_eq!(
+        lines[1],
+        "2\tn2\t3.000000\t2024-01-31 12:00:00.125\t2024-02-02\t1\t170141183460469231731687303715884105002\t[2, null]"
+    );
+    assert_eq!(lines[2].split('\t').nth(1), Some("NULL"));
+    assert_eq!(lines.len(), 4);
+    let (out, _) = mariadb(&e, "root", "SELECT count(*) AS n, sum(amount) FROM demo.t");
+    assert_eq!(out.lines().nth(1), Some("5\t15.000000"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tablet_hints_restrict_the_scan_to_those_tablets() {
+    let e = emulator(1000).await;
+    let table = e.shared().catalog.table("demo", "t").unwrap();
+    let per_tablet = table.rows_per_tablet().unwrap();
+    let mut conn = connect(&e).await;
+    let mut total = 0;
+    for (tablet, expected) in table.tablets.iter().zip(&per_tablet) {
+        let sql = format!(
+            "SELECT `id` FROM `demo`.`t` TABLET({}) WHERE `id` >= 0",
+            tablet.id
+        );
+        let rows = sqlx::raw_sql(&sql).fetch_all(&mut conn).await.unwrap();
+        assert_eq!(rows.len(), *expected, "tablet {}", tablet.id);
+        total += rows.len();
+    }
+    assert_eq!(total, 1000);
+    let two = format!(
+        "SELECT count(*) FROM demo.t TABLET({}, {})",
+        table.tablets[0].id, table.tablets[1].id
+    );
+    let row = sqlx::raw_sql(&two).fetch_one(&mut conn).await.unwrap();
+    let n: &str = row.try_get_unchecked::<&str, _>(0).unwrap_or("?");
+    assert_eq!(n, (per_tablet[0] + per_tablet[1]).to_string());
+    let bad = sqlx::raw_sql("SELECT id FROM demo.t TABLET(1)")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_err();
+    assert!(bad.to_string().contains("tablet 1 does not exist"), "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn column_definitions_follow_doris() {
+    let e = emulator(3).await;
+    let mut conn = connect(&e).await;
+    let row = sqlx::raw_sql(
+        "SELECT id, name, amount, ts, d, ok, big, tags, count(*) OVER () AS c FROM t LIMIT 1",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    let types: Vec<String> = row
+        .columns()
+        .iter()
+        .map(|c| c.type_info().name().to_owned())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "BIGINT", "CHAR", "DECIMAL", "DATETIME", "DATE", "TINYINT", "CHAR", "CHAR", "BIGINT"
+        ],
+        "{types:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_needs_select_privilege_and_an_existing_table() {
+    let e = emulator(1).await;
+    let (_, err) = mariadb(&e, "bob", "SELECT * FROM demo.t");
+    assert!(
+        err.contains("ERROR 1105") && err.contains("SELECT command denied to user 'bob'"),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "SELECT * FROM demo.nope");
+    assert!(
+        err.contains("Table [nope] does not exist in database [demo]."),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_result_stream_is_an_error_not_a_short_result() {
+    let e = emulator(500).await;
+    e.faults().arm(Fault::CutResultStream { rows: 100 }, 1);
+    let mut conn = connect(&e).await;
+    let mut stream = sqlx::raw_sql("SELECT id FROM t").fetch(&mut conn);
+    let mut seen = 0;
+    let outcome = loop {
+        match stream.try_next().await {
+            Ok(Some(_)) => seen += 1,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    assert!(
+        outcome.is_err(),
+        "the stream ended cleanly after {seen} rows"
+    );
+    assert_eq!(seen, 100);
+}
