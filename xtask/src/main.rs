@@ -3,7 +3,7 @@
 //! ```text
 //! cargo xtask ci                 fmt, clippy -D warnings, rustdoc -D warnings, Rust tests, ruff, pytest
 //! cargo xtask demo               the main job on the embedded default (see README)
-//! cargo xtask bench [--quick]    release-mode benchmarks (today: the emulator's ingest rate)
+//! cargo xtask bench [--quick]    release-mode benchmarks (emulator ingest; doris-streamload vs curl)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! ```
 //!
@@ -211,8 +211,9 @@ fn ci() -> Result<(), String> {
 fn demo() -> Result<(), String> {
     // The part of the main job that exists today, end to end on the embedded default:
     // the Doris emulator, a Stream Load with curl, tablet planning through `_query_plan`,
-    // and the statements doris-sql builds for each read task. The Python package
-    // (`read_doris`/`write_doris`) replaces the curl and print steps when it lands.
+    // the statements doris-sql builds for each read task, and the split read itself over
+    // the MySQL protocol (doris-read's `read_table` example). The Python package
+    // (`read_doris`/`write_doris`) replaces these steps when it lands.
     let mut build = cargo();
     build.args([
         "build",
@@ -221,8 +222,12 @@ fn demo() -> Result<(), String> {
         "doris-emulator",
         "--bin",
         "doris-emulator",
+        "-p",
+        "doris-read",
+        "--example",
+        "read_table",
     ]);
-    step("demo: build the Doris emulator", build)?;
+    step("demo: build the Doris emulator and the reader", build)?;
     let target =
         std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
     let dir = std::env::temp_dir().join(format!("daft-doris-demo-{}", std::process::id()));
@@ -253,13 +258,17 @@ fn demo() -> Result<(), String> {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start the emulator: {e}"))?;
-    let result = demo_with_emulator(&mut child, &dir);
+    let result = demo_with_emulator(&mut child, &dir, &target);
     let _ = child.kill();
     let _ = child.wait();
     result
 }
 
-fn demo_with_emulator(child: &mut std::process::Child, dir: &Path) -> Result<(), String> {
+fn demo_with_emulator(
+    child: &mut std::process::Child,
+    dir: &Path,
+    target: &Path,
+) -> Result<(), String> {
     use std::io::BufRead as _;
     let mut line = String::new();
     let stdout = child.stdout.take().ok_or("no emulator output")?;
@@ -340,7 +349,20 @@ fn demo_with_emulator(child: &mut std::process::Child, dir: &Path) -> Result<(),
             .map_err(|e| e.to_string())?;
         println!("read task: {sql}");
     }
-    println!("(the read tasks run over the MySQL or Flight transport once issue #5 lands)");
+    // The read itself: schema from DESC, `score >= 80` pushed, tablets planned by the FE,
+    // one task per tablet group, rows streamed over the MySQL protocol into Arrow.
+    let status = Command::new(target.join("debug/examples/read_table"))
+        .args([
+            "127.0.0.1",
+            &ports["query_port"].to_string(),
+            &format!("http://{fe}"),
+        ])
+        .args(["analytics", "events", "score", "80"])
+        .status()
+        .map_err(|e| format!("read_table: {e}"))?;
+    if !status.success() {
+        return Err(format!("read_table failed: {status}"));
+    }
     Ok(())
 }
 
@@ -353,24 +375,32 @@ fn bench(quick: bool) -> Result<(), String> {
     } else {
         ("1000000", "5")
     };
-    let mut ingest = cargo();
-    ingest
-        .env("CARGO_TARGET_DIR", format!("{shared}-release"))
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "doris-emulator",
-            "--bin",
-            "ingest-bench",
-            "--",
-        ])
-        .args(["--rows", rows, "--runs", runs]);
+    let release = format!("{shared}-release");
+    // The benchmarks need no SQL engine: building the emulator without DataFusion keeps
+    // the release build minutes shorter.
+    let mut build = cargo();
+    build.env("CARGO_TARGET_DIR", &release).args([
+        "build",
+        "--release",
+        "-p",
+        "doris-emulator",
+        "--no-default-features",
+        "--bin",
+        "doris-emulator",
+        "--bin",
+        "ingest-bench",
+    ]);
+    step("bench: release build of the emulator", build)?;
+    let mut ingest = Command::new(format!("{release}/release/ingest-bench"));
+    ingest.args(["--rows", rows, "--runs", runs]);
     step("bench: emulator Arrow ingest", ingest)?;
     let mut client = cargo();
     client
-        .env("CARGO_TARGET_DIR", format!("{shared}-release"))
+        .env("CARGO_TARGET_DIR", &release)
+        .env(
+            "DORIS_EMULATOR_BIN",
+            format!("{release}/release/doris-emulator"),
+        )
         .args([
             "run",
             "--quiet",

@@ -10,13 +10,18 @@
 //!   closes the connection without draining the result.
 //! - [`schema::discover`] reads `DESC` into an Arrow schema; a column whose type has no
 //!   Arrow form fails only when a read selects it.
+//! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
+//!   conjuncts (the rest returned as a residual), the limit when nothing stays residual,
+//!   and one SELECT per task, split by tablets through `doris-plan` when asked.
 
 pub mod decode;
 pub mod error;
 pub mod mysql;
 pub mod schema;
+pub mod table;
 
 pub use error::ReadError;
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover};
+pub use table::{ReadPlan, Split, TableReadOptions, plan_table_read};

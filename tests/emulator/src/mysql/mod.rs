@@ -6,6 +6,7 @@
 //! unknown commands.
 
 mod query;
+#[cfg(feature = "sql")]
 pub mod select;
 pub mod show;
 pub mod wire;

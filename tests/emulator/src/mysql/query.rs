@@ -45,10 +45,19 @@ pub async fn run(
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
     if reads_tables(sql) {
+        #[cfg(feature = "sql")]
         return match super::select::plan(shared, session, strip(sql)).await {
             Ok(planned) => super::select::stream(shared, planned, io).await,
             Err(e) => io.error(e.code, e.state, &e.message).await,
         };
+        #[cfg(not(feature = "sql"))]
+        return io
+            .error(
+                1105,
+                b"HY000",
+                "errCode = 2, detailMessage = this emulator was built without the `sql` feature: no SELECT over tables",
+            )
+            .await;
     }
     let outcome = execute(shared, session, sql);
     match outcome {

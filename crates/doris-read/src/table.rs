@@ -1,0 +1,135 @@
+//! Planning the read of one table: schema, pushed filter, limit, and one SELECT per task.
+
+use arrow_schema::SchemaRef;
+use doris_plan::{DiscoveryPolicy, PlanEndpoint, PlanError, ReadTask, plan_tasks};
+use doris_sql::{Expr, SelectBuilder, TableRef, translate_filter};
+
+use crate::error::ReadError;
+use crate::mysql::connect::MySqlEndpoint;
+use crate::schema::discover;
+
+/// How a read is split into tasks.
+#[derive(Debug, Clone)]
+pub enum Split {
+    /// One task.
+    Single,
+    /// One task per group of tablets, planned by the FE's `_query_plan`.
+    Auto {
+        /// The FE HTTP endpoint.
+        fe: PlanEndpoint,
+        /// Most tasks.
+        target_tasks: usize,
+        /// What a planning failure does.
+        policy: DiscoveryPolicy,
+    },
+}
+
+/// What to read.
+#[derive(Debug, Clone)]
+pub struct TableReadOptions {
+    /// Columns, in this order (`None`: every column, table order).
+    pub columns: Option<Vec<String>>,
+    /// A filter; its conjuncts that render exactly are pushed, the rest is returned as
+    /// [`ReadPlan::residual`] for the caller to apply.
+    pub filter: Option<Expr>,
+    /// Most rows (pushed only when nothing of the filter stays residual).
+    pub limit: Option<u64>,
+    /// Splitting.
+    pub split: Split,
+}
+
+impl Default for TableReadOptions {
+    fn default() -> Self {
+        Self {
+            columns: None,
+            filter: None,
+            limit: None,
+            split: Split::Single,
+        }
+    }
+}
+
+/// A planned read.
+#[derive(Debug, Clone)]
+pub struct ReadPlan {
+    /// The schema of every task's batches.
+    pub schema: SchemaRef,
+    /// One SELECT per task.
+    pub tasks: Vec<String>,
+    /// The part of the filter the caller must still apply.
+    pub residual: Option<Expr>,
+    /// Whether the limit was pushed into each task (the caller still truncates the union
+    /// of the tasks, each of which may return up to the limit).
+    pub limit_pushed: bool,
+    /// Set when tablet planning failed and the read fell back to one task.
+    pub warning: Option<String>,
+}
+
+fn from_plan_error(e: PlanError) -> ReadError {
+    match e {
+        PlanError::Auth(m) => ReadError::Auth(m),
+        PlanError::Permission(m) => ReadError::Permission(m),
+        PlanError::NotFound(m) => ReadError::NotFound(m),
+        PlanError::Config(m) => ReadError::Config(m),
+        PlanError::Transport(m) => ReadError::Transport(format!("tablet planning: {m}")),
+        other => ReadError::Metadata(format!("tablet planning: {other}")),
+    }
+}
+
+/// Discovers the table's schema and plans its read.
+pub async fn plan_table_read(
+    mysql: &MySqlEndpoint,
+    database: &str,
+    table: &str,
+    options: &TableReadOptions,
+) -> Result<ReadPlan, ReadError> {
+    let layout = discover(mysql, database, table).await?;
+    let schema = layout.arrow_schema(options.columns.as_deref())?;
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let translation = options.filter.as_ref().map(translate_filter);
+    let mut builder = SelectBuilder::new(table_ref).columns(names);
+    if let Some(t) = &translation {
+        builder = builder.filter(t);
+    }
+    let residual = translation.and_then(|t| t.residual);
+    let limit = options.limit.filter(|_| residual.is_none());
+    let sql_error = |e: doris_sql::SqlError| ReadError::Config(e.to_string());
+    let with_limit = |b: SelectBuilder| match limit {
+        Some(n) => b.limit(n),
+        None => b,
+    };
+    let (tasks, warning) = match &options.split {
+        Split::Single => (vec![with_limit(builder).build().map_err(sql_error)?], None),
+        Split::Auto { .. } if limit == Some(0) => {
+            (vec![with_limit(builder).build().map_err(sql_error)?], None)
+        }
+        Split::Auto {
+            fe,
+            target_tasks,
+            policy,
+        } => {
+            let planning_sql = builder.build().map_err(sql_error)?;
+            let planned = plan_tasks(fe, database, table, &planning_sql, *target_tasks, *policy)
+                .await
+                .map_err(from_plan_error)?;
+            let mut tasks = Vec::with_capacity(planned.tasks.len());
+            for task in planned.tasks {
+                let sql = match task {
+                    ReadTask::Tablets(ids) => with_limit(builder.clone().tablets(ids)).build(),
+                    ReadTask::Empty => builder.clone().limit(0).build(),
+                    ReadTask::Whole => with_limit(builder.clone()).build(),
+                };
+                tasks.push(sql.map_err(sql_error)?);
+            }
+            (tasks, planned.warning)
+        }
+    };
+    Ok(ReadPlan {
+        schema,
+        tasks,
+        residual,
+        limit_pushed: limit.is_some(),
+        warning,
+    })
+}
