@@ -551,7 +551,9 @@ fn conform_text(
     conform(table, opts, columns, provided, out)
 }
 
-fn conform_batch(
+/// Conforms one Arrow batch (columns by name, or by position under `opts.columns`) to the
+/// table, filtering rows as Doris does.
+pub fn conform_batch(
     table: &Table,
     opts: &LoadOptions,
     batch: &RecordBatch,

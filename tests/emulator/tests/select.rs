@@ -221,3 +221,56 @@ async fn a_cut_result_stream_is_an_error_not_a_short_result() {
     );
     assert_eq!(seen, 100);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_values_and_insert_select_commit_like_a_load() {
+    let e = emulator(3).await;
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "INSERT INTO demo.t (id, name, amount, ts, d) VALUES (100, 'x', 1.5, '2024-03-01 10:00:00.5', '2024-03-01'), (101, NULL, NULL, NULL, NULL)",
+    );
+    assert_eq!(err, "");
+    let (out, _) = mariadb(
+        &e,
+        "root",
+        "SELECT id, name, amount, ts, d FROM demo.t WHERE id >= 100 ORDER BY id",
+    );
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        [
+            "100\tx\t1.500000\t2024-03-01 10:00:00.500\t2024-03-01",
+            "101\tNULL\tNULL\tNULL\tNULL"
+        ]
+    );
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "USE demo; INSERT INTO t SELECT * FROM t WHERE id < 2",
+    );
+    assert_eq!(err, "");
+    let (out, _) = mariadb(&e, "root", "SELECT count(*) FROM demo.t");
+    assert_eq!(out.lines().nth(1), Some("7"));
+    // Strict: a NULL in the NOT NULL key fails the whole statement, nothing is written.
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "INSERT INTO demo.t (id, name) VALUES (200, 'a'), (NULL, 'b')",
+    );
+    assert!(
+        err.contains("Insert has filtered data in strict mode"),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "INSERT INTO demo.t (id, name) VALUES (1)");
+    assert!(
+        err.contains("Column count doesn't match value count"),
+        "{err}"
+    );
+    let (out, _) = mariadb(&e, "root", "SELECT count(*) FROM demo.t");
+    assert_eq!(out.lines().nth(1), Some("7"));
+    // bob may load into demo.t but not read it.
+    let (_, err) = mariadb(&e, "bob", "INSERT INTO demo.t (id) VALUES (300)");
+    assert_eq!(err, "");
+    let (_, err) = mariadb(&e, "bob", "INSERT INTO demo.t SELECT * FROM demo.t");
+    assert!(err.contains("SELECT command denied"), "{err}");
+}

@@ -5,6 +5,8 @@
 //! COM_QUERY text results with Doris's column definitions; ERR for server-side prepare and
 //! unknown commands.
 
+#[cfg(feature = "sql")]
+mod insert;
 mod query;
 #[cfg(feature = "sql")]
 pub mod select;

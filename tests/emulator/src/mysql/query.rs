@@ -44,6 +44,21 @@ pub async fn run(
     sql: &str,
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
+    if strip(sql)
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("INSERT "))
+    {
+        #[cfg(feature = "sql")]
+        return super::insert::run(shared, session, strip(sql), io).await;
+        #[cfg(not(feature = "sql"))]
+        return io
+            .error(
+                1105,
+                b"HY000",
+                "errCode = 2, detailMessage = this emulator was built without the `sql` feature: no INSERT",
+            )
+            .await;
+    }
     if reads_tables(sql) {
         #[cfg(feature = "sql")]
         return match super::select::plan(shared, session, strip(sql)).await {

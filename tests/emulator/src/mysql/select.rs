@@ -139,6 +139,35 @@ fn referenced_tables(sql: &str) -> Result<Vec<Vec<String>>, String> {
     Ok(names)
 }
 
+/// `[db.]table` as written (and the session's database) to the catalog's table, with
+/// Doris's errors for no database and a missing table.
+pub fn resolve_table(
+    shared: &Shared,
+    session: &Session,
+    name: &[String],
+) -> Result<(String, String, Arc<Table>), SelectError> {
+    let (db, table_name) = match name {
+        [t] => match &session.database {
+            Some(db) => (db.clone(), t.clone()),
+            None => {
+                return Err(SelectError {
+                    code: 1046,
+                    state: b"3D000",
+                    message: "No database selected".into(),
+                });
+            }
+        },
+        [db, t] | [_, db, t] => (db.clone(), t.clone()),
+        _ => return Err(analysis("unsupported table reference")),
+    };
+    let table = shared.catalog.table(&db, &table_name).map_err(|_| {
+        analysis(format!(
+            "Table [{table_name}] does not exist in database [{db}]."
+        ))
+    })?;
+    Ok((db, table_name, table))
+}
+
 /// Why a SELECT could not run: a MySQL error to send.
 pub struct SelectError {
     /// Error code.
@@ -164,6 +193,13 @@ pub struct Planned {
     frame: datafusion::dataframe::DataFrame,
 }
 
+impl Planned {
+    /// Runs the query and collects every batch (for INSERT … SELECT).
+    pub async fn collect(self) -> Result<Vec<arrow::record_batch::RecordBatch>, SelectError> {
+        self.frame.collect().await.map_err(|e| analysis(clean(&e)))
+    }
+}
+
 /// Plans `sql` for `session` over the catalog.
 pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Planned, SelectError> {
     let (sql, hints) = strip_tablet_hints(sql).map_err(analysis)?;
@@ -186,25 +222,7 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         registered.push(db.clone());
     }
     for name in names {
-        let (db, table_name) = match name.as_slice() {
-            [t] => match &current {
-                Some(db) => (db.clone(), t.clone()),
-                None => {
-                    return Err(SelectError {
-                        code: 1046,
-                        state: b"3D000",
-                        message: "No database selected".into(),
-                    });
-                }
-            },
-            [db, t] | [_, db, t] => (db.clone(), t.clone()),
-            _ => return Err(analysis("unsupported table reference")),
-        };
-        let table = shared.catalog.table(&db, &table_name).map_err(|_| {
-            analysis(format!(
-                "Table [{table_name}] does not exist in database [{db}]."
-            ))
-        })?;
+        let (db, table_name, table) = resolve_table(shared, session, &name)?;
         if !shared
             .users
             .has(&session.user, &db, &table_name, Privilege::Select)

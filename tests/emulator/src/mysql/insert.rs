@@ -1,0 +1,126 @@
+//! `INSERT INTO … VALUES` and `INSERT INTO … SELECT`: the source rows are computed by
+//! DataFusion (through the SELECT path), then conformed, routed and committed exactly as a
+//! Stream Load is, in one transaction under an `insert_…` label. As in Doris with
+//! `enable_insert_strict` (the default), any filtered row fails the whole statement.
+
+use axum::http::HeaderMap;
+use sqlparser::ast::{Statement, TableObject};
+use sqlparser::dialect::MySqlDialect;
+
+use super::Session;
+use super::select::{SelectError, plan, resolve_table};
+use super::wire::PacketIo;
+use crate::Shared;
+use crate::auth::{Privilege, missing_privilege};
+use crate::load::{Decoded, conform_batch, parse_options};
+
+fn analysis(message: impl std::fmt::Display) -> SelectError {
+    SelectError {
+        code: 1105,
+        state: b"HY000",
+        message: format!("errCode = 2, detailMessage = {message}"),
+    }
+}
+
+/// Runs one INSERT and answers OK (affected rows) or an error.
+pub async fn run(
+    shared: &Shared,
+    session: &Session,
+    sql: &str,
+    io: &mut PacketIo,
+) -> std::io::Result<()> {
+    match execute(shared, session, sql).await {
+        Ok(rows) => io.ok(rows).await,
+        Err(e) => io.error(e.code, e.state, &e.message).await,
+    }
+}
+
+async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, SelectError> {
+    let statements =
+        sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, sql).map_err(analysis)?;
+    let [Statement::Insert(insert)] = statements.as_slice() else {
+        return Err(analysis("expected one INSERT statement"));
+    };
+    let TableObject::TableName(name) = &insert.table else {
+        return Err(analysis("INSERT into a table function is not supported"));
+    };
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
+        .collect();
+    let (db, table_name, table) = resolve_table(shared, session, &parts)?;
+    if !shared
+        .users
+        .has(&session.user, &db, &table_name, Privilege::Load)
+    {
+        return Err(analysis(missing_privilege(Privilege::Load)));
+    }
+    let targets: Vec<String> = if insert.columns.is_empty() {
+        table
+            .schema
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    } else {
+        insert
+            .columns
+            .iter()
+            .filter_map(|c| {
+                c.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone())
+            })
+            .collect()
+    };
+    for t in &targets {
+        if table.schema.column(t).is_none() {
+            return Err(analysis(format!("Unknown column '{t}' in '{table_name}'")));
+        }
+    }
+    let source = insert
+        .source
+        .as_ref()
+        .ok_or_else(|| analysis("INSERT needs VALUES or a SELECT"))?;
+    let planned = plan(shared, session, &source.to_string()).await?;
+    let batches = planned.collect().await?;
+    if let Some(first) = batches.first()
+        && first.num_columns() != targets.len()
+    {
+        return Err(analysis("Column count doesn't match value count"));
+    }
+    let mut opts = parse_options(&HeaderMap::new()).map_err(analysis)?;
+    opts.columns = Some(targets);
+    opts.label = format!("insert_{}", uuid::Uuid::new_v4().simple());
+    let mut decoded = Decoded::default();
+    for batch in &batches {
+        conform_batch(&table, &opts, batch, &mut decoded).map_err(analysis)?;
+    }
+    let txn = shared
+        .txns
+        .begin(&db, &table_name, &opts.label)
+        .map_err(|_| analysis("the insert label is already used"))?;
+    let fail = |message: String| {
+        shared.txns.abort(txn, &message);
+        analysis(message)
+    };
+    if let Some(reason) = decoded.error_log.first() {
+        return Err(fail(format!(
+            "Insert has filtered data in strict mode. First error: {reason}"
+        )));
+    }
+    let rows = decoded.total_rows;
+    let (staged, unrouted) = shared
+        .stage(&table, std::mem::take(&mut decoded.batches))
+        .map_err(|e| fail(e.to_string()))?;
+    if unrouted > 0 {
+        return Err(fail(
+            "Insert has filtered data in strict mode. First error: no partition for this tuple."
+                .into(),
+        ));
+    }
+    table.apply(staged).map_err(|e| fail(e.to_string()))?;
+    shared.txns.make_visible(txn);
+    Ok(rows)
+}
