@@ -330,15 +330,7 @@ impl StreamLoadClient {
         db: &str,
         summary: &LoadSummary,
     ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
-        let mut out = Vec::new();
-        for entry in summary
-            .ledger
-            .iter()
-            .filter(|e| e.report.status == LoadStatus::Precommitted)
-        {
-            out.push(self.commit(db, &txn_ref(&entry.report)?).await?);
-        }
-        Ok(out)
+        self.settle_precommitted(db, summary, true).await
     }
 
     /// Aborts every pre-committed load of a summary (idempotent).
@@ -347,13 +339,27 @@ impl StreamLoadClient {
         db: &str,
         summary: &LoadSummary,
     ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
+        self.settle_precommitted(db, summary, false).await
+    }
+
+    async fn settle_precommitted(
+        &self,
+        db: &str,
+        summary: &LoadSummary,
+        commit: bool,
+    ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
         let mut out = Vec::new();
         for entry in summary
             .ledger
             .iter()
             .filter(|e| e.report.status == LoadStatus::Precommitted)
         {
-            out.push(self.abort(db, &txn_ref(&entry.report)?).await?);
+            let txn = txn_ref(&entry.report)?;
+            out.push(if commit {
+                self.commit(db, &txn).await?
+            } else {
+                self.abort(db, &txn).await?
+            });
         }
         Ok(out)
     }
