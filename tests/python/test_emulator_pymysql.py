@@ -1,5 +1,11 @@
 """The emulator's MySQL face, checked with PyMySQL (a client nobody here wrote)."""
 
+import base64
+import datetime
+import decimal
+import json
+import urllib.request
+
 import pymysql
 import pytest
 
@@ -69,3 +75,41 @@ def test_privileges_gate_metadata(emulator):
     with connect(emulator, user="alice", password="pw", database="demo") as conn, conn.cursor() as cur:
         cur.execute("SHOW TABLES")
         assert cur.fetchall() == (("orders",),)
+
+
+def test_insert_and_select_with_tablet_hints(emulator):
+    with connect(emulator, database="demo") as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO orders VALUES (1, 1.5, '2024-01-31 12:00:00.250'),"
+            " (2, NULL, NULL), (3, 7, '2024-02-01 00:00:00')"
+        )
+        assert cur.rowcount == 3
+        # A full-row upsert on the UNIQUE table: the column not given becomes NULL.
+        cur.execute("INSERT INTO orders (id, amount) VALUES (1, 2.25)")
+        cur.execute("SELECT id, amount, ts FROM orders ORDER BY id")
+        assert cur.fetchall() == (
+            (1, decimal.Decimal("2.250000"), None),
+            (2, None, None),
+            (3, decimal.Decimal("7.000000"), datetime.datetime(2024, 2, 1)),
+        )
+        cur.execute("SELECT ts FROM orders WHERE id = 3")
+        assert cur.description[0][1] == pymysql.constants.FIELD_TYPE.DATETIME
+
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{emulator['fe_http_port']}/api/demo/orders/_query_plan",
+            data=json.dumps({"sql": "SELECT `id` FROM `demo`.`orders`"}).encode(),
+            headers={"Authorization": "Basic " + base64.b64encode(b"root:").decode()},
+            method="POST",
+        )
+        with urllib.request.urlopen(request) as answer:
+            tablets = list(json.load(answer)["data"]["partitions"])
+        assert len(tablets) == 2
+        seen = 0
+        for tablet in tablets:
+            cur.execute(f"SELECT count(*) FROM orders TABLET({tablet})")
+            seen += cur.fetchone()[0]
+        assert seen == 3
+
+        with pytest.raises(pymysql.err.MySQLError) as strict:
+            cur.execute("INSERT INTO orders (id) VALUES (NULL)")
+        assert "Insert has filtered data in strict mode" in strict.value.args[1]
