@@ -142,3 +142,31 @@ async fn failures_are_typed_and_only_planning_failures_fall_back() {
     .unwrap();
     assert_eq!(fallback.tasks, vec![ReadTask::Whole]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_injected_planner_failure_is_internal_and_falls_back_under_single() {
+    use doris_emulator::faults::Fault;
+    let (e, endpoint) = setup().await;
+    let boom = serde_json::json!({
+        "msg": "success", "code": 0,
+        "data": {"status": 500, "exception": "planner crashed"}, "count": 0
+    });
+    e.faults().arm(Fault::QueryPlanAnswer { answer: boom }, 2);
+    let sql = "SELECT `id` FROM `d`.`t`";
+    let err = fetch_plan(&endpoint, "d", "t", sql).await.unwrap_err();
+    assert_eq!(err, PlanError::Internal("planner crashed".into()));
+    let planned = plan_tasks(&endpoint, "d", "t", sql, 4, DiscoveryPolicy::Single)
+        .await
+        .unwrap();
+    assert_eq!(planned.tasks, vec![ReadTask::Whole]);
+    assert!(planned.warning.unwrap().contains("Internal"));
+    // Disarmed after two uses: planning works again.
+    assert_eq!(
+        fetch_plan(&endpoint, "d", "t", sql)
+            .await
+            .unwrap()
+            .tablets
+            .len(),
+        10
+    );
+}

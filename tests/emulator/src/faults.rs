@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 /// A fault and its parameters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Fault {
     /// BE: commit the load, then close the connection without any response.
@@ -52,6 +52,12 @@ pub enum Fault {
         /// Rows sent before the cut.
         rows: u64,
     },
+    /// FE `_query_plan`: answer HTTP 200 with this JSON instead of the plan (after auth).
+    QueryPlanAnswer {
+        /// The envelope to send, e.g. `{"msg":"success","code":0,"data":{"status":500,
+        /// "exception":"…"},"count":0}`.
+        answer: serde_json::Value,
+    },
     /// FE and BE: wait this long before handling the request.
     Delay {
         /// How long.
@@ -72,6 +78,7 @@ impl Fault {
             Fault::BeUnreachable => "be_unreachable",
             Fault::Delay { .. } => "delay",
             Fault::CutResultStream { .. } => "cut_result_stream",
+            Fault::QueryPlanAnswer { .. } => "query_plan_answer",
         }
     }
 
@@ -81,6 +88,7 @@ impl Fault {
             Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
             Fault::Delay { .. } => Point::AnyRequest,
             Fault::CutResultStream { .. } => Point::MysqlResult,
+            Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
         }
     }
@@ -97,6 +105,8 @@ pub enum Point {
     AnyRequest,
     /// A result set on the MySQL face.
     MysqlResult,
+    /// The FE's `_query_plan`.
+    QueryPlan,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).
