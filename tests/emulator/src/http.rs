@@ -672,6 +672,22 @@ async fn be_stream_load(
     response.number_total_rows = decoded.total_rows;
     let write = Instant::now();
     let mut decoded = decoded;
+    #[cfg(feature = "sql")]
+    if let Some(predicate) = &opts.where_predicate {
+        match crate::load::apply_where(std::mem::take(&mut decoded.batches), predicate).await {
+            Ok((kept, unselected)) => {
+                decoded.batches = kept;
+                response.number_unselected_rows = unselected;
+            }
+            Err(message) => {
+                shared.txns.abort(txn_id, &message);
+                response.status = "Fail".into();
+                response.message = message;
+                response.load_time_ms = ms(started);
+                return load_reply(&response);
+            }
+        }
+    }
     let staged = shared.stage(&table, std::mem::take(&mut decoded.batches));
     let outcome = match staged {
         Err(e) => Err(format!("[INTERNAL_ERROR]{e}")),
@@ -702,7 +718,8 @@ async fn be_stream_load(
             response.number_loaded_rows = 0;
         }
         Ok(staged) => {
-            response.number_loaded_rows = decoded.total_rows - decoded.filtered_rows;
+            response.number_loaded_rows =
+                decoded.total_rows - decoded.filtered_rows - response.number_unselected_rows;
             let commit = Instant::now();
             let publish_delay = match &fault {
                 Some(Fault::PublishTimeout { visible_after_ms }) if !opts.two_phase_commit => {

@@ -82,6 +82,8 @@ pub struct LoadOptions {
     pub new_key_error: bool,
     /// `merge_type: DELETE`: every loaded row deletes its key.
     pub delete: bool,
+    /// `where`: a predicate over the table's columns; rows it rejects are unselected.
+    pub where_predicate: Option<String>,
 }
 
 /// Schema metadata key that marks a partial-update batch with the columns it provides.
@@ -178,7 +180,17 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
             ));
         }
     };
-    for unsupported in ["where", "delete", "jsonpaths", "hidden_columns"] {
+    let where_predicate = header(headers, "where")
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned);
+    if where_predicate.is_some() && !cfg!(feature = "sql") {
+        return Err(
+            "[NOT_IMPLEMENTED_ERROR]this emulator was built without the `sql` feature: no `where`"
+                .into(),
+        );
+    }
+    for unsupported in ["delete", "jsonpaths", "hidden_columns"] {
         if header(headers, unsupported).is_some() {
             return Err(format!(
                 "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
@@ -250,6 +262,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         partial,
         new_key_error,
         delete,
+        where_predicate,
         label,
         format,
         compression,
@@ -549,6 +562,41 @@ fn conform_text(
         })
         .collect();
     conform(table, opts, columns, provided, out)
+}
+
+/// Keeps the rows of `batches` that `predicate` (SQL over the table's columns) accepts;
+/// returns them and how many were left out (`NumberUnselectedRows`).
+#[cfg(feature = "sql")]
+pub async fn apply_where(
+    batches: Vec<RecordBatch>,
+    predicate: &str,
+) -> Result<(Vec<RecordBatch>, u64), String> {
+    let Some(schema) = batches.first().map(RecordBatch::schema) else {
+        return Ok((batches, 0));
+    };
+    let before: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    let ctx = datafusion::prelude::SessionContext::new_with_config(
+        datafusion::prelude::SessionConfig::new().set_str("datafusion.sql_parser.dialect", "mysql"),
+    );
+    let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    ctx.register_table("__load", std::sync::Arc::new(table))
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    let analysis = |e: datafusion::error::DataFusionError| {
+        format!(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the where predicate is invalid: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )
+    };
+    let kept = ctx
+        .sql(&format!("SELECT * FROM __load WHERE {predicate}"))
+        .await
+        .map_err(analysis)?
+        .collect()
+        .await
+        .map_err(analysis)?;
+    let after: usize = kept.iter().map(RecordBatch::num_rows).sum();
+    Ok((kept, (before - after) as u64))
 }
 
 /// Conforms one Arrow batch (columns by name, or by position under `opts.columns`) to the

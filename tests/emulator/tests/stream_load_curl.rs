@@ -792,3 +792,29 @@ async fn partial_update_changes_only_the_loaded_columns() {
         "{json}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn where_leaves_rows_out_as_unselected() {
+    let h = harness("where").await;
+    let file = h.file("w.csv", b"1\ta\t10\n2\tb\t20\n3\tc\t30\n4\td\t\\N\n");
+    let (json, _) = h.stream_load("dup", &file, &["label:w1", "where:score >= 20"], "root:");
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(
+        (
+            json["NumberTotalRows"].as_u64(),
+            json["NumberLoadedRows"].as_u64(),
+            json["NumberUnselectedRows"].as_u64()
+        ),
+        (Some(4), Some(2), Some(2))
+    );
+    assert_eq!(row_count(&h.rows("dup")), 2);
+    let (json, _) = h.stream_load("dup", &file, &["label:w2", "where:nope > 1"], "root:");
+    assert_eq!(json["Status"], "Fail");
+    assert!(
+        json["Message"].as_str().unwrap().starts_with(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the where predicate is invalid"
+        ),
+        "{json}"
+    );
+    assert_eq!(row_count(&h.rows("dup")), 2);
+}
