@@ -71,8 +71,7 @@ async fn emulator() -> (Emulator, MySqlEndpoint) {
         new_null_array(&DataType::Binary, ids.len()),
     ];
     let batch = RecordBatch::try_new(table.arrow_schema.clone(), columns).unwrap();
-    let (staged, _) = e.shared().stage(&table, vec![batch]).unwrap();
-    table.apply(staged).unwrap();
+    e.commit_rows("demo", "t", vec![batch]).unwrap();
     let mut endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     endpoint.database = Some("demo".into());
     (e, endpoint)

@@ -28,8 +28,7 @@ async fn setup(ids: &[i64]) -> (Emulator, MySqlEndpoint, PlanEndpoint) {
             )),
         ];
         let batch = RecordBatch::try_new(table.arrow_schema.clone(), columns).unwrap();
-        let (staged, _) = e.shared().stage(&table, vec![batch]).unwrap();
-        table.apply(staged).unwrap();
+        e.commit_rows("d", "t", vec![batch]).unwrap();
     }
     let mut mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     mysql.database = Some("d".into());

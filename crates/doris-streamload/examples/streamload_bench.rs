@@ -16,19 +16,10 @@ use std::time::Instant;
 
 use std::io::BufRead;
 
-use doris_emulator::bench_data::{DDL, mixed_batches};
+use doris_emulator::bench_data::{DDL, arg, mixed_batches};
 use doris_streamload::{
     ClientConfig, Compression, Credentials, Format, Label, LoadOptions, StreamLoadClient, encode,
 };
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// `VmRSS` and `VmHWM` of this process, in bytes.
 fn memory() -> (u64, u64) {

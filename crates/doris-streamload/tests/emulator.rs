@@ -91,7 +91,17 @@ async fn load(
     label: &str,
     b: RecordBatch,
 ) -> Result<LoadReport, StreamLoadError> {
-    env.client()
+    labeled(&env.client(), options, label, b).await
+}
+
+/// `client.load` of one batch into `d.t` under `label`.
+async fn labeled(
+    client: &StreamLoadClient,
+    options: &LoadOptions,
+    label: &str,
+    b: RecordBatch,
+) -> Result<LoadReport, StreamLoadError> {
+    client
         .load(
             "d",
             "t",
@@ -202,9 +212,8 @@ async fn an_early_be_answer_uploads_nothing() {
     assert_eq!(env.row_count("t"), 10);
 }
 
-#[tokio::test]
-async fn loader_cuts_by_rows_and_bytes_and_keeps_a_ledger() {
-    let env = Env::new(DUP).await;
+/// Job `k1`: 10 000 rows in batches of 1 000, loads of ≤ 3 000 rows and ≤ 64 KiB.
+async fn run_job(env: &Env, max_in_flight: usize) -> LoadSummary {
     let mut loader = Loader::new(
         env.client(),
         "d",
@@ -213,7 +222,7 @@ async fn loader_cuts_by_rows_and_bytes_and_keeps_a_ledger() {
         LoaderConfig {
             max_rows: 3_000,
             max_bytes: 64 * 1024,
-            max_in_flight: 2,
+            max_in_flight,
             labels: LabelScheme::Deterministic {
                 prefix: "job".into(),
                 key: "k1".into(),
@@ -226,7 +235,13 @@ async fn loader_cuts_by_rows_and_bytes_and_keeps_a_ledger() {
     for i in 0..10 {
         loader.write(batch(i * 1000, 1000)).await.unwrap();
     }
-    let summary = loader.finish().await.unwrap();
+    loader.finish().await.unwrap()
+}
+
+#[tokio::test]
+async fn loader_cuts_by_rows_and_bytes_and_keeps_a_ledger() {
+    let env = Env::new(DUP).await;
+    let summary = run_job(&env, 2).await;
     assert_eq!(summary.rows, 10_000);
     assert_eq!(summary.loaded_rows, 10_000);
     assert!(summary.ledger.len() > 4, "{}", summary.ledger.len());
@@ -246,28 +261,7 @@ async fn loader_cuts_by_rows_and_bytes_and_keeps_a_ledger() {
     assert_eq!(sorted_ids(&env.rows("t")), (0..10_000).collect::<Vec<_>>());
 
     // A rerun of the same job over the same data loads nothing twice.
-    let mut rerun = Loader::new(
-        env.client(),
-        "d",
-        "t",
-        LoadOptions::default(),
-        LoaderConfig {
-            max_rows: 3_000,
-            max_bytes: 64 * 1024,
-            max_in_flight: 1,
-            labels: LabelScheme::Deterministic {
-                prefix: "job".into(),
-                key: "k1".into(),
-                partition: 0,
-            },
-            first_sequence: 0,
-        },
-    )
-    .unwrap();
-    for i in 0..10 {
-        rerun.write(batch(i * 1000, 1000)).await.unwrap();
-    }
-    let again = rerun.finish().await.unwrap();
+    let again = run_job(&env, 1).await;
     assert_eq!(again.ledger.len(), summary.ledger.len());
     assert_eq!(again.count(LoadStatus::AlreadyLoaded), summary.ledger.len());
     assert_eq!(again.uploaded_bytes, 0);
@@ -333,31 +327,11 @@ async fn a_running_label_is_probed_until_it_finishes() {
     let first = {
         let client = env.client();
         let b = batch(0, 100);
-        tokio::spawn(async move {
-            client
-                .load(
-                    "d",
-                    "t",
-                    &LoadOptions::default(),
-                    Some(Label::new("run1").unwrap()),
-                    b.schema(),
-                    vec![b],
-                )
-                .await
-        })
+        tokio::spawn(async move { labeled(&client, &LoadOptions::default(), "run1", b).await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     let b = batch(0, 100);
-    let second = env
-        .client()
-        .load(
-            "d",
-            "t",
-            &LoadOptions::default(),
-            Some(Label::new("run1").unwrap()),
-            b.schema(),
-            vec![b],
-        )
+    let second = labeled(&env.client(), &LoadOptions::default(), "run1", b)
         .await
         .unwrap();
     // The probes saw RUNNING, then FINISHED: nothing was sent twice.
@@ -376,15 +350,7 @@ async fn an_unreachable_be_is_a_transport_error_and_loads_nothing() {
     config.allowlist.fe_host_any_port = true;
     let client = StreamLoadClient::new(config).unwrap();
     let b = batch(0, 10);
-    let e = client
-        .load(
-            "d",
-            "t",
-            &LoadOptions::default(),
-            Some(Label::new("unr1").unwrap()),
-            b.schema(),
-            vec![b],
-        )
+    let e = labeled(&client, &LoadOptions::default(), "unr1", b)
         .await
         .unwrap_err();
     assert!(
@@ -428,15 +394,7 @@ async fn remembered_and_configured_backends_skip_the_fe() {
     let client = StreamLoadClient::new(config).unwrap();
     for i in 0..3 {
         let b = batch(i * 10, 10);
-        client
-            .load(
-                "d",
-                "t",
-                &LoadOptions::default(),
-                Some(Label::new(format!("rem{i}")).unwrap()),
-                b.schema(),
-                vec![b],
-            )
+        labeled(&client, &LoadOptions::default(), &format!("rem{i}"), b)
             .await
             .unwrap();
     }
@@ -449,15 +407,7 @@ async fn remembered_and_configured_backends_skip_the_fe() {
     ]);
     let direct = StreamLoadClient::new(config).unwrap();
     let b = batch(100, 10);
-    direct
-        .load(
-            "d",
-            "t",
-            &LoadOptions::default(),
-            Some(Label::new("direct1").unwrap()),
-            b.schema(),
-            vec![b],
-        )
+    labeled(&direct, &LoadOptions::default(), "direct1", b)
         .await
         .unwrap();
     let (fe_final, _) = env.emulator.http_bytes_received();

@@ -384,6 +384,20 @@ impl Emulator {
         .to_string()
     }
 
+    /// Commits `batches` (in the table's Arrow schema) to `db.table` directly, as one
+    /// visible load: rows routed to their tablets and merged by the key model. For test
+    /// fixtures that need data without going through a face.
+    pub fn commit_rows(
+        &self,
+        db: &str,
+        table: &str,
+        batches: Vec<RecordBatch>,
+    ) -> Result<(), EmulatorError> {
+        let table = self.shared.catalog.table(db, table)?;
+        let (staged, _) = self.shared.stage(&table, batches)?;
+        table.apply(staged)
+    }
+
     /// Bytes received so far on the FE and the BE HTTP ports (headers included).
     pub fn http_bytes_received(&self) -> (u64, u64) {
         (

@@ -72,8 +72,7 @@ async fn emulator(rows: i64) -> Emulator {
         )),
     ];
     let batch = RecordBatch::try_new(table.arrow_schema.clone(), columns).unwrap();
-    let (staged, _) = e.shared().stage(&table, vec![batch]).unwrap();
-    table.apply(staged).unwrap();
+    e.commit_rows("demo", "t", vec![batch]).unwrap();
     e
 }
 

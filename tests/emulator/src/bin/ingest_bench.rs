@@ -10,17 +10,8 @@
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use doris_emulator::bench_data::{DDL, arrow_body};
+use doris_emulator::bench_data::{DDL, arg, arrow_body};
 use doris_emulator::{Emulator, EmulatorConfig};
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> ExitCode {
