@@ -119,18 +119,38 @@ fn python() -> Result<PathBuf, String> {
     }
 }
 
+/// The Python sources ruff checks.
+const PYTHON_SOURCES: [&str; 2] = ["tests/python", "crates/daft-doris-py/python"];
+
+/// Builds the `daft_doris` package (debug profile, via maturin) into the project's venv.
+fn install_python_package(python: &Path) -> Result<(), String> {
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the project's Python is not inside a virtual environment")?;
+    let mut develop = Command::new(python);
+    develop
+        .current_dir(root().join("crates/daft-doris-py"))
+        .env("VIRTUAL_ENV", venv)
+        .args(["-m", "maturin", "develop", "--quiet"]);
+    step("maturin develop (daft_doris into the venv)", develop)
+}
+
 /// ruff, then the pytest suite; returns pytest's passed and failed counts.
 fn python_tests() -> Result<(u64, u64), String> {
     let python = python()?;
     let mut lint = Command::new(&python);
     lint.current_dir(root())
-        .args(["-m", "ruff", "check", "tests/python"]);
+        .args(["-m", "ruff", "check"])
+        .args(PYTHON_SOURCES);
     step("ruff check", lint)?;
     let mut format = Command::new(&python);
     format
         .current_dir(root())
-        .args(["-m", "ruff", "format", "--check", "tests/python"]);
+        .args(["-m", "ruff", "format", "--check"])
+        .args(PYTHON_SOURCES);
     step("ruff format --check", format)?;
+    install_python_package(&python)?;
     let target =
         std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
     let mut pytest = Command::new(&python);
@@ -209,11 +229,11 @@ fn ci() -> Result<(), String> {
 }
 
 fn demo() -> Result<(), String> {
-    // The part of the main job that exists today, end to end on the embedded default:
-    // the Doris emulator, a Stream Load with curl, tablet planning through `_query_plan`,
-    // the statements doris-sql builds for each read task, and the split read itself over
-    // the MySQL protocol (doris-read's `read_table` example). The Python package
-    // (`read_doris`/`write_doris`) replaces these steps when it lands.
+    // The main job on the embedded default: the Python package `daft_doris` built into the
+    // project's virtual environment (created here on a fresh machine), the Doris emulator
+    // with an empty partitioned table, then `write_doris` and a split, filtered
+    // `read_doris` (crates/daft-doris-py/examples/demo.py).
+    let python = ensure_venv()?;
     let mut build = cargo();
     build.args([
         "build",
@@ -222,12 +242,9 @@ fn demo() -> Result<(), String> {
         "doris-emulator",
         "--bin",
         "doris-emulator",
-        "-p",
-        "doris-read",
-        "--example",
-        "read_table",
     ]);
-    step("demo: build the Doris emulator and the reader", build)?;
+    step("demo: build the Doris emulator", build)?;
+    install_python_package(&python)?;
     let target =
         std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
     let dir = std::env::temp_dir().join(format!("daft-doris-demo-{}", std::process::id()));
@@ -258,112 +275,58 @@ fn demo() -> Result<(), String> {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start the emulator: {e}"))?;
-    let result = demo_with_emulator(&mut child, &dir, &target);
+    let result = demo_with_emulator(&mut child, &python);
     let _ = child.kill();
     let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn demo_with_emulator(
-    child: &mut std::process::Child,
-    dir: &Path,
-    target: &Path,
-) -> Result<(), String> {
+/// The project's virtual environment with the test and demo requirements, created when
+/// missing (`DAFT_DORIS_VENV`, default `/var/tmp/daft-doris-venv`); returns its Python.
+fn ensure_venv() -> Result<PathBuf, String> {
+    let venv = std::env::var("DAFT_DORIS_VENV")
+        .map_or_else(|_| PathBuf::from("/var/tmp/daft-doris-venv"), PathBuf::from);
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        let base = ["python3.11", "python3"]
+            .into_iter()
+            .find(|p| Command::new(p).arg("--version").output().is_ok())
+            .ok_or("no python3.11 or python3 on PATH")?;
+        let mut create = Command::new(base);
+        create.arg("-m").arg("venv").arg(&venv);
+        step("demo: create the virtual environment", create)?;
+    }
+    let mut install = Command::new(&python);
+    install
+        .current_dir(root())
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg("tests/python/requirements.txt");
+    step("demo: install the Python requirements", install)?;
+    Ok(python)
+}
+
+fn demo_with_emulator(child: &mut std::process::Child, python: &Path) -> Result<(), String> {
     use std::io::BufRead as _;
     let mut line = String::new();
     let stdout = child.stdout.take().ok_or("no emulator output")?;
     std::io::BufReader::new(stdout)
         .read_line(&mut line)
         .map_err(|e| e.to_string())?;
-    let ports: serde_json::Value =
-        serde_json::from_str(&line).map_err(|e| format!("{e}: {line}"))?;
-    let fe = format!("127.0.0.1:{}", ports["fe_http_port"]);
     println!("Doris emulator: {}", line.trim());
-
-    let csv = dir.join("events.csv");
-    std::fs::write(&csv, "1\talice\t91\t2024-01-05\n2\tbob\t70\t2024-01-20\n3\ta_carol\t85\t2024-02-02\n4\tdave\t\\N\t2024-02-14\n")
-        .map_err(|e| e.to_string())?;
-    let load = Command::new("curl")
-        .args([
-            "-sS",
-            "--location-trusted",
-            "-u",
-            "root:",
-            "-H",
-            "Expect:100-continue",
-            "-H",
-            "label:demo_1",
-            "-T",
-        ])
-        .arg(&csv)
-        .arg(format!("http://{fe}/api/analytics/events/_stream_load"))
-        .output()
-        .map_err(|e| format!("curl: {e}"))?;
-    let answer: serde_json::Value =
-        serde_json::from_slice(&load.stdout).map_err(|e| e.to_string())?;
-    println!(
-        "Stream Load (curl, FE 307 -> BE): Status {}, {} rows loaded, txn {}",
-        answer["Status"], answer["NumberLoadedRows"], answer["TxnId"]
-    );
-
-    // Filter pushdown: what goes to Doris and what stays with the engine.
-    use doris_sql::{Expr, Literal, SelectBuilder, TableRef, translate_filter};
-    let filter = Expr::col("score")
-        .gt_eq(Expr::lit(Literal::Int64(80)))
-        .and(Expr::col("name").starts_with("a"))
-        .and(Expr::col("dt").gt_eq(Expr::lit(Literal::Date(
-            "2024-02-01".parse().map_err(|e| format!("{e}"))?,
-        ))));
-    let translation = translate_filter(&filter);
-    let table = TableRef::new("analytics", "events").map_err(|e| e.to_string())?;
-    let planning = SelectBuilder::new(table.clone())
-        .columns(["event_id", "name", "score", "dt"])
-        .filter(&translation)
-        .build()
-        .map_err(|e| e.to_string())?;
-    println!("planning SQL: {planning}");
-    let plan = Command::new("curl")
-        .args(["-sS", "-u", "root:", "-X", "POST", "-d"])
-        .arg(serde_json::json!({ "sql": planning }).to_string())
-        .arg(format!("http://{fe}/api/analytics/events/_query_plan"))
-        .output()
-        .map_err(|e| format!("curl: {e}"))?;
-    let plan: serde_json::Value =
-        serde_json::from_slice(&plan.stdout).map_err(|e| e.to_string())?;
-    let tablets: Vec<u64> = plan["data"]["partitions"]
-        .as_object()
-        .ok_or_else(|| format!("no partitions in {plan}"))?
-        .keys()
-        .filter_map(|k| k.parse().ok())
-        .collect();
-    println!(
-        "_query_plan: {} tablets after partition pruning: {tablets:?}",
-        tablets.len()
-    );
-    for group in tablets.chunks(1) {
-        let sql = SelectBuilder::new(table.clone())
-            .columns(["event_id", "name", "score", "dt"])
-            .tablets(group.iter().copied())
-            .filter(&translation)
-            .build()
-            .map_err(|e| e.to_string())?;
-        println!("read task: {sql}");
-    }
-    // The read itself: schema from DESC, `score >= 80` pushed, tablets planned by the FE,
-    // one task per tablet group, rows streamed over the MySQL protocol into Arrow.
-    let status = Command::new(target.join("debug/examples/read_table"))
-        .args([
-            "127.0.0.1",
-            &ports["query_port"].to_string(),
-            &format!("http://{fe}"),
-        ])
-        .args(["analytics", "events", "score", "80"])
-        .status()
-        .map_err(|e| format!("read_table: {e}"))?;
-    if !status.success() {
-        return Err(format!("read_table failed: {status}"));
-    }
-    Ok(())
+    let mut run = Command::new(python);
+    run.current_dir(root())
+        .env("DORIS_PORTS", line.trim())
+        .env("DAFT_PROGRESS_BAR", "0")
+        .arg("crates/daft-doris-py/examples/demo.py");
+    step("demo: write_doris, then read_doris", run)
 }
 
 fn bench(quick: bool) -> Result<(), String> {

@@ -1,5 +1,31 @@
-//! The PyO3 binding and the Python package `daft_doris` (read_doris, write_doris) for the Daft dataframe library.
+//! The native half of the Python package `daft_doris`, imported as `daft_doris._native`.
 //!
-//! **Status: not implemented yet.** This crate holds its place in the workspace layout
-//! (see `docs/architecture.md`); its work is tracked in issue #6. It exports nothing
-//! today, so nothing can depend on behaviour it does not have.
+//! Everything that talks to Doris lives in the Rust crates (`doris-read`, `doris-plan`,
+//! `doris-streamload`, `doris-sql`); this crate only converts between Python and Rust:
+//! JSON requests in, Arrow through the C data interface (pyo3-arrow) both ways, and Rust
+//! errors raised as the package's own exception classes (`daft_doris.errors`). Every
+//! network wait runs on a shared Tokio runtime with the GIL released.
+//!
+//! Passwords arrive as a separate argument, resolved by the Python layer in the process
+//! that uses them (a `SecretRef` is resolved on each worker), and are kept in `secrecy`
+//! types from there on.
+
+mod errors;
+mod read;
+mod runtime;
+mod write;
+
+use pyo3::prelude::*;
+
+/// The `daft_doris._native` module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
+    m.add_function(wrap_pyfunction!(read::plan_read, m)?)?;
+    m.add_class::<read::MySqlBatchReader>()?;
+    m.add_function(wrap_pyfunction!(write::check_write_target, m)?)?;
+    m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
+    m.add_class::<write::TableWriter>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

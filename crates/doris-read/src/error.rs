@@ -55,6 +55,10 @@ pub enum ReadError {
     /// An operation took longer than its timeout.
     #[error("timed out: {0}")]
     Timeout(String),
+    /// Tablet planning through the FE's `_query_plan` failed (and the discovery policy
+    /// does not fall back, or the failure is not one that may fall back).
+    #[error("tablet planning failed: {0}")]
+    Planning(String),
     /// Metadata could not be understood.
     #[error("malformed metadata: {0}")]
     Metadata(String),

@@ -23,5 +23,5 @@ pub mod table;
 pub use error::ReadError;
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream, query};
-pub use schema::{ReadColumn, TableLayout, discover};
+pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
 pub use table::{ReadPlan, Split, TableReadOptions, plan_table_read};

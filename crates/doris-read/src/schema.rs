@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use doris_sql::{DescRow, DorisType, TableRef, parse_describe};
+use doris_sql::{
+    DescColumn, DescRow, DorisType, TableRef, TableSchema, parse_describe, parse_show_create,
+};
 use sqlx::Row;
 
 use crate::error::ReadError;
@@ -69,32 +71,33 @@ impl TableLayout {
     }
 }
 
-/// Runs `DESC db.table` and maps every column.
-pub async fn discover(
+/// Reads one text cell of a metadata row.
+fn text_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> Result<Option<String>, ReadError> {
+    use sqlx::{Decode, MySql, ValueRef};
+    let v = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
+    if v.is_null() {
+        return Ok(None);
+    }
+    let bytes =
+        <&[u8] as Decode<MySql>>::decode(v).map_err(|e| ReadError::Metadata(e.to_string()))?;
+    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// Runs `DESC db.table` on an open connection and parses its rows.
+async fn describe(
     endpoint: &MySqlEndpoint,
-    database: &str,
-    table: &str,
-) -> Result<TableLayout, ReadError> {
-    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
-    let mut conn = endpoint.connect().await?;
+    conn: &mut sqlx::MySqlConnection,
+    table_ref: &TableRef,
+) -> Result<Vec<DescColumn>, ReadError> {
     let sql = format!("DESC {}", table_ref.to_sql());
     let rows = tokio::time::timeout(
         endpoint.read_timeout,
-        sqlx::raw_sql(&sql).fetch_all(&mut conn),
+        sqlx::raw_sql(&sql).fetch_all(&mut *conn),
     )
     .await
     .map_err(|_| ReadError::Timeout("DESC".into()))?
     .map_err(ReadError::from_sqlx)?;
-    let cell = |row: &sqlx::mysql::MySqlRow, i: usize| -> Result<Option<String>, ReadError> {
-        use sqlx::{Decode, MySql, ValueRef};
-        let v = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        let bytes =
-            <&[u8] as Decode<MySql>>::decode(v).map_err(|e| ReadError::Metadata(e.to_string()))?;
-        Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
-    };
+    let cell = text_cell;
     let mut desc = Vec::with_capacity(rows.len());
     for row in &rows {
         if row.len() < 6 {
@@ -112,8 +115,19 @@ pub async fn discover(
             extra: cell(row, 5)?.unwrap_or_default(),
         });
     }
+    parse_describe(&desc).map_err(|e| ReadError::Metadata(e.to_string()))
+}
+
+/// Runs `DESC db.table` and maps every column.
+pub async fn discover(
+    endpoint: &MySqlEndpoint,
+    database: &str,
+    table: &str,
+) -> Result<TableLayout, ReadError> {
+    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let mut conn = endpoint.connect().await?;
+    let columns = describe(endpoint, &mut conn, &table_ref).await?;
     drop(conn);
-    let columns = parse_describe(&desc).map_err(|e| ReadError::Metadata(e.to_string()))?;
     Ok(TableLayout {
         database: database.to_owned(),
         table: table.to_owned(),
@@ -127,4 +141,34 @@ pub async fn discover(
             })
             .collect(),
     })
+}
+
+/// Reads a table's full schema for a writer: `SHOW CREATE TABLE` (key model, keys,
+/// merge-on-write, properties) checked against `DESC` (column order, nullability, keys).
+pub async fn fetch_table_schema(
+    endpoint: &MySqlEndpoint,
+    database: &str,
+    table: &str,
+) -> Result<TableSchema, ReadError> {
+    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let mut conn = endpoint.connect().await?;
+    let sql = format!("SHOW CREATE TABLE {}", table_ref.to_sql());
+    let rows = tokio::time::timeout(
+        endpoint.read_timeout,
+        sqlx::raw_sql(&sql).fetch_all(&mut conn),
+    )
+    .await
+    .map_err(|_| ReadError::Timeout("SHOW CREATE TABLE".into()))?
+    .map_err(ReadError::from_sqlx)?;
+    let text = match rows.first() {
+        Some(row) if row.len() >= 2 => text_cell(row, 1)?,
+        _ => None,
+    }
+    .ok_or_else(|| ReadError::Metadata("SHOW CREATE TABLE returned no statement".into()))?;
+    let schema = parse_show_create(&text).map_err(|e| ReadError::Metadata(e.to_string()))?;
+    let desc = describe(endpoint, &mut conn, &table_ref).await?;
+    schema
+        .reconcile(&desc)
+        .map_err(|e| ReadError::Metadata(e.to_string()))?;
+    Ok(schema)
 }

@@ -1,8 +1,11 @@
 //! Planning the read of one table: schema, pushed filter, limit, and one SELECT per task.
 
+use std::sync::Arc;
+
 use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, Field, Schema};
 use doris_plan::{DiscoveryPolicy, PlanEndpoint, PlanError, ReadTask, plan_tasks};
-use doris_sql::{Expr, SelectBuilder, TableRef, translate_filter};
+use doris_sql::{Expr, SelectBuilder, TableRef, TrustedWhere, translate_filter};
 
 use crate::error::ReadError;
 use crate::mysql::connect::MySqlEndpoint;
@@ -36,6 +39,11 @@ pub struct TableReadOptions {
     pub limit: Option<u64>,
     /// Splitting.
     pub split: Split,
+    /// A trusted fragment (`unsafe_where_sql` with its parameters bound), applied first.
+    pub trusted_where: Option<TrustedWhere>,
+    /// Count the rows instead of reading them: one task `SELECT count(*) AS <alias>`
+    /// whose batch has one non-null UInt64 column. Refused while a residual remains.
+    pub count: Option<String>,
 }
 
 impl Default for TableReadOptions {
@@ -45,6 +53,8 @@ impl Default for TableReadOptions {
             filter: None,
             limit: None,
             split: Split::Single,
+            trusted_where: None,
+            count: None,
         }
     }
 }
@@ -71,8 +81,7 @@ fn from_plan_error(e: PlanError) -> ReadError {
         PlanError::Permission(m) => ReadError::Permission(m),
         PlanError::NotFound(m) => ReadError::NotFound(m),
         PlanError::Config(m) => ReadError::Config(m),
-        PlanError::Transport(m) => ReadError::Transport(format!("tablet planning: {m}")),
-        other => ReadError::Metadata(format!("tablet planning: {other}")),
+        other => ReadError::Planning(other.to_string()),
     }
 }
 
@@ -83,18 +92,41 @@ pub async fn plan_table_read(
     table: &str,
     options: &TableReadOptions,
 ) -> Result<ReadPlan, ReadError> {
+    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let translation = options.filter.as_ref().map(translate_filter);
+    let sql_error = |e: doris_sql::SqlError| ReadError::Config(e.to_string());
+    if let Some(alias) = &options.count {
+        let mut builder = SelectBuilder::new(table_ref).count(alias.clone());
+        if let Some(t) = &options.trusted_where {
+            builder = builder.trusted_where(t.clone());
+        }
+        if let Some(t) = &translation {
+            builder = builder.filter(t);
+        }
+        return Ok(ReadPlan {
+            schema: Arc::new(Schema::new(vec![Field::new(
+                alias,
+                DataType::UInt64,
+                false,
+            )])),
+            tasks: vec![builder.build().map_err(sql_error)?],
+            residual: None,
+            limit_pushed: false,
+            warning: None,
+        });
+    }
     let layout = discover(mysql, database, table).await?;
     let schema = layout.arrow_schema(options.columns.as_deref())?;
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
-    let translation = options.filter.as_ref().map(translate_filter);
     let mut builder = SelectBuilder::new(table_ref).columns(names);
+    if let Some(t) = &options.trusted_where {
+        builder = builder.trusted_where(t.clone());
+    }
     if let Some(t) = &translation {
         builder = builder.filter(t);
     }
     let residual = translation.and_then(|t| t.residual);
     let limit = options.limit.filter(|_| residual.is_none());
-    let sql_error = |e: doris_sql::SqlError| ReadError::Config(e.to_string());
     let with_limit = |b: SelectBuilder| match limit {
         Some(n) => b.limit(n),
         None => b,

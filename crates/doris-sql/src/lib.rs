@@ -15,6 +15,7 @@
 //! | SELECT | projection, `TABLET(…)`, WHERE, LIMIT, count | [`SelectBuilder`] |
 //! | types | every Doris type spelling; mapping to Arrow | [`DorisType`], [`Spelling`] |
 //! | write rules | which Arrow types may go into which column | [`check_writable`] |
+//! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //!
 //! ## A read task's statement, end to end
@@ -60,6 +61,7 @@ pub mod select;
 pub mod translate;
 pub mod types;
 pub mod write_compat;
+pub mod write_target;
 
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
@@ -79,3 +81,6 @@ pub use types::{
     DorisType, MAX_CHAR_LENGTH, MAX_VARCHAR_LENGTH, Spelling, StructField, datetime_unit,
 };
 pub use write_compat::{ValueCheck, WriteIncompatibility, WritePlan, check_writable};
+pub use write_target::{
+    ColumnWrite, WriteOperation, WriteTarget, WriteTargetError, check_write_target,
+};

@@ -117,7 +117,29 @@ pub fn strip_tablet_hints(sql: &str) -> Result<(String, Vec<Hint>), String> {
         out.push(tokens[i].clone());
         i += 1;
     }
-    Ok((out.iter().map(ToString::to_string).collect(), hints))
+    Ok((out.iter().map(render_token).collect(), hints))
+}
+
+/// A token as SQL text. sqlparser's `Display` writes a string literal's unescaped value
+/// between quotes (`'it's'`), so quoted strings are escaped again here.
+fn render_token(token: &Token) -> String {
+    let quoted = |s: &str, q: char| {
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push(q);
+        for c in s.chars() {
+            if c == '\\' || c == q {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out.push(q);
+        out
+    };
+    match token {
+        Token::SingleQuotedString(s) => quoted(s, '\''),
+        Token::DoubleQuotedString(s) => quoted(s, '"'),
+        other => other.to_string(),
+    }
 }
 
 /// The tables a statement names (`[db.]table` as written), found by sqlparser.
@@ -668,6 +690,8 @@ mod tests {
         let (_, hints) = strip_tablet_hints("select * from t PARTITION (p1) TABLET(3) x").unwrap();
         assert_eq!(hints[0].name, vec!["t".to_owned()]);
         assert!(strip_tablet_hints("select * from t TABLET(x)").is_err());
+        let (sql, _) = strip_tablet_hints(r"select 'it\'s', 'a\\b', 'q''q' from t").unwrap();
+        assert_eq!(sql, r"select 'it\'s', 'a\\b', 'q\'q' from t");
         let (sql, hints) = strip_tablet_hints("select 'TABLET(1)' from t").unwrap();
         assert!(hints.is_empty());
         assert!(sql.contains("'TABLET(1)'"));

@@ -1,0 +1,62 @@
+"""daft_doris: Apache Doris reads and writes for Daft, on a Rust core.
+
+``read_doris`` reads one table over the MySQL protocol (Arrow Flight SQL to come), with
+projection, filter, limit and count pushdown and optional tablet-parallel tasks;
+``write_doris`` loads a DataFrame through HTTP Stream Load with the table checked first,
+labels that can be deterministic, and typed outcomes.
+"""
+
+from daft_doris._native import __version__
+from daft_doris.errors import (
+    AuthenticationError,
+    CompatibilityError,
+    ConfigurationError,
+    DaftOlapError,
+    DatabaseObjectNotFoundError,
+    DatabasePermissionError,
+    DependencyError,
+    DiscoveryError,
+    DorisAmbiguousWriteError,
+    DorisLabelExistsError,
+    DorisMetadataError,
+    DorisTableCompatibilityError,
+    DorisTimeoutError,
+    DorisWriteAuthenticationError,
+    DorisWriteError,
+    SchemaError,
+    TransportError,
+    UnsupportedPredicateError,
+)
+from daft_doris.read import DorisDataSource, read_doris
+from daft_doris.secrets import SecretRef
+from daft_doris.write import DorisConnection, DorisDataSink, DorisTable, DorisWriteOptions, write_doris
+
+__all__ = [
+    "AuthenticationError",
+    "CompatibilityError",
+    "ConfigurationError",
+    "DaftOlapError",
+    "DatabaseObjectNotFoundError",
+    "DatabasePermissionError",
+    "DependencyError",
+    "DiscoveryError",
+    "DorisAmbiguousWriteError",
+    "DorisConnection",
+    "DorisDataSink",
+    "DorisDataSource",
+    "DorisLabelExistsError",
+    "DorisMetadataError",
+    "DorisTable",
+    "DorisTableCompatibilityError",
+    "DorisTimeoutError",
+    "DorisWriteAuthenticationError",
+    "DorisWriteError",
+    "DorisWriteOptions",
+    "SchemaError",
+    "SecretRef",
+    "TransportError",
+    "UnsupportedPredicateError",
+    "__version__",
+    "read_doris",
+    "write_doris",
+]

@@ -1,0 +1,117 @@
+"""Argument checks run before any network I/O.
+
+Each raises ``ConfigurationError`` with a message that names the argument and the rule,
+never the offending value (it may be a secret pasted into the wrong argument).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from daft_doris.errors import ConfigurationError
+
+MAX_BATCH_ROWS = 1_000_000
+MAX_BATCH_BYTES = 1 << 30
+MAX_TASKS = 1024
+MAX_TIMEOUT_SECONDS = 86_400.0
+
+
+def identifier(what: str, value: object) -> str:
+    """A database, table or column name: a non-empty string without NUL."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        raise ConfigurationError(f"{what} must be a non-empty string without NUL characters")
+    return value
+
+
+def host(value: object) -> str:
+    """A host name or address: no scheme, path, userinfo or brackets."""
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError("host must be a non-empty string")
+    if any(ch.isspace() for ch in value) or any(ch in value for ch in "/?#@[]"):
+        raise ConfigurationError("host must be a bare host name or IP address (no scheme, path or userinfo)")
+    if ":" in value:
+        import ipaddress
+
+        try:
+            ipaddress.IPv6Address(value)
+        except ValueError:
+            raise ConfigurationError("host must not contain a port; use the *_port arguments") from None
+    return value
+
+
+def port(what: str, value: object) -> int:
+    """A TCP port number."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise ConfigurationError(f"{what} must be an integer from 1 to 65535")
+    return value
+
+
+def flag(what: str, value: object) -> bool:
+    """A boolean switch."""
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{what} must be a bool")
+    return value
+
+
+def bounded_int(what: str, value: object, low: int, high: int) -> int:
+    """An integer in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(f"{what} must be an integer from {low} to {high}")
+    return value
+
+
+def timeout(what: str, value: object) -> float:
+    """A timeout in seconds, ``0 < t <= 86400``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigurationError(f"{what} must be a number of seconds")
+    seconds = float(value)
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT_SECONDS:
+        raise ConfigurationError(f"{what} must be more than 0 and at most 86400 seconds")
+    return seconds
+
+
+def choice(what: str, value: object, allowed: tuple[str, ...]) -> str:
+    """One of a fixed set of strings."""
+    if value not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise ConfigurationError(f"{what} must be one of {names}")
+    return value  # type: ignore[return-value]
+
+
+def columns(value: object) -> tuple[str, ...] | None:
+    """A non-empty list of distinct column names, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise ConfigurationError("columns must be an iterable of column names, not a single string")
+    names = tuple(identifier("column name", c) for c in value)
+    if not names:
+        raise ConfigurationError("columns must name at least one column")
+    if len(set(names)) != len(names):
+        raise ConfigurationError("columns must not repeat a name")
+    return names
+
+
+def snapshot_mapping(what: str, value: object, *, str_values: bool = False) -> dict[str, Any]:
+    """A plain, picklable copy of an option mapping (keys are strings)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{what} must be a mapping")
+    out: dict[str, Any] = {}
+    for key in sorted(value, key=str):
+        if not isinstance(key, str) or not key:
+            raise ConfigurationError(f"{what} keys must be non-empty strings")
+        item = value[key]
+        if str_values and not isinstance(item, str):
+            raise ConfigurationError(f"{what} value of {key!r} must be a string")
+        try:
+            out[key] = pickle.loads(pickle.dumps(item))
+        except Exception:
+            raise ConfigurationError(
+                f"{what} value of {key!r} cannot be copied safely ({type(item).__name__})"
+            ) from None
+    return out

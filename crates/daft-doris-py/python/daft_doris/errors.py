@@ -1,0 +1,109 @@
+"""The exception classes of daft_doris.
+
+The hierarchy follows the reference connector (``daft-doris`` 1.1) so that code written
+for it keeps working; two classes are added, each also a child of an existing one:
+``DorisTimeoutError`` (a ``TransportError``) and ``DorisWriteAuthenticationError`` (both a
+``DorisWriteError`` and an ``AuthenticationError``).
+
+Messages never contain a password, a bound value, SQL text or a response body.
+"""
+
+from __future__ import annotations
+
+
+class DaftOlapError(RuntimeError):
+    """Base error raised by daft_doris."""
+
+
+class ConfigurationError(DaftOlapError, ValueError):
+    """An option is invalid; nothing was sent to Doris."""
+
+
+class DependencyError(DaftOlapError, ImportError):
+    """An optional dependency is missing."""
+
+
+class CompatibilityError(DaftOlapError):
+    """Daft asked for something this connector cannot honour (e.g. an unknown column)."""
+
+
+class SchemaError(DaftOlapError):
+    """The table's schema cannot be read, or a value does not match it."""
+
+
+class DiscoveryError(DaftOlapError):
+    """Tablet planning or writer metadata discovery failed."""
+
+
+class AuthenticationError(DaftOlapError):
+    """Doris refused the credentials."""
+
+
+class DatabasePermissionError(DaftOlapError):
+    """The user lacks a privilege."""
+
+
+class DatabaseObjectNotFoundError(DaftOlapError):
+    """The database, table or column does not exist."""
+
+
+class TransportError(DaftOlapError):
+    """The connection failed or a query failed while running."""
+
+
+class DorisTimeoutError(TransportError):
+    """An operation took longer than its timeout."""
+
+
+class UnsupportedPredicateError(DaftOlapError):
+    """A filter cannot be translated to Doris SQL (internal: such filters stay in Daft)."""
+
+
+class DorisWriteError(DaftOlapError):
+    """A Stream Load failed with a known outcome: nothing of the failed load is committed."""
+
+
+class DorisWriteAuthenticationError(DorisWriteError, AuthenticationError):
+    """Stream Load refused the credentials."""
+
+
+class DorisAmbiguousWriteError(DorisWriteError):
+    """A load may or may not have been committed (its answer was lost after retries).
+
+    With an idempotence key, rerunning the same write is safe: Doris refuses the labels
+    of loads that did commit.
+    """
+
+
+class DorisLabelExistsError(DorisWriteError):
+    """A label is taken by a load that is not this write's own earlier attempt."""
+
+
+class DorisMetadataError(DorisWriteError):
+    """The table's metadata (SHOW CREATE TABLE / DESC) cannot be understood."""
+
+
+class DorisTableCompatibilityError(DorisWriteError):
+    """The data does not fit the table (columns, keys, types, nulls or lengths)."""
+
+
+__all__ = [
+    "AuthenticationError",
+    "CompatibilityError",
+    "ConfigurationError",
+    "DaftOlapError",
+    "DatabaseObjectNotFoundError",
+    "DatabasePermissionError",
+    "DependencyError",
+    "DiscoveryError",
+    "DorisAmbiguousWriteError",
+    "DorisLabelExistsError",
+    "DorisMetadataError",
+    "DorisTableCompatibilityError",
+    "DorisTimeoutError",
+    "DorisWriteAuthenticationError",
+    "DorisWriteError",
+    "SchemaError",
+    "TransportError",
+    "UnsupportedPredicateError",
+]

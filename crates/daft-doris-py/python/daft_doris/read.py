@@ -1,0 +1,351 @@
+"""``read_doris``: one Doris table as a Daft DataFrame, through Daft's DataSource API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any, Literal
+
+import daft
+import pyarrow as pa
+from daft.io.pushdowns import Pushdowns
+from daft.io.source import DataSource, DataSourceTask
+from daft.recordbatch import RecordBatch
+from daft.schema import Schema
+
+from daft_doris import _filters, _native
+from daft_doris import _validate as check
+from daft_doris._endpoint import Endpoint
+from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError
+from daft_doris.secrets import Secret, check_secret
+
+log = logging.getLogger("daft_doris")
+
+_MYSQL_RESERVED = frozenset(
+    "autocommit binary_prefix charset connect_timeout conv cursorclass database db defer_connect host "
+    "password passwd port read_default_file read_default_group read_timeout unix_socket use_unicode user "
+    "write_timeout".split()
+)
+
+
+def _literal_param(value: Any) -> Any:
+    """A ``query_parameters`` value as IR JSON (a literal, or a list for ``IN :name``)."""
+    if isinstance(value, list | tuple):
+        if not value:
+            raise ConfigurationError("a list query parameter must not be empty")
+        return [_filters.literal(v) for v in value]
+    try:
+        return _filters.literal(value)
+    except Exception:
+        raise ConfigurationError(
+            f"query parameter of type {type(value).__name__} cannot be rendered as a Doris literal"
+        ) from None
+
+
+class DorisTask(DataSourceTask):
+    """One SELECT, run on whichever worker Daft picks; plain data, so it pickles."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        sql: str,
+        arrow_schema: pa.Schema,
+        batch_rows: int,
+        batch_bytes: int,
+        count_limit: int | None = None,
+    ) -> None:
+        self._count_limit = count_limit
+        self._endpoint = endpoint
+        self._sql = sql
+        self._arrow_schema = arrow_schema
+        self._batch_rows = batch_rows
+        self._batch_bytes = batch_bytes
+
+    @property
+    def schema(self) -> Schema:
+        return Schema.from_pyarrow_schema(self._arrow_schema)
+
+    @property
+    def sql(self) -> str:
+        """The statement this task runs (for tests and debugging; may contain literals)."""
+        return self._sql
+
+    def __repr__(self) -> str:
+        return f"DorisTask(endpoint={self._endpoint!r}, sql=<redacted>, columns={self._arrow_schema.names})"
+
+    async def read(self) -> AsyncIterator[RecordBatch]:
+        endpoint = self._endpoint
+        # Daft drives every task on one event loop: the blocking native calls run on threads.
+        reader = await asyncio.to_thread(
+            _native.MySqlBatchReader,
+            endpoint.to_json(),
+            endpoint.password_value(),
+            self._sql,
+            self._arrow_schema,
+            self._batch_rows,
+            self._batch_bytes,
+        )
+        try:
+            while True:
+                batch = await asyncio.to_thread(reader.next_batch)
+                if batch is None:
+                    return
+                if self._count_limit is not None:
+                    # count(*) under a limit: at most `limit` rows would have been read.
+                    counted = min(batch.column(0)[0].as_py(), self._count_limit)
+                    batch = pa.record_batch([pa.array([counted], pa.uint64())], schema=batch.schema)
+                yield RecordBatch.from_arrow_record_batches([batch], batch.schema)
+        finally:
+            reader.close()
+
+
+class DorisDataSource(DataSource):
+    """A Doris table as a Daft data source (see ``read_doris`` for the arguments)."""
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        database: str,
+        table: str,
+        transport: Literal["mysql", "flight"],
+        mysql_port: int = 9030,
+        http_port: int = 8030,
+        flight_port: int = 8070,
+        http_secure: bool = False,
+        flight_secure: bool = False,
+        username: str = "root",
+        password: Secret = "",
+        split: Literal["single", "auto"] = "single",
+        discovery_policy: Literal["single", "error"] = "single",
+        batch_rows: int = 65_536,
+        batch_bytes: int = 64 * 1024 * 1024,
+        target_tasks: int = 8,
+        max_tasks: int = 256,
+        connect_timeout_seconds: float = 10.0,
+        query_timeout_seconds: float = 300.0,
+        planning_timeout_seconds: float = 10.0,
+        unsafe_where_sql: str | None = None,
+        query_parameters: Mapping[str, Any] | None = None,
+        mysql_options: Mapping[str, Any] | None = None,
+        flight_options: Mapping[str, str] | None = None,
+        flight_endpoint_rewrite: Mapping[str, str] | None = None,
+    ) -> None:
+        self._transport = check.choice("transport", transport, ("mysql", "flight"))
+        if self._transport == "flight":
+            raise ConfigurationError(
+                "transport='flight' is not available in this build yet; use transport='mysql'"
+            )
+        self._split = check.choice("split", split, ("single", "auto"))
+        self._policy = check.choice("discovery_policy", discovery_policy, ("single", "error"))
+        if unsafe_where_sql is not None and (
+            not isinstance(unsafe_where_sql, str) or not unsafe_where_sql.strip()
+        ):
+            raise ConfigurationError("unsafe_where_sql must be a non-blank string or None")
+        self._unsafe_where_sql = unsafe_where_sql.strip() if unsafe_where_sql else None
+        params = check.snapshot_mapping("query_parameters", query_parameters)
+        if params and self._unsafe_where_sql is None:
+            raise ConfigurationError("query_parameters require unsafe_where_sql")
+        self._query_parameters = {k: _literal_param(v) for k, v in params.items()}
+        self._database = check.identifier("database", database)
+        self._table = check.identifier("table", table)
+        self._planning_timeout = check.timeout("planning_timeout_seconds", planning_timeout_seconds)
+        self._batch_rows = check.bounded_int("batch_rows", batch_rows, 1, check.MAX_BATCH_ROWS)
+        self._batch_bytes = check.bounded_int("batch_bytes", batch_bytes, 1, check.MAX_BATCH_BYTES)
+        self._target_tasks = check.bounded_int("target_tasks", target_tasks, 1, check.MAX_TASKS)
+        max_tasks = check.bounded_int("max_tasks", max_tasks, 1, check.MAX_TASKS)
+        if self._target_tasks > max_tasks:
+            raise ConfigurationError("target_tasks must not exceed max_tasks")
+        options = check.snapshot_mapping("mysql_options", mysql_options)
+        reserved = sorted(set(options) & _MYSQL_RESERVED)
+        if reserved:
+            raise ConfigurationError(f"mysql_options must not set {', '.join(reserved)}")
+        if options:
+            raise ConfigurationError(
+                f"mysql_options {', '.join(options)} are not supported by the native MySQL transport"
+            )
+        check.snapshot_mapping("flight_options", flight_options, str_values=True)
+        check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
+        check.port("flight_port", flight_port)
+        check.flag("flight_secure", flight_secure)
+        if not isinstance(username, str) or not username:
+            raise ConfigurationError("username must be a non-empty string")
+        self._endpoint = Endpoint(
+            host=check.host(host),
+            mysql_port=check.port("mysql_port", mysql_port),
+            http_port=check.port("http_port", http_port),
+            http_secure=check.flag("http_secure", http_secure),
+            user=username,
+            password=check_secret(password),
+            connect_timeout_seconds=check.timeout("connect_timeout_seconds", connect_timeout_seconds),
+            query_timeout_seconds=check.timeout("query_timeout_seconds", query_timeout_seconds),
+        )
+        schema, unsupported = _native.describe_table(
+            self._endpoint.to_json(), self._endpoint.password_value(), self._database, self._table
+        )
+        self._arrow_schema: pa.Schema = schema
+        self._unsupported = {name: (doris_type, reason) for name, doris_type, reason in unsupported}
+        for name, (doris_type, _) in self._unsupported.items():
+            log.info("column %r of type %s has no Arrow form and is left out of the schema", name, doris_type)
+
+    @property
+    def name(self) -> str:
+        return f"doris:{self._database}.{self._table}:{self._transport}"
+
+    @property
+    def schema(self) -> Schema:
+        return Schema.from_pyarrow_schema(self._arrow_schema)
+
+    def __repr__(self) -> str:
+        return (
+            f"DorisDataSource(endpoint={self._endpoint!r}, table={self._database!r}.{self._table!r}, "
+            f"transport={self._transport!r}, split={self._split!r})"
+        )
+
+    def supports_count_pushdown(self) -> bool:
+        return True
+
+    def check_columns(self, names: Iterable[str]) -> None:
+        """Refuses columns that are unknown or have no Arrow form, naming the type."""
+        known = set(self._arrow_schema.names)
+        for name in names:
+            if name in self._unsupported:
+                doris_type, reason = self._unsupported[name]
+                raise SchemaError(f"column {name!r} has type {doris_type}, which cannot be read: {reason}")
+            if name not in known:
+                raise CompatibilityError(f"column {name!r} is not in {self._database}.{self._table}")
+
+    def _request(self, **fields: Any) -> str:
+        return json.dumps(
+            {
+                "database": self._database,
+                "table": self._table,
+                "split": self._split,
+                "target_tasks": self._target_tasks,
+                "discovery_policy": self._policy,
+                "planning_timeout_seconds": self._planning_timeout,
+                "unsafe_where_sql": self._unsafe_where_sql,
+                "query_parameters": self._query_parameters,
+                **fields,
+            }
+        )
+
+    def _count_request(self, pushdowns: Pushdowns) -> dict[str, Any]:
+        text = str(pushdowns.aggregation)
+        columns = list(pushdowns.columns or [])
+        alias = columns[0] if columns else self._arrow_schema.names[0]
+        filters = []
+        if pushdowns.filters is not None:
+            ir, complete = _filters.to_ir(pushdowns.filters)
+            if not complete:
+                raise CompatibilityError("count pushdown with a filter Doris cannot evaluate")
+            filters.append(ir)
+        if text.endswith(", Valid)"):
+            filters.append({"kind": "is_null", "arg": {"kind": "column", "name": alias}, "negated": True})
+        elif text.endswith(", Null)"):
+            filters.append({"kind": "is_null", "arg": {"kind": "column", "name": alias}, "negated": False})
+        elif not text.endswith(", All)"):
+            raise CompatibilityError("Daft pushed an aggregation other than count")
+        ir = None if not filters else filters[0] if len(filters) == 1 else {"kind": "and", "args": filters}
+        return {"count_alias": alias, "filter": ir, "split": "single"}
+
+    async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
+        count_limit = None
+        if pushdowns.aggregation is not None:
+            request = self._request(**self._count_request(pushdowns))
+            count_limit = pushdowns.limit
+        else:
+            wanted = set(pushdowns.columns or self._arrow_schema.names)
+            wanted |= _filters.required_columns(pushdowns.filters)
+            self.check_columns(wanted)
+            columns = [n for n in self._arrow_schema.names if n in wanted]
+            ir, complete = _filters.to_ir(pushdowns.filters)
+            limit = pushdowns.limit if complete else None
+            request = self._request(columns=columns, filter=ir, limit=limit)
+        endpoint = self._endpoint
+        schema, tasks, _residual, _limit_pushed, warning = await asyncio.to_thread(
+            _native.plan_read, endpoint.to_json(), endpoint.password_value(), request
+        )
+        if warning:
+            log.warning("%s", warning)
+        for sql in tasks:
+            yield DorisTask(endpoint, sql, schema, self._batch_rows, self._batch_bytes, count_limit)
+
+
+def read_doris(
+    *,
+    host: str,
+    database: str,
+    table: str,
+    transport: Literal["mysql", "flight"],
+    mysql_port: int = 9030,
+    http_port: int = 8030,
+    flight_port: int = 8070,
+    http_secure: bool = False,
+    flight_secure: bool = False,
+    username: str = "root",
+    password: Secret = "",
+    columns: Iterable[str] | None = None,
+    filter: daft.Expression | None = None,
+    split: Literal["single", "auto"] = "single",
+    discovery_policy: Literal["single", "error"] = "single",
+    batch_rows: int = 65_536,
+    batch_bytes: int = 64 * 1024 * 1024,
+    target_tasks: int = 8,
+    max_tasks: int = 256,
+    connect_timeout_seconds: float = 10.0,
+    query_timeout_seconds: float = 300.0,
+    planning_timeout_seconds: float = 10.0,
+    unsafe_where_sql: str | None = None,
+    query_parameters: Mapping[str, Any] | None = None,
+    mysql_options: Mapping[str, Any] | None = None,
+    flight_options: Mapping[str, str] | None = None,
+    flight_endpoint_rewrite: Mapping[str, str] | None = None,
+) -> daft.DataFrame:
+    """Reads one physical Doris table into a lazy Daft DataFrame.
+
+    The transport is explicit and never changes after a failure. Columns, the filter's
+    translatable conjuncts, the limit (only when the whole filter is pushed) and counts
+    are pushed into the SQL; Daft applies the rest. ``split="auto"`` plans one task per
+    group of tablets through the FE's ``_query_plan`` (tasks do not share a snapshot).
+    """
+    names = check.columns(columns)
+    if filter is not None and not isinstance(filter, daft.Expression):
+        raise ConfigurationError("filter must be a daft.Expression")
+    source = DorisDataSource(
+        host=host,
+        database=database,
+        table=table,
+        transport=transport,
+        mysql_port=mysql_port,
+        http_port=http_port,
+        flight_port=flight_port,
+        http_secure=http_secure,
+        flight_secure=flight_secure,
+        username=username,
+        password=password,
+        split=split,
+        discovery_policy=discovery_policy,
+        batch_rows=batch_rows,
+        batch_bytes=batch_bytes,
+        target_tasks=target_tasks,
+        max_tasks=max_tasks,
+        connect_timeout_seconds=connect_timeout_seconds,
+        query_timeout_seconds=query_timeout_seconds,
+        planning_timeout_seconds=planning_timeout_seconds,
+        unsafe_where_sql=unsafe_where_sql,
+        query_parameters=query_parameters,
+        mysql_options=mysql_options,
+        flight_options=flight_options,
+        flight_endpoint_rewrite=flight_endpoint_rewrite,
+    )
+    if names is not None:
+        source.check_columns(names)
+    frame = source.read()
+    if filter is not None:
+        frame = frame.where(filter)
+    if names is not None:
+        frame = frame.select(*names)
+    return frame

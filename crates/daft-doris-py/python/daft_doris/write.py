@@ -1,0 +1,391 @@
+"""``write_doris``: a Daft DataFrame into a Doris table through Stream Load (Daft DataSink)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import daft
+import pyarrow as pa
+from daft.io.sink import DataSink, WriteResult
+from daft.recordbatch import MicroPartition
+from daft.schema import Schema
+
+from daft_doris import _native
+from daft_doris import _validate as check
+from daft_doris._endpoint import Endpoint
+from daft_doris.errors import CompatibilityError, ConfigurationError, DaftOlapError
+from daft_doris.secrets import Secret, check_secret
+
+_LABEL_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,94}$")
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:-]{0,63}$")
+_MANAGED = frozenset(
+    "columns format label max_filter_ratio partial_columns read_json_by_line strict_mode two_phase_commit "
+    "txn_operation merge_type unique_key_update_mode group_commit expect authorization".split()
+)
+_OPERATIONS = ("load", "upsert", "partial_update", "delete")
+_FORMATS = ("arrow", "parquet", "json", "csv")
+
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("status", pa.string()),
+        ("batches", pa.int64()),
+        ("attempted_rows", pa.int64()),
+        ("loaded_rows", pa.int64()),
+        ("filtered_rows", pa.int64()),
+        ("uploaded_bytes", pa.int64()),
+        ("already_loaded_batches", pa.int64()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class DorisConnection:
+    """Where the writer connects: the FE's HTTP (Stream Load) and MySQL (metadata) ports.
+
+    ``redirect_hosts`` × ``redirect_ports`` are extra FE→BE redirect targets to allow;
+    BEs the FE reports at ``/api/backends`` are allowed by default.
+    """
+
+    host: str
+    username: str = "root"
+    password: Secret = field(default="", repr=False, compare=False)
+    http_port: int = 8030
+    mysql_port: int = 9030
+    http_secure: bool = False
+    request_timeout_seconds: float = 300.0
+    redirect_hosts: tuple[str, ...] = ()
+    redirect_ports: tuple[int, ...] = ()
+    redirect_policy: Literal["", "direct", "public", "private"] = ""
+    verify_tls: bool = True
+
+    def __post_init__(self) -> None:
+        check.host(self.host)
+        if not isinstance(self.username, str) or not self.username:
+            raise ConfigurationError("username must be a non-empty string")
+        check_secret(self.password)
+        check.port("http_port", self.http_port)
+        check.port("mysql_port", self.mysql_port)
+        check.flag("http_secure", self.http_secure)
+        check.flag("verify_tls", self.verify_tls)
+        if not self.verify_tls:
+            raise ConfigurationError("verify_tls=False is not supported: TLS is always verified")
+        check.timeout("request_timeout_seconds", self.request_timeout_seconds)
+        object.__setattr__(self, "redirect_hosts", tuple(check.host(h) for h in self.redirect_hosts))
+        object.__setattr__(
+            self, "redirect_ports", tuple(check.port("redirect_ports", p) for p in self.redirect_ports)
+        )
+        check.choice("redirect_policy", self.redirect_policy, ("", "direct", "public", "private"))
+
+    def endpoint(self) -> Endpoint:
+        """The endpoint the native layer connects to."""
+        return Endpoint(
+            host=self.host,
+            mysql_port=self.mysql_port,
+            http_port=self.http_port,
+            http_secure=self.http_secure,
+            user=self.username,
+            password=self.password,
+            connect_timeout_seconds=min(self.request_timeout_seconds, 30.0),
+            query_timeout_seconds=self.request_timeout_seconds,
+        )
+
+
+@dataclass(frozen=True)
+class DorisTable:
+    """A physical Doris table."""
+
+    database: str
+    name: str
+
+    def __post_init__(self) -> None:
+        check.identifier("database", self.database)
+        check.identifier("table name", self.name)
+
+
+@dataclass(frozen=True)
+class DorisWriteOptions:
+    """How a DataFrame is loaded (see ``write_doris``)."""
+
+    operation: Literal["load", "upsert", "partial_update", "delete"] = "load"
+    format: Literal["arrow", "parquet", "json", "csv"] | None = None
+    batch_rows: int = 65_536
+    batch_bytes: int = 64 * 1024 * 1024
+    label_prefix: str = "daft_doris"
+    idempotence_key: str | None = None
+    max_filter_ratio: float = 0.0
+    strict_mode: bool = True
+    request_timeout_seconds: float | None = None
+    load_properties: tuple[tuple[str, str], ...] = ()
+    two_phase_commit: bool = False
+    max_retries: int = 4
+
+    def __post_init__(self) -> None:
+        check.choice("operation", self.operation, _OPERATIONS)
+        if self.format is not None:
+            check.choice("format", self.format, _FORMATS)
+        if self.operation == "partial_update" and self.format in ("parquet", "csv"):
+            raise ConfigurationError("partial_update requires format='arrow' or 'json'")
+        check.bounded_int("batch_rows", self.batch_rows, 1, check.MAX_BATCH_ROWS)
+        check.bounded_int("batch_bytes", self.batch_bytes, 1, check.MAX_BATCH_BYTES)
+        if not isinstance(self.label_prefix, str) or not _LABEL_PART.match(self.label_prefix):
+            raise ConfigurationError("label_prefix must be 1-95 letters, digits, '-' or '_'")
+        if self.idempotence_key is not None and (
+            not isinstance(self.idempotence_key, str) or not _KEY.match(self.idempotence_key)
+        ):
+            raise ConfigurationError("idempotence_key must be 1-64 letters, digits, '-', '_' or ':'")
+        if self.idempotence_key is not None and len(self.label_prefix) + len(self.idempotence_key) > 80:
+            raise ConfigurationError(
+                "label_prefix and idempotence_key together must be at most 80 characters "
+                "(labels also carry a content fingerprint and sequence numbers, 128 in all)"
+            )
+        ratio = self.max_filter_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0.0 <= float(ratio) <= 1.0:
+            raise ConfigurationError("max_filter_ratio must be a number from 0 to 1")
+        check.flag("strict_mode", self.strict_mode)
+        check.flag("two_phase_commit", self.two_phase_commit)
+        if self.request_timeout_seconds is not None:
+            check.timeout("request_timeout_seconds", self.request_timeout_seconds)
+        check.bounded_int("max_retries", self.max_retries, 0, 20)
+        for key, value in self.load_properties:
+            if not isinstance(key, str) or not key or key.lower() in _MANAGED:
+                raise ConfigurationError("load_properties contains a managed or invalid key")
+            if not isinstance(value, str):
+                raise ConfigurationError("load_properties values must be strings")
+
+    @classmethod
+    def from_mapping(
+        cls, load_properties: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> DorisWriteOptions:
+        """Options with ``load_properties`` given as a mapping."""
+        props = check.snapshot_mapping("load_properties", load_properties, str_values=True)
+        return cls(load_properties=tuple(sorted(props.items())), **kwargs)
+
+
+def _runner() -> str:
+    try:
+        return daft.runners.get_or_infer_runner_type()
+    except Exception:
+        raise CompatibilityError("this Daft version does not tell which runner is active") from None
+
+
+class DorisDataSink(DataSink[dict]):
+    """Daft DataSink that loads every micropartition through Stream Load."""
+
+    def __init__(
+        self, connection: DorisConnection, table: DorisTable, options: DorisWriteOptions | None = None
+    ) -> None:
+        if not isinstance(connection, DorisConnection):
+            raise ConfigurationError("connection must be a DorisConnection")
+        if not isinstance(table, DorisTable):
+            raise ConfigurationError("table must be a DorisTable")
+        self._connection = connection
+        self._table = table
+        self._options = options or DorisWriteOptions()
+        self._target: dict[str, Any] | None = None
+        self._data_schema: pa.Schema | None = None
+        self._lock = threading.Lock()
+        self._occurrences: dict[str, int] = {}
+        self._precommitted: list[int] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"DorisDataSink(connection={self._connection!r}, table={self._table!r}, "
+            f"options={self._options!r})"
+        )
+
+    def name(self) -> str:
+        return "Apache Doris Stream Load"
+
+    def schema(self) -> Schema:
+        return Schema.from_pyarrow_schema(SUMMARY_SCHEMA)
+
+    def bind_schema(self, schema: pa.Schema) -> None:
+        """The DataFrame's schema, checked against the table by ``start()``."""
+        self._data_schema = schema
+
+    def start(self) -> None:
+        if _runner() != "native":
+            raise ConfigurationError(
+                "Doris Stream Load writes require Daft's native runner; reads work on Ray"
+            )
+        if self._data_schema is None:
+            raise ConfigurationError("the sink has no data schema (use write_doris)")
+        endpoint = self._connection.endpoint()
+        self._target = _native.check_write_target(
+            endpoint.to_json(),
+            endpoint.password_value(),
+            self._table.database,
+            self._table.name,
+            self._data_schema,
+            self._options.operation,
+        )
+
+    def _request(self) -> str:
+        assert self._target is not None
+        o = self._options
+        c = self._connection
+        return json.dumps(
+            {
+                "database": self._table.database,
+                "table": self._table.name,
+                "operation": o.operation,
+                "rules": self._target["rules"],
+                "format": o.format,
+                "batch_rows": o.batch_rows,
+                "batch_bytes": o.batch_bytes,
+                "label_prefix": o.label_prefix,
+                "max_filter_ratio": float(o.max_filter_ratio),
+                "strict_mode": o.strict_mode,
+                "request_timeout_seconds": o.request_timeout_seconds or c.request_timeout_seconds,
+                "load_properties": dict(o.load_properties),
+                "two_phase_commit": o.two_phase_commit,
+                "redirect_hosts": list(c.redirect_hosts),
+                "redirect_ports": list(c.redirect_ports),
+                "redirect_policy": c.redirect_policy,
+                "max_retries": o.max_retries,
+            }
+        )
+
+    def _label_key(self, table: pa.Table) -> tuple[str | None, int]:
+        """Deterministic labels: the key plus the micropartition's content fingerprint;
+        identical micropartitions of one write are told apart by an occurrence number."""
+        key = self._options.idempotence_key
+        if key is None:
+            return None, 0
+        fingerprint = _native.fingerprint(table)
+        with self._lock:
+            occurrence = self._occurrences.get(fingerprint, 0)
+            self._occurrences[fingerprint] = occurrence + 1
+        return f"{key}_{fingerprint}", occurrence
+
+    def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[dict]]:
+        if self._target is None:
+            raise ConfigurationError("write() was called before start()")
+        endpoint = self._connection.endpoint()
+        writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request())
+        for micropartition in micropartitions:
+            table = micropartition.to_arrow()
+            if table.num_rows == 0:
+                continue
+            label_key, occurrence = self._label_key(table)
+            summary = writer.write(table, label_key, occurrence)
+            if summary["precommitted_txn_ids"]:
+                with self._lock:
+                    self._precommitted.extend(summary["precommitted_txn_ids"])
+            yield WriteResult(
+                result=summary,
+                bytes_written=summary["uploaded_bytes"],
+                rows_written=summary["loaded_rows"],
+            )
+
+    def settle(self, commit: bool) -> None:
+        """Commits (or aborts) every pre-committed load of a two-phase write."""
+        with self._lock:
+            txn_ids, self._precommitted = self._precommitted, []
+        if not txn_ids:
+            return
+        endpoint = self._connection.endpoint()
+        writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request())
+        writer.settle(txn_ids, commit)
+
+    def finalize(self, write_results: list[WriteResult[dict]]) -> MicroPartition:
+        results = [r.result for r in write_results]
+        statuses: dict[str, int] = {}
+        for r in results:
+            for name, count in r["statuses"].items():
+                statuses[name] = statuses.get(name, 0) + count
+        if self._options.two_phase_commit:
+            self.settle(commit=True)
+            committed = statuses.pop("precommitted", 0)
+            statuses["success"] = statuses.get("success", 0) + committed
+        timeouts = statuses.get("publish_timeout", 0)
+        others = sum(v for k, v in statuses.items() if k != "publish_timeout")
+        status = "publish_timeout" if timeouts and not others else "mixed" if timeouts else "success"
+        already = statuses.get("already_loaded", 0) + statuses.get("committed_by_earlier_attempt", 0)
+        row = {
+            "status": [status],
+            "batches": [sum(r["batches"] for r in results)],
+            "attempted_rows": [sum(r["attempted_rows"] for r in results)],
+            "loaded_rows": [sum(r["loaded_rows"] for r in results)],
+            "filtered_rows": [sum(r["filtered_rows"] for r in results)],
+            "uploaded_bytes": [sum(r["uploaded_bytes"] for r in results)],
+            "already_loaded_batches": [already],
+        }
+        return MicroPartition.from_arrow(pa.table(row, schema=SUMMARY_SCHEMA))
+
+
+def write_doris(
+    dataframe: daft.DataFrame,
+    *,
+    connection: DorisConnection,
+    table: DorisTable,
+    operation: Literal["load", "upsert", "partial_update", "delete"] = "load",
+    format: Literal["arrow", "parquet", "json", "csv"] | None = None,
+    batch_rows: int = 65_536,
+    batch_bytes: int = 64 * 1024 * 1024,
+    label_prefix: str = "daft_doris",
+    idempotence_key: str | None = None,
+    max_filter_ratio: float = 0.0,
+    strict_mode: bool = True,
+    request_timeout_seconds: float | None = None,
+    load_properties: Mapping[str, str] | None = None,
+    two_phase_commit: bool = False,
+    max_retries: int = 4,
+) -> daft.DataFrame:
+    """Writes a DataFrame into an existing Doris table; returns a one-row summary.
+
+    The data's columns are checked against the table (by name: keys, model, types,
+    nullability) before the first upload. Each load carries a label; with an
+    ``idempotence_key`` the labels are deterministic, so rerunning the same write after a
+    failure loads nothing twice. Loads are retried under the same label; ``Label Already
+    Exists`` is resolved by the existing job's status. ``two_phase_commit=True``
+    pre-commits every load and commits them all at the end (aborting them on failure).
+    """
+    if not isinstance(dataframe, daft.DataFrame):
+        raise ConfigurationError("dataframe must be a daft.DataFrame")
+    options = DorisWriteOptions.from_mapping(
+        load_properties,
+        operation=operation,
+        format=format,
+        batch_rows=batch_rows,
+        batch_bytes=batch_bytes,
+        label_prefix=label_prefix,
+        idempotence_key=idempotence_key,
+        max_filter_ratio=max_filter_ratio,
+        strict_mode=strict_mode,
+        request_timeout_seconds=request_timeout_seconds,
+        two_phase_commit=two_phase_commit,
+        max_retries=max_retries,
+    )
+    sink = DorisDataSink(connection, table, options)
+    sink.bind_schema(dataframe.schema().to_pyarrow_schema())
+    try:
+        return dataframe.write_sink(sink)
+    except DaftOlapError:
+        if two_phase_commit:
+            sink.settle(commit=False)
+        raise
+    except RuntimeError as error:
+        if two_phase_commit:
+            sink.settle(commit=False)
+        # Daft wraps exceptions raised in write() in a RuntimeError; give back the typed one.
+        cause = error.__cause__
+        while cause is not None and not isinstance(cause, DaftOlapError):
+            cause = cause.__cause__
+        if isinstance(cause, DaftOlapError):
+            raise cause from None
+        raise

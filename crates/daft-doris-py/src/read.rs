@@ -1,0 +1,285 @@
+//! Reads: the table's schema, the read plan (one SELECT per task), and a batch reader
+//! that streams one task's rows into pyarrow record batches.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use arrow_schema::Schema;
+use doris_plan::{DiscoveryPolicy, PlanEndpoint};
+use doris_read::{
+    BatchLimits, BatchStream, MySqlEndpoint, Split, TableReadOptions, discover, plan_table_read,
+    query,
+};
+use doris_sql::{Expr, Param, bind_trusted_where};
+use pyo3::prelude::*;
+use pyo3_arrow::{PyRecordBatch, PySchema};
+use serde::Deserialize;
+
+use crate::errors::{raise, read_error};
+use crate::runtime::block_on;
+
+/// Where the FE is and how long to wait for it (the JSON the Python layer sends).
+#[derive(Debug, Deserialize)]
+pub(crate) struct Connection {
+    pub(crate) host: String,
+    pub(crate) mysql_port: u16,
+    #[serde(default = "default_http_port")]
+    pub(crate) http_port: u16,
+    #[serde(default)]
+    pub(crate) http_secure: bool,
+    pub(crate) user: String,
+    #[serde(default = "default_connect_timeout")]
+    pub(crate) connect_timeout_seconds: f64,
+    #[serde(default = "default_query_timeout")]
+    pub(crate) query_timeout_seconds: f64,
+}
+
+fn default_http_port() -> u16 {
+    8030
+}
+fn default_connect_timeout() -> f64 {
+    10.0
+}
+fn default_query_timeout() -> f64 {
+    300.0
+}
+
+/// A timeout in seconds as a duration (the Python layer has checked the range).
+fn seconds(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::from_secs(300))
+}
+
+impl Connection {
+    /// The MySQL endpoint of the FE.
+    pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
+        let mut endpoint = MySqlEndpoint::new(&self.host, self.mysql_port, &self.user, password);
+        endpoint.database = database.map(str::to_owned);
+        endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
+        endpoint.read_timeout = seconds(self.query_timeout_seconds);
+        endpoint
+    }
+
+    /// The FE's HTTP base URL.
+    pub(crate) fn http_url(&self) -> PyResult<url::Url> {
+        let scheme = if self.http_secure { "https" } else { "http" };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("{scheme}://{host}:{}", self.http_port)
+            .parse()
+            .map_err(|_| {
+                raise(
+                    "ConfigurationError",
+                    "the FE host does not form a valid URL",
+                )
+            })
+    }
+}
+
+/// Parses a request's JSON, naming only the position of a problem.
+pub(crate) fn parse_json<T: for<'de> Deserialize<'de>>(what: &str, json: &str) -> PyResult<T> {
+    serde_json::from_str(json).map_err(|e| {
+        raise(
+            "ConfigurationError",
+            format!(
+                "invalid {what} (line {}, column {}, {:?} error)",
+                e.line(),
+                e.column(),
+                e.classify()
+            ),
+        )
+    })
+}
+
+/// `(name, Doris type, reason)` of a column with no Arrow form.
+type UnreadableColumn = (String, String, String);
+
+/// `(pyarrow schema, [SQL per task], residual left, limit pushed, fallback warning)`.
+type PlannedRead = (Py<PyAny>, Vec<String>, bool, bool, Option<String>);
+
+/// Reads the table's columns.
+///
+/// Returns the pyarrow schema of every column that has an Arrow form (table order) and,
+/// for the others, `(name, doris type, reason)`: such a column fails a read only if the
+/// read selects it.
+#[pyfunction]
+pub(crate) fn describe_table(
+    py: Python<'_>,
+    connection: &str,
+    password: &str,
+    database: &str,
+    table: &str,
+) -> PyResult<(Py<PyAny>, Vec<UnreadableColumn>)> {
+    let connection: Connection = parse_json("connection", connection)?;
+    let endpoint = connection.mysql(password, None);
+    let layout = block_on(py, || discover(&endpoint, database, table)).map_err(read_error)?;
+    let mut fields = Vec::new();
+    let mut unsupported = Vec::new();
+    for c in &layout.columns {
+        match &c.arrow_type {
+            Ok(t) => fields.push(arrow_schema::Field::new(&c.name, t.clone(), c.nullable)),
+            Err(reason) => {
+                unsupported.push((c.name.clone(), c.doris_type.to_sql(), reason.clone()))
+            }
+        }
+    }
+    let schema = PySchema::new(Schema::new(fields).into()).into_pyarrow(py)?;
+    Ok((schema.unbind(), unsupported))
+}
+
+/// What to read (the JSON the Python data source sends from `get_tasks`).
+#[derive(Debug, Deserialize)]
+struct ReadRequest {
+    database: String,
+    table: String,
+    columns: Option<Vec<String>>,
+    filter: Option<Expr>,
+    limit: Option<u64>,
+    count_alias: Option<String>,
+    #[serde(default = "default_split")]
+    split: String,
+    #[serde(default = "default_target_tasks")]
+    target_tasks: usize,
+    #[serde(default = "default_split")]
+    discovery_policy: String,
+    #[serde(default = "default_connect_timeout")]
+    planning_timeout_seconds: f64,
+    unsafe_where_sql: Option<String>,
+    #[serde(default)]
+    query_parameters: BTreeMap<String, Param>,
+}
+
+fn default_split() -> String {
+    "single".into()
+}
+fn default_target_tasks() -> usize {
+    8
+}
+
+/// Plans a read: `(pyarrow schema, [SQL per task], residual left, limit pushed, warning)`.
+#[pyfunction]
+pub(crate) fn plan_read(
+    py: Python<'_>,
+    connection: &str,
+    password: &str,
+    request: &str,
+) -> PyResult<PlannedRead> {
+    let connection: Connection = parse_json("connection", connection)?;
+    let request: ReadRequest = parse_json("read request", request)?;
+    let trusted_where = match &request.unsafe_where_sql {
+        Some(fragment) => Some(
+            bind_trusted_where(fragment, &request.query_parameters)
+                .map_err(|e| raise("ConfigurationError", e.to_string()))?,
+        ),
+        None if !request.query_parameters.is_empty() => {
+            return Err(raise(
+                "ConfigurationError",
+                "query_parameters require unsafe_where_sql",
+            ));
+        }
+        None => None,
+    };
+    let split = match request.split.as_str() {
+        "single" => Split::Single,
+        "auto" => {
+            let mut fe = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
+            fe.timeout = seconds(request.planning_timeout_seconds);
+            Split::Auto {
+                fe,
+                target_tasks: request.target_tasks,
+                policy: match request.discovery_policy.as_str() {
+                    "error" => DiscoveryPolicy::Error,
+                    _ => DiscoveryPolicy::Single,
+                },
+            }
+        }
+        other => {
+            return Err(raise(
+                "ConfigurationError",
+                format!("split must be 'single' or 'auto', not {other:?}"),
+            ));
+        }
+    };
+    let options = TableReadOptions {
+        columns: request.columns,
+        filter: request.filter,
+        limit: request.limit,
+        split,
+        trusted_where,
+        count: request.count_alias,
+    };
+    let endpoint = connection.mysql(password, None);
+    let plan = block_on(py, || {
+        plan_table_read(&endpoint, &request.database, &request.table, &options)
+    })
+    .map_err(read_error)?;
+    let schema = PySchema::new(plan.schema).into_pyarrow(py)?;
+    Ok((
+        schema.unbind(),
+        plan.tasks,
+        plan.residual.is_some(),
+        plan.limit_pushed,
+        plan.warning,
+    ))
+}
+
+/// One task's result, read batch by batch over the MySQL text protocol.
+///
+/// The connection is opened by the constructor and closed when the reader is closed or
+/// dropped, without reading the rest of the result.
+#[pyclass(module = "daft_doris._native")]
+pub(crate) struct MySqlBatchReader {
+    stream: Option<BatchStream>,
+}
+
+#[pymethods]
+impl MySqlBatchReader {
+    /// Connects and starts `sql`; batches follow `schema` and the row and byte bounds.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        connection: &str,
+        password: &str,
+        sql: String,
+        schema: PySchema,
+        batch_rows: usize,
+        batch_bytes: usize,
+    ) -> PyResult<Self> {
+        let connection: Connection = parse_json("connection", connection)?;
+        let endpoint = connection.mysql(password, None);
+        let limits = BatchLimits {
+            rows: batch_rows,
+            bytes: batch_bytes,
+        };
+        let stream = block_on(py, || query(&endpoint, sql, schema.into_inner(), limits))
+            .map_err(read_error)?;
+        Ok(Self {
+            stream: Some(stream),
+        })
+    }
+
+    /// The next batch as a `pyarrow.RecordBatch`, or `None` at the end of the result.
+    fn next_batch(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(None);
+        };
+        match block_on(py, || stream.next_batch()) {
+            Some(Ok(batch)) => Ok(Some(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())),
+            Some(Err(e)) => {
+                self.stream = None;
+                Err(read_error(e))
+            }
+            None => {
+                self.stream = None;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Closes the connection now, without reading the rest of the result.
+    fn close(&mut self) {
+        self.stream = None;
+    }
+}

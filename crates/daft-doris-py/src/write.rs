@@ -1,0 +1,473 @@
+//! Writes: the table check before the first upload, and a writer that loads one Daft
+//! micropartition at a time through `doris-streamload`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::compute::{CastOptions, cast_with_options};
+use arrow::datatypes::DataType;
+use arrow::util::display::FormatOptions;
+use arrow_schema::Schema;
+use doris_sql::{KeyModel, ValueCheck, WriteOperation};
+use doris_streamload::{
+    ClientConfig, Credentials, Format, HostPort, LabelScheme, LoadOptions, LoadStatus, Loader,
+    LoaderConfig, MergeType, NewKeyBehavior, RedirectPolicy, StreamLoadClient, TxnRef, UpdateMode,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3_arrow::{PyRecordBatchReader, PySchema};
+use serde::{Deserialize, Serialize};
+use sha1::{Digest, Sha1};
+
+use crate::errors::{load_error, raise, write_metadata_error};
+use crate::read::{Connection, parse_json};
+use crate::runtime::block_on;
+
+/// How one column is written, as decided by the table check (travels as JSON from the
+/// driver to every writer).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ColumnRule {
+    name: String,
+    /// Arrow type to cast to, value by value, with an error on any value that does not fit.
+    cast_to: Option<String>,
+    not_null: bool,
+    /// `(limit, characters)`: VARCHAR limits bytes, CHAR characters.
+    max_length: Option<(u32, bool)>,
+}
+
+/// Checks the data's schema against the table before anything is uploaded.
+///
+/// Returns a dict: `model`, `keys`, `merge_on_write`, `columns` and `rules` (JSON the
+/// writers take).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_write_target<'py>(
+    py: Python<'py>,
+    connection: &str,
+    password: &str,
+    database: &str,
+    table: &str,
+    schema: PySchema,
+    operation: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let connection: Connection = parse_json("connection", connection)?;
+    let operation: WriteOperation = operation
+        .parse()
+        .map_err(|e: String| raise("ConfigurationError", e))?;
+    let endpoint = connection.mysql(password, None);
+    let table_schema = block_on(py, || {
+        doris_read::fetch_table_schema(&endpoint, database, table)
+    })
+    .map_err(write_metadata_error)?;
+    let data: Arc<Schema> = schema.into_inner();
+    let target = doris_sql::check_write_target(&table_schema, &data, operation)
+        .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+    let rules: Vec<ColumnRule> = target
+        .column_writes
+        .iter()
+        .map(|c| ColumnRule {
+            name: c.name.clone(),
+            cast_to: c.cast_to.as_ref().map(|t| t.to_string()),
+            not_null: c.not_null,
+            max_length: c.value_checks.iter().find_map(|v| match v {
+                ValueCheck::MaxLength { limit, characters } => Some((*limit, *characters)),
+                _ => None,
+            }),
+        })
+        .collect();
+    let out = PyDict::new(py);
+    out.set_item(
+        "model",
+        match table_schema.key_model {
+            Some(KeyModel::Duplicate) => "DUPLICATE",
+            Some(KeyModel::Unique) => "UNIQUE",
+            Some(KeyModel::Aggregate) => "AGGREGATE",
+            None => "DUPLICATE",
+        },
+    )?;
+    out.set_item("keys", table_schema.key_columns.clone())?;
+    out.set_item("merge_on_write", table_schema.merge_on_write)?;
+    out.set_item("columns", target.columns)?;
+    out.set_item(
+        "rules",
+        serde_json::to_string(&rules).map_err(|e| raise("ConfigurationError", e.to_string()))?,
+    )?;
+    Ok(out)
+}
+
+/// A stable fingerprint of a micropartition's content (16 hex digits of the SHA-1 of its
+/// Arrow IPC encoding): the same data gives the same labels on a rerun.
+#[pyfunction]
+pub(crate) fn fingerprint(py: Python<'_>, data: PyRecordBatchReader) -> PyResult<String> {
+    let reader = data.into_reader()?;
+    let schema = reader.schema();
+    py.detach(move || {
+        let mut hasher = HashWriter(Sha1::new());
+        let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut hasher, &schema)
+            .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+        for batch in reader {
+            let batch = batch.map_err(|e| raise("TransportError", e.to_string()))?;
+            writer
+                .write(&batch)
+                .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+        }
+        writer
+            .finish()
+            .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+        drop(writer);
+        let digest = hasher.0.finalize();
+        Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+    })
+}
+
+/// `std::io::Write` into a SHA-1.
+struct HashWriter(Sha1);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The writer's settings (the JSON the Python sink sends).
+#[derive(Debug, Deserialize)]
+struct WriteRequest {
+    database: String,
+    table: String,
+    operation: String,
+    rules: String,
+    #[serde(default)]
+    format: Option<String>,
+    batch_rows: usize,
+    batch_bytes: u64,
+    label_prefix: String,
+    max_filter_ratio: f64,
+    strict_mode: bool,
+    request_timeout_seconds: Option<f64>,
+    #[serde(default)]
+    load_properties: BTreeMap<String, String>,
+    #[serde(default)]
+    two_phase_commit: bool,
+    #[serde(default)]
+    redirect_hosts: Vec<String>,
+    #[serde(default)]
+    redirect_ports: Vec<u16>,
+    #[serde(default)]
+    redirect_policy: String,
+    #[serde(default)]
+    max_retries: Option<u32>,
+}
+
+/// Loads micropartitions into one table.
+#[pyclass(module = "daft_doris._native")]
+pub(crate) struct TableWriter {
+    client: Arc<StreamLoadClient>,
+    database: String,
+    table: String,
+    options: LoadOptions,
+    rules: Vec<(ColumnRule, Option<DataType>)>,
+    max_rows: usize,
+    max_bytes: u64,
+    label_prefix: String,
+}
+
+fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<LoadOptions> {
+    let mut options = LoadOptions {
+        max_filter_ratio: request.max_filter_ratio,
+        strict_mode: request.strict_mode,
+        two_phase_commit: request.two_phase_commit,
+        ..LoadOptions::default()
+    };
+    options.format = match request.format.as_deref() {
+        None | Some("arrow") => Format::Arrow,
+        Some("parquet") => Format::Parquet,
+        Some("json") => Format::Json,
+        Some("csv") => Format::Csv(Default::default()),
+        Some(other) => {
+            return Err(raise(
+                "ConfigurationError",
+                format!("format must be arrow, parquet, json or csv, not {other:?}"),
+            ));
+        }
+    };
+    match operation {
+        WriteOperation::PartialUpdate => {
+            options.update_mode = UpdateMode::FixedColumns {
+                legacy_header: false,
+            };
+        }
+        WriteOperation::Delete => options.merge_type = MergeType::Delete,
+        WriteOperation::Load | WriteOperation::Upsert => {}
+    }
+    for (key, value) in &request.load_properties {
+        match key.as_str() {
+            "timezone" => options.timezone = value.clone(),
+            "partial_update_new_key_behavior" => {
+                options.new_key_behavior = Some(match value.to_ascii_uppercase().as_str() {
+                    "APPEND" => NewKeyBehavior::Append,
+                    "ERROR" => NewKeyBehavior::Error,
+                    _ => {
+                        return Err(raise(
+                            "ConfigurationError",
+                            "partial_update_new_key_behavior must be APPEND or ERROR",
+                        ));
+                    }
+                });
+            }
+            "sequence_col" => options.sequence_column = Some(value.clone()),
+            "where" => options.where_predicate = Some(value.clone()),
+            _ => options.extra_headers.push((key.clone(), value.clone())),
+        }
+    }
+    if let Some(t) = request.request_timeout_seconds {
+        options.timeout = Duration::try_from_secs_f64(t).ok();
+    }
+    Ok(options)
+}
+
+#[pymethods]
+impl TableWriter {
+    /// A writer for `request` (see the Python sink for its fields).
+    #[new]
+    fn new(connection: &str, password: &str, request: &str) -> PyResult<Self> {
+        let connection: Connection = parse_json("connection", connection)?;
+        let request: WriteRequest = parse_json("write request", request)?;
+        let operation: WriteOperation = request
+            .operation
+            .parse()
+            .map_err(|e: String| raise("ConfigurationError", e))?;
+        let rules: Vec<ColumnRule> = parse_json("column rules", &request.rules)?;
+        let rules = rules
+            .into_iter()
+            .map(|r| {
+                let cast = r
+                    .cast_to
+                    .as_deref()
+                    .map(str::parse::<DataType>)
+                    .transpose()
+                    .map_err(|e| raise("ConfigurationError", e.to_string()))?;
+                Ok((r, cast))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut config = ClientConfig::new(
+            connection.http_url()?,
+            Credentials::new(&connection.user, password),
+        );
+        for host in &request.redirect_hosts {
+            for port in &request.redirect_ports {
+                config
+                    .allowlist
+                    .targets
+                    .push(HostPort::new(host.clone(), *port));
+            }
+        }
+        config.redirect_policy = match request.redirect_policy.as_str() {
+            "" => None,
+            "direct" => Some(RedirectPolicy::Direct),
+            "public" => Some(RedirectPolicy::Public),
+            "private" => Some(RedirectPolicy::Private),
+            _ => {
+                return Err(raise(
+                    "ConfigurationError",
+                    "redirect_policy must be '', 'direct', 'public' or 'private'",
+                ));
+            }
+        };
+        config.connect_timeout = Duration::try_from_secs_f64(connection.connect_timeout_seconds)
+            .unwrap_or(Duration::from_secs(10));
+        if let Some(t) = request.request_timeout_seconds {
+            config.request_timeout =
+                Duration::try_from_secs_f64(t).unwrap_or(config.request_timeout);
+        }
+        if let Some(n) = request.max_retries {
+            config.retry.max_attempts = n + 1;
+        }
+        let options = load_options(&request, operation)?;
+        let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
+        Ok(Self {
+            client: Arc::new(client),
+            database: request.database,
+            table: request.table,
+            options,
+            rules,
+            max_rows: request.batch_rows,
+            max_bytes: request.batch_bytes,
+            label_prefix: request.label_prefix,
+        })
+    }
+
+    /// Loads one micropartition; returns its summary as a dict.
+    ///
+    /// With `label_key` the labels are `prefix_key_partition_sequence` (deterministic:
+    /// a rerun over the same data loads nothing twice); without, random per load.
+    #[pyo3(signature = (data, label_key=None, partition=0))]
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        data: PyRecordBatchReader,
+        label_key: Option<String>,
+        partition: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let reader = data.into_reader()?;
+        let labels = match label_key {
+            Some(key) => LabelScheme::Deterministic {
+                prefix: self.label_prefix.clone(),
+                key,
+                partition,
+            },
+            None => LabelScheme::Random {
+                prefix: self.label_prefix.clone(),
+            },
+        };
+        let config = LoaderConfig {
+            max_rows: self.max_rows,
+            max_bytes: self.max_bytes,
+            labels,
+            ..LoaderConfig::default()
+        };
+        let mut batches = Vec::new();
+        for batch in reader {
+            let batch = batch.map_err(|e| raise("TransportError", e.to_string()))?;
+            batches.push(self.prepare(batch)?);
+        }
+        let client = self.client.clone();
+        let (db, table, options) = (
+            self.database.clone(),
+            self.table.clone(),
+            self.options.clone(),
+        );
+        let outcome = block_on(py, move || async move {
+            let mut loader = Loader::new(client, &db, &table, options, config)?;
+            for batch in batches {
+                if batch.num_rows() > 0 {
+                    loader.write(batch).await?;
+                }
+            }
+            loader.finish().await.map_err(|e| e.error)
+        });
+        let summary = outcome.map_err(|e| load_error(&e))?;
+        let out = PyDict::new(py);
+        out.set_item("batches", summary.ledger.len())?;
+        out.set_item("attempted_rows", summary.rows)?;
+        out.set_item("loaded_rows", summary.loaded_rows)?;
+        out.set_item("filtered_rows", summary.filtered_rows)?;
+        out.set_item("unselected_rows", summary.unselected_rows)?;
+        out.set_item("uploaded_bytes", summary.uploaded_bytes)?;
+        let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut precommitted = Vec::new();
+        for entry in &summary.ledger {
+            let name = match entry.report.status {
+                LoadStatus::Success => "success",
+                LoadStatus::PublishTimeout => "publish_timeout",
+                LoadStatus::Precommitted => {
+                    precommitted.push(entry.report.txn_id);
+                    "precommitted"
+                }
+                LoadStatus::CommittedByEarlierAttempt => "committed_by_earlier_attempt",
+                LoadStatus::AlreadyLoaded => "already_loaded",
+            };
+            *statuses.entry(name).or_default() += 1;
+        }
+        out.set_item("statuses", statuses)?;
+        out.set_item("precommitted_txn_ids", precommitted)?;
+        Ok(out)
+    }
+
+    /// Commits (or aborts) pre-committed loads by transaction id; idempotent.
+    fn settle(&self, py: Python<'_>, txn_ids: Vec<i64>, commit: bool) -> PyResult<()> {
+        let client = self.client.clone();
+        let db = self.database.clone();
+        block_on(py, move || async move {
+            for id in txn_ids {
+                let txn = TxnRef::Id(id);
+                if commit {
+                    client.commit(&db, &txn).await?;
+                } else {
+                    client.abort(&db, &txn).await?;
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| load_error(&e))
+    }
+}
+
+impl TableWriter {
+    /// Applies the table check's rules to a batch: value-checked casts, NOT NULL and
+    /// string lengths. Errors name the column and the rule, never a value.
+    fn prepare(&self, batch: RecordBatch) -> PyResult<RecordBatch> {
+        let schema = batch.schema();
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+        for (rule, cast) in &self.rules {
+            let Some(i) = fields.iter().position(|f| f.name() == &rule.name) else {
+                return Err(raise(
+                    "DorisTableCompatibilityError",
+                    format!("column {} is missing from a micropartition", rule.name),
+                ));
+            };
+            if rule.not_null && columns[i].null_count() > 0 {
+                return Err(raise(
+                    "DorisTableCompatibilityError",
+                    format!(
+                        "column {} is NOT NULL in Doris but the data has nulls",
+                        rule.name
+                    ),
+                ));
+            }
+            if let Some(target) = cast {
+                let options = CastOptions {
+                    safe: false,
+                    format_options: FormatOptions::default(),
+                };
+                let cast = cast_with_options(&columns[i], target, &options).map_err(|_| {
+                    raise(
+                        "DorisTableCompatibilityError",
+                        format!(
+                            "column {}: a value does not fit the table's type {target}",
+                            rule.name
+                        ),
+                    )
+                })?;
+                columns[i] = cast;
+                fields[i] = Arc::new(fields[i].as_ref().clone().with_data_type(target.clone()));
+            }
+            if let Some((limit, characters)) = rule.max_length {
+                check_length(&rule.name, &columns[i], limit, characters)?;
+            }
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))
+    }
+}
+
+/// Refuses strings longer than a CHAR/VARCHAR column (Doris would truncate or filter them).
+fn check_length(name: &str, array: &ArrayRef, limit: u32, characters: bool) -> PyResult<()> {
+    let too_long = |s: &str| {
+        if characters {
+            s.chars().count() > limit as usize
+        } else {
+            s.len() > limit as usize
+        }
+    };
+    let bad = match array.data_type() {
+        DataType::Utf8 => array.as_string::<i32>().iter().flatten().any(too_long),
+        DataType::LargeUtf8 => array.as_string::<i64>().iter().flatten().any(too_long),
+        DataType::Utf8View => array.as_string_view().iter().flatten().any(too_long),
+        _ => false,
+    };
+    if bad {
+        let unit = if characters { "characters" } else { "bytes" };
+        return Err(raise(
+            "DorisTableCompatibilityError",
+            format!("column {name}: a value is longer than the column's {limit} {unit}"),
+        ));
+    }
+    Ok(())
+}

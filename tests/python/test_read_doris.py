@@ -1,0 +1,266 @@
+"""read_doris end to end against the emulator: types, pushdowns, splits, errors, pickling."""
+
+import datetime
+import decimal
+import pickle
+
+import daft
+import daft_doris
+import pyarrow as pa
+import pymysql
+import pytest
+from conftest import run_emulator
+from daft_doris import (
+    AuthenticationError,
+    ConfigurationError,
+    DatabaseObjectNotFoundError,
+    SecretRef,
+    read_doris,
+)
+
+INIT = """
+CREATE DATABASE py;
+CREATE TABLE py.types (
+  `id` INT NOT NULL, `b` BOOLEAN NULL, `t8` TINYINT NULL, `s16` SMALLINT NULL, `i64` BIGINT NULL,
+  `big` LARGEINT NULL, `f32` FLOAT NULL, `f64` DOUBLE NULL, `d` DECIMAL(12, 3) NULL,
+  `day` DATE NULL, `ts` DATETIME(6) NULL, `ts0` DATETIME NULL, `c` CHAR(4) NULL,
+  `v` VARCHAR(20) NULL, `s` STRING NULL, `j` JSON NULL
+) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 3;
+CREATE TABLE py.events (
+  `id` BIGINT NOT NULL, `kind` VARCHAR(16) NULL, `score` INT NULL, `dt` DATE NOT NULL
+) DUPLICATE KEY(`id`)
+PARTITION BY RANGE(`dt`) (PARTITION p1 VALUES [("2024-01-01"), ("2024-02-01")),
+                          PARTITION p2 VALUES [("2024-02-01"), ("2024-03-01")))
+DISTRIBUTED BY HASH(`id`) BUCKETS 4;
+CREATE TABLE py.empty (`id` INT NOT NULL, `v` VARCHAR(8) NULL) DUPLICATE KEY(`id`)
+DISTRIBUTED BY HASH(`id`) BUCKETS 2;
+CREATE USER 'reader'@'%' IDENTIFIED BY 's3cret-pw';
+GRANT SELECT_PRIV ON py.* TO 'reader'@'%';
+"""
+
+
+@pytest.fixture(scope="module")
+def doris():
+    with run_emulator(INIT) as ports:
+        conn = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="py")
+        with conn, conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO types VALUES "
+                "(1, true, -8, 300, 9000000000, 4611686018427387904, 1.5, 2.25,"
+                " 123456789.123, '2024-02-29', '2024-01-02 03:04:05.123456', '2024-01-02 03:04:05',"
+                " 'ab', 'héllo', 'long text', '{\"k\": [1, 2]}'),"
+                "(2" + ", NULL" * 15 + ")"
+            )
+            rows = []
+            for i in range(1, 401):
+                month = 1 if i % 2 else 2
+                kind = ["click", "view", "buy", "it's"][i % 4]
+                score = "NULL" if i % 10 == 0 else str(i % 100)
+                rows.append(
+                    f"({i}, '{kind.replace(chr(39), chr(92) + chr(39))}', {score}, "
+                    f"'2024-0{month}-{i % 28 + 1:02d}')"
+                )
+            cur.execute("INSERT INTO events VALUES " + ", ".join(rows))
+        yield ports
+
+
+def read(ports, table, **kwargs):
+    kwargs.setdefault("transport", "mysql")
+    return read_doris(
+        host=ports["host"],
+        mysql_port=ports["query_port"],
+        http_port=ports["fe_http_port"],
+        database="py",
+        table=table,
+        **kwargs,
+    )
+
+
+def rows(frame, key="id"):
+    data = frame.to_pydict()
+    names = list(data)
+    out = [tuple(data[n][i] for n in names) for i in range(len(data[names[0]]) if names else 0)]
+    index = names.index(key) if key in names else 0
+    return sorted(out, key=lambda r: (r[index] is None, r[index]))
+
+
+def test_every_scalar_type_round_trips_over_mysql(doris):
+    frame = read(doris, "types")
+    table = frame.to_arrow()
+    schema = table.schema
+    assert schema.field("b").type == pa.bool_()
+    assert schema.field("t8").type == pa.int8()
+    assert schema.field("d").type == pa.decimal128(12, 3)
+    assert schema.field("day").type == pa.date32()
+    assert schema.field("ts").type == pa.timestamp("us")
+    assert schema.field("ts0").type == pa.timestamp("s")
+    got = {r["id"]: r for r in table.to_pylist()}
+    one = got[1]
+    assert one["b"] is True and one["t8"] == -8 and one["s16"] == 300 and one["i64"] == 9000000000
+    assert one["big"] == "4611686018427387904"
+    assert one["f32"] == 1.5 and one["f64"] == 2.25
+    assert one["d"] == decimal.Decimal("123456789.123")
+    assert one["day"] == datetime.date(2024, 2, 29)
+    assert one["ts"] == datetime.datetime(2024, 1, 2, 3, 4, 5, 123456)
+    assert one["ts0"] == datetime.datetime(2024, 1, 2, 3, 4, 5)
+    assert one["v"] == "héllo" and one["s"] == "long text"
+    assert one["j"].replace(" ", "") == '{"k":[1,2]}'
+    assert all(v is None for k, v in got[2].items() if k != "id")
+
+
+def test_projection_filter_limit_and_count_match_an_unpushed_read(doris):
+    everything = read(doris, "events").to_arrow().to_pylist()
+    expected = sorted(
+        (r["id"], r["score"])
+        for r in everything
+        if r["score"] is not None and r["score"] >= 50 and r["kind"] != "view"
+    )
+    pushed = read(
+        doris,
+        "events",
+        columns=("id", "score"),
+        filter=(daft.col("score") >= 50) & (daft.col("kind") != "view"),
+    )
+    assert sorted(tuple(r) for r in zip(*pushed.to_pydict().values(), strict=True)) == expected
+    # A conjunct Doris cannot evaluate (a cast) stays in Daft; the result is the same.
+    mixed = read(doris, "events").where(
+        (daft.col("score") >= 50) & (daft.col("kind").cast(daft.DataType.string()) != "view")
+    )
+    assert sorted((r["id"], r["score"]) for r in mixed.to_arrow().to_pylist()) == expected
+    # The limit is never pushed below a residual filter: every returned row passes it.
+    limited = (
+        read(doris, "events")
+        .where(daft.col("kind").cast(daft.DataType.string()) == "buy")
+        .limit(7)
+        .to_pydict()
+    )
+    assert len(limited["id"]) == 7 and set(limited["kind"]) == {"buy"}
+    assert read(doris, "events").count_rows() == 400
+    assert read(doris, "events").limit(5).count_rows() == 5
+    strings = read(doris, "events", filter=daft.col("kind") == "it's").to_pydict()
+    assert set(strings["kind"]) == {"it's"} and len(strings["kind"]) == 100
+    inlist = read(doris, "events", filter=daft.col("kind").is_in(["buy", "click"])).count_rows()
+    assert inlist == 200
+
+
+def test_split_auto_returns_exactly_the_rows_of_a_single_read(doris):
+    single = rows(read(doris, "events"))
+    split = read(doris, "events", split="auto", target_tasks=3)
+    assert rows(split) == single
+    filtered = read(doris, "events", split="auto", filter=daft.col("dt") >= datetime.date(2024, 2, 1))
+    assert rows(filtered) == [r for r in single if r[3] >= datetime.date(2024, 2, 1)]
+    assert len(read(doris, "events", split="auto").limit(3).to_pydict()["id"]) == 3
+    assert read(doris, "empty", split="auto").to_pydict() == {"id": [], "v": []}
+
+
+def test_small_batches_and_early_stop(doris):
+    frame = read(doris, "events", batch_rows=7)
+    assert len(rows(frame)) == 400
+    assert len(read(doris, "events", batch_rows=3).limit(2).to_pydict()["id"]) == 2
+
+
+def test_trusted_where_binds_parameters_and_resists_injection(doris):
+    frame = read(
+        doris,
+        "events",
+        unsafe_where_sql="kind = :kind AND score < :top",
+        query_parameters={"kind": "buy", "top": 20},
+    )
+    got = frame.to_pydict()
+    assert got["kind"] and set(got["kind"]) == {"buy"} and max(got["score"]) < 20
+    attack = read(doris, "events", unsafe_where_sql="kind = :kind", query_parameters={"kind": "x' OR '1'='1"})
+    assert attack.count_rows() == 0
+    with pytest.raises(ConfigurationError, match="kind"):
+        read(doris, "events", unsafe_where_sql="kind = :kind", query_parameters={"other": 1}).collect()
+
+
+def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
+    with pytest.raises(AuthenticationError) as info:
+        read(doris, "events", username="reader", password="wrong-s3cret")
+    assert "wrong-s3cret" not in str(info.value)
+    with pytest.raises(DatabaseObjectNotFoundError):
+        read(doris, "missing")
+    monkeypatch.setenv("DORIS_PW", "s3cret-pw")
+    ok = read(doris, "events", username="reader", password=SecretRef.env("DORIS_PW"), columns=["id"])
+    assert ok.count_rows() == 400
+    monkeypatch.delenv("DORIS_PW")
+    with pytest.raises(ConfigurationError, match="DORIS_PW"):
+        read(doris, "events", username="reader", password=SecretRef.env("DORIS_PW"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"transport": "jdbc"}, "transport"),
+        ({"split": "many"}, "split"),
+        ({"mysql_port": 0}, "mysql_port"),
+        ({"batch_rows": 0}, "batch_rows"),
+        ({"target_tasks": 9, "max_tasks": 8}, "target_tasks"),
+        ({"connect_timeout_seconds": float("nan")}, "connect_timeout_seconds"),
+        ({"columns": "id"}, "columns"),
+        ({"columns": ["id", "id"]}, "repeat"),
+        ({"query_parameters": {"a": 1}}, "unsafe_where_sql"),
+        ({"mysql_options": {"password": "x"}}, "password"),
+        ({"password": 12}, "password"),
+    ],
+)
+def test_bad_options_fail_before_any_network_io(kwargs, message):
+    # Port 1 on loopback: any connection attempt would fail with a transport error.
+    args = {
+        "host": "127.0.0.1",
+        "database": "py",
+        "table": "t",
+        "transport": "mysql",
+        "mysql_port": 1,
+        **kwargs,
+    }
+    with pytest.raises(ConfigurationError, match=message):
+        read_doris(**args)
+
+
+def test_unreadable_column_fails_only_when_selected(doris, monkeypatch):
+    import daft_doris.read as read_module
+
+    def describe(connection, password, database, table):
+        schema = pa.schema([("id", pa.int32(), False)])
+        return schema, [("bits", "bitmap", "BITMAP has no Arrow form")]
+
+    monkeypatch.setattr(read_module._native, "describe_table", describe)
+    with pytest.raises(daft_doris.SchemaError, match="bits"):
+        read(doris, "events", columns=["bits"])
+
+
+def test_tasks_pickle_without_secrets_and_run_after_unpickling(doris, monkeypatch):
+    monkeypatch.setenv("DORIS_PW", "s3cret-pw")
+    source = daft_doris.DorisDataSource(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        database="py",
+        table="events",
+        transport="mysql",
+        username="reader",
+        password=SecretRef.env("DORIS_PW"),
+        split="auto",
+    )
+    from daft.io.pushdowns import Pushdowns
+
+    async def collect():
+        return [t async for t in source.get_tasks(Pushdowns(columns=["id"]))]
+
+    import asyncio
+
+    tasks = asyncio.run(collect())
+    assert len(tasks) > 1
+    blob = pickle.dumps(tasks)
+    assert b"s3cret-pw" not in blob
+    assert "s3cret" not in repr(tasks[0]) and "TABLET" not in repr(tasks[0])
+
+    async def run(task):
+        return [b async for b in task.read()]
+
+    total = 0
+    for task in pickle.loads(blob):
+        for batch in asyncio.run(run(task)):
+            total += len(batch)
+    assert total == 400

@@ -1,0 +1,260 @@
+"""write_doris end to end against the emulator: operations, checks, idempotence, errors."""
+
+import datetime
+import decimal
+import pickle
+
+import daft
+import pyarrow as pa
+import pymysql
+import pytest
+from conftest import run_emulator
+from daft_doris import (
+    AuthenticationError,
+    ConfigurationError,
+    DorisConnection,
+    DorisDataSink,
+    DorisTable,
+    DorisTableCompatibilityError,
+    DorisWriteError,
+    DorisWriteOptions,
+    SecretRef,
+    read_doris,
+    write_doris,
+)
+
+INIT = """
+CREATE DATABASE w;
+CREATE TABLE w.dup (`id` INT NOT NULL, `name` VARCHAR(8) NULL, `amount` DECIMAL(10, 2) NULL,
+  `day` DATE NULL, `ts` DATETIME(6) NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2;
+CREATE TABLE w.uniq (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL, `score` INT NULL)
+  UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2
+  PROPERTIES ("enable_unique_key_merge_on_write" = "true");
+CREATE TABLE w.agg (`k` INT NOT NULL, `total` BIGINT SUM NULL) AGGREGATE KEY(`k`)
+  DISTRIBUTED BY HASH(`k`) BUCKETS 1;
+CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
+GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
+"""
+
+
+@pytest.fixture(scope="module")
+def doris():
+    with run_emulator(INIT) as ports:
+        yield ports
+
+
+def conn(ports, **kwargs):
+    return DorisConnection(
+        host=ports["host"], http_port=ports["fe_http_port"], mysql_port=ports["query_port"], **kwargs
+    )
+
+
+def query(ports, sql):
+    c = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="w")
+    with c, c.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetchall()
+
+
+def frame(n, start=0):
+    return daft.from_pydict(
+        {
+            "id": list(range(start, start + n)),
+            "name": [f"n{i}" for i in range(start, start + n)],
+            "amount": [decimal.Decimal(f"{i}.25") for i in range(start, start + n)],
+            "day": [datetime.date(2024, 1, 1 + i % 28) for i in range(n)],
+            "ts": [datetime.datetime(2024, 1, 1, 0, 0, i % 60, 5) for i in range(n)],
+        }
+    )
+
+
+def summary(result):
+    data = result.to_pydict()
+    return {k: v[0] for k, v in data.items()}
+
+
+def test_load_writes_every_row_once_and_reads_back(doris):
+    result = summary(
+        write_doris(frame(1000), connection=conn(doris), table=DorisTable("w", "dup"), batch_rows=300)
+    )
+    assert result["status"] == "success"
+    assert result["attempted_rows"] == 1000 and result["loaded_rows"] == 1000 and result["filtered_rows"] == 0
+    assert result["batches"] >= 4 and result["uploaded_bytes"] > 0
+    back = read_doris(
+        host=doris["host"], mysql_port=doris["query_port"], database="w", table="dup", transport="mysql"
+    ).to_arrow()
+    assert back.num_rows == 1000
+    row = {r["id"]: r for r in back.to_pylist()}[7]
+    assert row["name"] == "n7" and row["amount"] == decimal.Decimal("7.25")
+    assert row["ts"] == datetime.datetime(2024, 1, 1, 0, 0, 7, 5)
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_an_idempotence_key_makes_a_rerun_load_nothing_twice(doris):
+    data = frame(500)
+    first = summary(
+        write_doris(
+            data,
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            idempotence_key="run-42",
+            batch_rows=200,
+        )
+    )
+    assert first["loaded_rows"] == 500 and first["already_loaded_batches"] == 0
+    again = summary(
+        write_doris(
+            data,
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            idempotence_key="run-42",
+            batch_rows=200,
+        )
+    )
+    assert again["already_loaded_batches"] == again["batches"] == first["batches"]
+    assert again["uploaded_bytes"] == 0
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 500
+    # The same data twice in one DataFrame is two writes, not one deduplicated by label.
+    twice = frame(10, start=1000).concat(frame(10, start=1000))
+    summary(
+        write_doris(twice, connection=conn(doris), table=DorisTable("w", "dup"), idempotence_key="run-43")
+    )
+    assert query(doris, "SELECT count(*) FROM dup WHERE id >= 1000")[0][0] == 20
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_upsert_partial_update_and_delete_on_a_unique_table(doris):
+    table = DorisTable("w", "uniq")
+    base = daft.from_pydict({"id": [1, 2, 3], "name": ["a", "b", "c"], "score": [10, 20, 30]})
+    write_doris(base, connection=conn(doris), table=table, operation="upsert")
+    write_doris(
+        daft.from_pydict({"id": [2], "name": ["B"], "score": [21]}),
+        connection=conn(doris),
+        table=table,
+        operation="upsert",
+    )
+    write_doris(
+        daft.from_pydict({"id": [3], "score": [31]}),
+        connection=conn(doris),
+        table=table,
+        operation="partial_update",
+    )
+    write_doris(daft.from_pydict({"id": [1]}), connection=conn(doris), table=table, operation="delete")
+    assert query(doris, "SELECT id, name, score FROM uniq ORDER BY id") == ((2, "B", 21), (3, "c", 31))
+
+
+def test_load_aggregates_on_an_aggregate_table(doris):
+    table = DorisTable("w", "agg")
+    for _ in range(2):
+        write_doris(daft.from_pydict({"k": [1, 1], "total": [2, 3]}), connection=conn(doris), table=table)
+    assert query(doris, "SELECT k, total FROM agg") == ((1, 10),)
+
+
+@pytest.mark.parametrize(
+    ("data", "operation", "message"),
+    [
+        ({"id": [1], "name": ["x"]}, "load", "lacks amount, day, ts"),
+        ({"id": [1], "name": ["x"], "amount": [1.5], "day": [None], "ts": [None]}, "load", "column amount"),
+        ({"id": [1], "nope": [1]}, "partial_update", "nope is not in the table"),
+        ({"name": ["x"], "score": [1]}, "upsert", "key column id"),
+    ],
+)
+def test_schema_problems_are_found_before_the_first_upload(doris, data, operation, message):
+    table = DorisTable("w", "uniq" if operation != "load" else "dup")
+    with pytest.raises(DorisTableCompatibilityError, match=message):
+        write_doris(daft.from_pydict(data), connection=conn(doris), table=table, operation=operation)
+    assert query(doris, f"SELECT count(*) FROM {table.name} WHERE id = 1 AND name = 'x'")[0][0] == 0
+
+
+def test_value_problems_stop_the_write_with_nothing_loaded(doris):
+    table = DorisTable("w", "dup")
+    too_long = frame(3).with_column("name", daft.lit("far too long for eight"))
+    with pytest.raises(DorisTableCompatibilityError, match="longer than the column's 8 bytes"):
+        write_doris(too_long, connection=conn(doris), table=table)
+    overflow = frame(2).with_column("id", daft.lit(2**40))
+    with pytest.raises(DorisTableCompatibilityError, match="does not fit"):
+        write_doris(overflow, connection=conn(doris), table=table)
+    nulls = daft.from_pydict(
+        {"id": [1, None], "name": ["a", "b"], "amount": [None, None], "day": [None, None], "ts": [None, None]}
+    ).with_column("amount", daft.col("amount").cast(daft.DataType.decimal128(10, 2)))
+    with pytest.raises(DorisTableCompatibilityError, match="NOT NULL"):
+        write_doris(nulls, connection=conn(doris), table=table)
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+
+
+def test_two_phase_commit_makes_rows_visible_at_the_end(doris):
+    result = summary(
+        write_doris(
+            frame(50),
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            two_phase_commit=True,
+            batch_rows=20,
+        )
+    )
+    assert result["status"] == "success" and result["loaded_rows"] == 50
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 50
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):
+    with pytest.raises(AuthenticationError) as info:
+        write_doris(
+            frame(1),
+            connection=conn(doris, username="writer", password="bad-pw-123"),
+            table=DorisTable("w", "dup"),
+        )
+    assert "bad-pw-123" not in str(info.value)
+    monkeypatch.setenv("WRITER_PW", "wr1ter-pw")
+    ok = write_doris(
+        frame(2),
+        connection=conn(doris, username="writer", password=SecretRef.env("WRITER_PW")),
+        table=DorisTable("w", "dup"),
+    )
+    assert summary(ok)["loaded_rows"] == 2
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
+    data = daft.from_pydict({"k": [1], "total": ["not a number"]})
+    with pytest.raises((DorisWriteError, DorisTableCompatibilityError)):
+        write_doris(data, connection=conn(doris), table=DorisTable("w", "agg"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"label_prefix": "-bad"}, "label_prefix"),
+        ({"label_prefix": "x" * 96}, "label_prefix"),
+        ({"operation": "merge"}, "operation"),
+        ({"max_filter_ratio": 1.5}, "max_filter_ratio"),
+        ({"load_properties": {"label": "x"}}, "managed"),
+        ({"operation": "partial_update", "format": "parquet"}, "partial_update"),
+        ({"idempotence_key": "a b"}, "idempotence_key"),
+    ],
+)
+def test_bad_write_options_fail_before_any_network_io(kwargs, message):
+    connection = DorisConnection(host="127.0.0.1", http_port=1, mysql_port=1)
+    with pytest.raises(ConfigurationError, match=message):
+        write_doris(frame(1), connection=connection, table=DorisTable("w", "dup"), **kwargs)
+
+
+def test_sink_pickles_and_redacts_its_password():
+    sink = DorisDataSink(
+        DorisConnection(host="fe", password="pl41n-secret"),
+        DorisTable("w", "dup"),
+        DorisWriteOptions(operation="partial_update"),
+    )
+    assert "pl41n-secret" not in repr(sink)
+    copy = pickle.loads(pickle.dumps(sink))
+    assert copy.name() == "Apache Doris Stream Load"
+    assert copy.schema().to_pyarrow_schema().names == [
+        "status",
+        "batches",
+        "attempted_rows",
+        "loaded_rows",
+        "filtered_rows",
+        "uploaded_bytes",
+        "already_loaded_batches",
+    ]
+    assert pa.types.is_int64(copy.schema().to_pyarrow_schema().field("batches").type)
