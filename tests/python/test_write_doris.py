@@ -197,6 +197,20 @@ def test_two_phase_commit_makes_rows_visible_at_the_end(doris):
     query(doris, "TRUNCATE TABLE dup")
 
 
+def test_two_phase_commit_aborts_every_load_when_the_write_fails(doris):
+    good = frame(5)
+    bad = frame(5, start=100).with_column("name", daft.lit("far too long for eight"))
+    with pytest.raises(DorisTableCompatibilityError):
+        write_doris(
+            good.concat(bad), connection=conn(doris), table=DorisTable("w", "dup"), two_phase_commit=True
+        )
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+    # Nothing stays pre-committed: a new write of the same rows is the only data.
+    write_doris(good, connection=conn(doris), table=DorisTable("w", "dup"), two_phase_commit=True)
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 5
+    query(doris, "TRUNCATE TABLE dup")
+
+
 def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):
     with pytest.raises(AuthenticationError) as info:
         write_doris(
