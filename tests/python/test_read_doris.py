@@ -70,6 +70,7 @@ def read(ports, table, **kwargs):
         host=ports["host"],
         mysql_port=ports["query_port"],
         http_port=ports["fe_http_port"],
+        flight_port=ports["fe_flight_port"],
         database="py",
         table=table,
         **kwargs,
@@ -84,8 +85,9 @@ def rows(frame, key="id"):
     return sorted(out, key=lambda r: (r[index] is None, r[index]))
 
 
-def test_every_scalar_type_round_trips_over_mysql(doris):
-    frame = read(doris, "types")
+@pytest.mark.parametrize("transport", ["mysql", "flight"])
+def test_every_scalar_type_round_trips(doris, transport):
+    frame = read(doris, "types", transport=transport)
     table = frame.to_arrow()
     schema = table.schema
     assert schema.field("b").type == pa.bool_()
@@ -106,6 +108,17 @@ def test_every_scalar_type_round_trips_over_mysql(doris):
     assert one["v"] == "héllo" and one["s"] == "long text"
     assert one["j"].replace(" ", "") == '{"k":[1,2]}'
     assert all(v is None for k, v in got[2].items() if k != "id")
+
+
+def test_both_transports_return_the_same_table(doris):
+    by_mysql = read(doris, "types", transport="mysql").sort("id").to_arrow()
+    by_flight = read(doris, "types", transport="flight", batch_rows=1).sort("id").to_arrow()
+    assert by_mysql.equals(by_flight)
+    split = read(doris, "events", transport="flight", split="auto", target_tasks=3)
+    assert rows(split) == rows(read(doris, "events"))
+    filtered = read(doris, "events", transport="flight", filter=daft.col("kind") == "it's", columns=["id"])
+    assert filtered.count_rows() == 100
+    assert len(filtered.to_pydict()["id"]) == 100
 
 
 def test_projection_filter_limit_and_count_match_an_unpushed_read(doris):
@@ -180,6 +193,10 @@ def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
     assert "wrong-s3cret" not in str(info.value)
     with pytest.raises(DatabaseObjectNotFoundError):
         read(doris, "missing")
+    # Flight credentials are checked when the task runs (the schema comes over MySQL).
+    monkeypatch.setenv("FLIGHT_PW", "s3cret-pw")
+    frame = read(doris, "events", transport="flight", username="reader", password=SecretRef.env("FLIGHT_PW"))
+    assert frame.count_rows() == 400
     monkeypatch.setenv("DORIS_PW", "s3cret-pw")
     ok = read(doris, "events", username="reader", password=SecretRef.env("DORIS_PW"), columns=["id"])
     assert ok.count_rows() == 400
@@ -202,6 +219,11 @@ def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
         ({"query_parameters": {"a": 1}}, "unsafe_where_sql"),
         ({"mysql_options": {"password": "x"}}, "password"),
         ({"password": 12}, "password"),
+        (
+            {"transport": "flight", "flight_options": {"adbc.flight.sql.rpc.timeout_seconds.query": "1"}},
+            "not supported",
+        ),
+        ({"transport": "flight", "flight_port": 70000}, "flight_port"),
     ],
 )
 def test_bad_options_fail_before_any_network_io(kwargs, message):

@@ -2,7 +2,8 @@
 
 `cargo xtask demo` starts the Doris emulator with the table below and runs this script with
 the emulator's ports in `DORIS_PORTS`. Against a real Doris, set `DORIS_PORTS` to
-`{"host": ..., "query_port": 9030, "fe_http_port": 8030}` and create the table first:
+`{"host": ..., "query_port": 9030, "fe_http_port": 8030, "fe_flight_port": 8070}` and create
+the table first:
 
     CREATE TABLE analytics.events (`event_id` BIGINT NOT NULL, `name` VARCHAR(32) NULL,
       `score` INT NULL, `dt` DATE NOT NULL) DUPLICATE KEY(`event_id`)
@@ -39,11 +40,12 @@ summary = write_doris(
 print("write_doris summary:")
 print(summary.to_pydict())
 
-for transport in ("mysql",):
+for transport in ("mysql", "flight"):
     frame = read_doris(
         host=host,
         mysql_port=ports["query_port"],
         http_port=ports["fe_http_port"],
+        flight_port=ports.get("fe_flight_port", 8070),
         database="analytics",
         table="events",
         transport=transport,
@@ -53,4 +55,3 @@ for transport in ("mysql",):
     )
     print(f"read_doris(transport={transport!r}, split='auto', score >= 80 and dt >= 2024-02-01):")
     print(frame.sort("event_id").to_pydict())
-print("read_doris(transport='flight'): not available in this build yet (issue #5)")

@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
     m.add_function(wrap_pyfunction!(read::plan_read, m)?)?;
-    m.add_class::<read::MySqlBatchReader>()?;
+    m.add_class::<read::BatchReader>()?;
     m.add_function(wrap_pyfunction!(write::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
     m.add_class::<write::TableWriter>()?;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use arrow_schema::Schema;
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
 use doris_read::{
-    BatchLimits, BatchStream, MySqlEndpoint, Split, TableReadOptions, discover, plan_table_read,
-    query,
+    BatchLimits, BatchStream, FlightSqlEndpoint, MySqlEndpoint, Split, TableReadOptions, discover,
+    flight, plan_table_read, query,
 };
 use doris_sql::{Expr, Param, bind_trusted_where};
 use pyo3::prelude::*;
@@ -32,6 +32,22 @@ pub(crate) struct Connection {
     pub(crate) connect_timeout_seconds: f64,
     #[serde(default = "default_query_timeout")]
     pub(crate) query_timeout_seconds: f64,
+    #[serde(default = "default_flight_port")]
+    pub(crate) flight_port: u16,
+    #[serde(default)]
+    pub(crate) flight_secure: bool,
+    /// `host:port` → `host:port` for BE locations the client cannot reach.
+    #[serde(default)]
+    pub(crate) flight_endpoint_rewrite: std::collections::HashMap<String, String>,
+    #[serde(default = "default_parallel")]
+    pub(crate) flight_max_parallel: usize,
+}
+
+fn default_flight_port() -> u16 {
+    8070
+}
+fn default_parallel() -> usize {
+    4
 }
 
 fn default_http_port() -> u16 {
@@ -54,6 +70,18 @@ impl Connection {
     pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
         let mut endpoint = MySqlEndpoint::new(&self.host, self.mysql_port, &self.user, password);
         endpoint.database = database.map(str::to_owned);
+        endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
+        endpoint.read_timeout = seconds(self.query_timeout_seconds);
+        endpoint
+    }
+
+    /// The FE's Flight SQL endpoint.
+    pub(crate) fn flight(&self, password: &str) -> FlightSqlEndpoint {
+        let mut endpoint =
+            FlightSqlEndpoint::new(&self.host, self.flight_port, &self.user, password);
+        endpoint.tls = self.flight_secure;
+        endpoint.rewrite = self.flight_endpoint_rewrite.clone();
+        endpoint.max_parallel = self.flight_max_parallel.max(1);
         endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
         endpoint.read_timeout = seconds(self.query_timeout_seconds);
         endpoint
@@ -225,21 +253,24 @@ pub(crate) fn plan_read(
     ))
 }
 
-/// One task's result, read batch by batch over the MySQL text protocol.
+/// One task's result, read batch by batch over the transport the read names (`"mysql"`:
+/// the MySQL text protocol; `"flight"`: Arrow Flight SQL, `DoGet` on every endpoint).
 ///
 /// The connection is opened by the constructor and closed when the reader is closed or
 /// dropped, without reading the rest of the result.
 #[pyclass(module = "daft_doris._native")]
-pub(crate) struct MySqlBatchReader {
+pub(crate) struct BatchReader {
     stream: Option<BatchStream>,
 }
 
 #[pymethods]
-impl MySqlBatchReader {
+impl BatchReader {
     /// Connects and starts `sql`; batches follow `schema` and the row and byte bounds.
     #[new]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
+        transport: &str,
         connection: &str,
         password: &str,
         sql: String,
@@ -248,13 +279,28 @@ impl MySqlBatchReader {
         batch_bytes: usize,
     ) -> PyResult<Self> {
         let connection: Connection = parse_json("connection", connection)?;
-        let endpoint = connection.mysql(password, None);
         let limits = BatchLimits {
             rows: batch_rows,
             bytes: batch_bytes,
         };
-        let stream = block_on(py, || query(&endpoint, sql, schema.into_inner(), limits))
-            .map_err(read_error)?;
+        let schema = schema.into_inner();
+        let stream = match transport {
+            "mysql" => {
+                let endpoint = connection.mysql(password, None);
+                block_on(py, || query(&endpoint, sql, schema, limits))
+            }
+            "flight" => {
+                let endpoint = connection.flight(password);
+                block_on(py, || flight::query(&endpoint, sql, schema, limits))
+            }
+            _ => {
+                return Err(raise(
+                    "ConfigurationError",
+                    "transport must be 'mysql' or 'flight'",
+                ));
+            }
+        }
+        .map_err(read_error)?;
         Ok(Self {
             stream: Some(stream),
         })

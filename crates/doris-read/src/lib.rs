@@ -1,13 +1,17 @@
 //! # doris-read
 //!
 //! Reading Doris tables into Arrow record batches, from Rust alone: the MySQL text
-//! protocol (sqlx, COM_QUERY only) today, Arrow Flight SQL next.
+//! protocol (sqlx, COM_QUERY only) or Arrow Flight SQL (arrow-flight, `DoGet` on every
+//! endpoint at its own location).
 //!
 //! - [`mysql::connect::MySqlEndpoint`] connects with options Doris accepts (sqlx's default
 //!   connect statement is refused by Doris) and sets the session time zone with a literal.
 //! - [`mysql::stream::query`] streams a result as batches bounded by rows and bytes, decoding
 //!   text cells straight into Arrow builders ([`decode::RowDecoder`]); dropping the stream
 //!   closes the connection without draining the result.
+//! - [`flight::query`] runs a query over Flight SQL: basic → bearer handshake with the FE,
+//!   `GetFlightInfo`, then `DoGet` on each endpoint (a BE) with bounded parallelism, batches
+//!   cast safely to the planned schema; the same [`BatchStream`] as the MySQL transport.
 //! - [`schema::discover`] reads `DESC` into an Arrow schema; a column whose type has no
 //!   Arrow form fails only when a read selects it.
 //! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
@@ -16,11 +20,13 @@
 
 pub mod decode;
 pub mod error;
+pub mod flight;
 pub mod mysql;
 pub mod schema;
 pub mod table;
 
 pub use error::ReadError;
+pub use flight::FlightSqlEndpoint;
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};

@@ -173,12 +173,17 @@ pub struct BasicAuth {
 }
 
 /// Parses an `Authorization` header value; `None` if it is not well-formed Basic auth.
+/// Padding is optional: arrow-go's Flight client (under the ADBC driver) sends unpadded
+/// base64, and Doris's FE accepts it.
 pub fn parse_basic(value: Option<&str>) -> Option<BasicAuth> {
     use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
     let encoded = value?.strip_prefix("Basic ")?.trim();
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .ok()?;
+    let decoded = LENIENT.decode(encoded).ok()?;
     let text = String::from_utf8(decoded).ok()?;
     let (user, password) = text.split_once(':')?;
     let user = user.strip_prefix("default_cluster:").unwrap_or(user);

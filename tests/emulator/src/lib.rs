@@ -22,6 +22,8 @@ pub mod catalog;
 pub mod ddl;
 pub mod error;
 pub mod faults;
+#[cfg(feature = "sql")]
+pub mod flight;
 pub mod http;
 pub mod load;
 pub mod mysql;
@@ -57,6 +59,13 @@ pub struct EmulatorConfig {
     pub be_http_port: u16,
     /// FE MySQL query port (Doris default 9030).
     pub query_port: u16,
+    /// FE Arrow Flight SQL port (Doris default 8070; needs the `sql` feature).
+    pub fe_flight_port: u16,
+    /// BE Arrow Flight port (Doris deployments use 8050; needs the `sql` feature).
+    pub be_flight_port: u16,
+    /// Most Flight sessions (bearer tokens) at once (`arrow_flight_token_cache_size`);
+    /// one more handshake fails with `Reach limit of connections`.
+    pub flight_session_cap: usize,
     /// Password of `root` (empty by default, as in Doris).
     pub root_password: String,
     /// Label and pre-commit retention.
@@ -73,6 +82,9 @@ impl Default for EmulatorConfig {
             fe_http_port: 0,
             be_http_port: 0,
             query_port: 0,
+            fe_flight_port: 0,
+            be_flight_port: 0,
+            flight_session_cap: 2000,
             root_password: String::new(),
             retention: Retention::default(),
             max_body_bytes: 10 * 1024 * 1024 * 1024,
@@ -97,6 +109,9 @@ pub struct Shared {
     pub fe_bytes_received: Arc<AtomicU64>,
     /// Bytes received on the BE HTTP port.
     pub be_bytes_received: Arc<AtomicU64>,
+    /// Flight sessions and pending results.
+    #[cfg(feature = "sql")]
+    pub flight: flight::FlightState,
     be_http_port: OnceLock<u16>,
     public_endpoint: Mutex<Option<String>>,
     error_logs: Mutex<HashMap<String, String>>,
@@ -111,6 +126,8 @@ impl Shared {
             faults: faults::FaultRegistry::default(),
             fe_bytes_received: Arc::default(),
             be_bytes_received: Arc::default(),
+            #[cfg(feature = "sql")]
+            flight: flight::FlightState::default(),
             be_http_port: OnceLock::new(),
             public_endpoint: Mutex::new(None),
             error_logs: Mutex::new(HashMap::new()),
@@ -212,6 +229,7 @@ pub struct Emulator {
     fe_http: SocketAddr,
     be_http: SocketAddr,
     query: SocketAddr,
+    flight: Option<(SocketAddr, SocketAddr)>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -333,12 +351,23 @@ impl Emulator {
             shared.be_bytes_received.clone(),
             stop.clone(),
         ));
+        #[cfg(feature = "sql")]
+        let flight = {
+            let fe = bind(&shared.config.host, shared.config.fe_flight_port).await?;
+            let be = bind(&shared.config.host, shared.config.be_flight_port).await?;
+            let (fe_addr, be_addr) = (local(&fe)?, local(&be)?);
+            flight::spawn(shared.clone(), fe, be, be_addr.port(), stop.clone());
+            Some((fe_addr, be_addr))
+        };
+        #[cfg(not(feature = "sql"))]
+        let flight = None;
         tokio::spawn(mysql::serve(query, shared.clone(), stop));
         Ok(Self {
             shared,
             fe_http,
             be_http,
             query: query_addr,
+            flight,
             shutdown,
         })
     }
@@ -356,6 +385,11 @@ impl Emulator {
     /// The FE MySQL query address.
     pub fn query_addr(&self) -> SocketAddr {
         self.query
+    }
+
+    /// The FE and BE Arrow Flight addresses (`None` without the `sql` feature).
+    pub fn flight_addrs(&self) -> Option<(SocketAddr, SocketAddr)> {
+        self.flight
     }
 
     /// The fault registry (arm faults, read what fired).
@@ -380,6 +414,8 @@ impl Emulator {
             "fe_http_port": self.fe_http.port(),
             "be_http_port": self.be_http.port(),
             "query_port": self.query.port(),
+            "fe_flight_port": self.flight.map(|f| f.0.port()),
+            "be_flight_port": self.flight.map(|f| f.1.port()),
         })
         .to_string()
     }

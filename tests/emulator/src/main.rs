@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! doris-emulator [--host 127.0.0.1] [--advertise-host H] [--fe-http-port 8030]
-//!                [--be-http-port 8040] [--query-port 9030] [--init-sql FILE]... [--root-password P]
+//!                [--be-http-port 8040] [--query-port 9030] [--fe-flight-port 8070]
+//!                [--be-flight-port 8050] [--flight-session-cap N] [--init-sql FILE]...
+//!                [--root-password P]
 //! ```
 //! Port 0 picks a free port. On start it prints one JSON line with every bound port.
 
@@ -13,7 +15,8 @@ use doris_emulator::{Emulator, EmulatorConfig};
 fn usage() -> ExitCode {
     eprintln!(
         "usage: doris-emulator [--host H] [--advertise-host H] [--fe-http-port P] \
-         [--be-http-port P] [--query-port P] [--init-sql FILE]... [--root-password P]"
+         [--be-http-port P] [--query-port P] [--fe-flight-port P] [--be-flight-port P] \
+         [--flight-session-cap N] [--init-sql FILE]... [--root-password P]"
     );
     ExitCode::from(2)
 }
@@ -43,6 +46,18 @@ async fn main() -> ExitCode {
             "--query-port" => match port() {
                 Some(p) => config.query_port = p,
                 None => return usage(),
+            },
+            "--fe-flight-port" => match port() {
+                Some(p) => config.fe_flight_port = p,
+                None => return usage(),
+            },
+            "--be-flight-port" => match port() {
+                Some(p) => config.be_flight_port = p,
+                None => return usage(),
+            },
+            "--flight-session-cap" => match value.parse() {
+                Ok(n) => config.flight_session_cap = n,
+                Err(_) => return usage(),
             },
             "--init-sql" => init_files.push(value),
             "--root-password" => config.root_password = value,

@@ -1,6 +1,6 @@
 """daft_doris: Apache Doris reads and writes for Daft, on a Rust core.
 
-``read_doris`` reads one table over the MySQL protocol (Arrow Flight SQL to come), with
+``read_doris`` reads one table over the MySQL protocol or Arrow Flight SQL, with
 projection, filter, limit and count pushdown and optional tablet-parallel tasks;
 ``write_doris`` loads a DataFrame through HTTP Stream Load with the table checked first,
 labels that can be deterministic, and typed outcomes.

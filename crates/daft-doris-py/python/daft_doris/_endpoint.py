@@ -20,6 +20,10 @@ class Endpoint:
     http_secure: bool = False
     connect_timeout_seconds: float = 10.0
     query_timeout_seconds: float = 300.0
+    flight_port: int = 8070
+    flight_secure: bool = False
+    flight_endpoint_rewrite: tuple[tuple[str, str], ...] = ()
+    flight_max_parallel: int = 4
 
     def to_json(self) -> str:
         """The connection JSON of the native layer (no password)."""
@@ -32,6 +36,10 @@ class Endpoint:
                 "user": self.user,
                 "connect_timeout_seconds": self.connect_timeout_seconds,
                 "query_timeout_seconds": self.query_timeout_seconds,
+                "flight_port": self.flight_port,
+                "flight_secure": self.flight_secure,
+                "flight_endpoint_rewrite": dict(self.flight_endpoint_rewrite),
+                "flight_max_parallel": self.flight_max_parallel,
             }
         )
 

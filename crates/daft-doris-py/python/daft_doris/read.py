@@ -23,6 +23,7 @@ from daft_doris.secrets import Secret, check_secret
 
 log = logging.getLogger("daft_doris")
 
+_FLIGHT_OPTIONS = frozenset({"max_parallel_endpoints"})
 _MYSQL_RESERVED = frozenset(
     "autocommit binary_prefix charset connect_timeout conv cursorclass database db defer_connect host "
     "password passwd port read_default_file read_default_group read_timeout unix_socket use_unicode user "
@@ -49,6 +50,7 @@ class DorisTask(DataSourceTask):
 
     def __init__(
         self,
+        transport: str,
         endpoint: Endpoint,
         sql: str,
         arrow_schema: pa.Schema,
@@ -57,6 +59,7 @@ class DorisTask(DataSourceTask):
         count_limit: int | None = None,
     ) -> None:
         self._count_limit = count_limit
+        self._transport = transport
         self._endpoint = endpoint
         self._sql = sql
         self._arrow_schema = arrow_schema
@@ -73,13 +76,17 @@ class DorisTask(DataSourceTask):
         return self._sql
 
     def __repr__(self) -> str:
-        return f"DorisTask(endpoint={self._endpoint!r}, sql=<redacted>, columns={self._arrow_schema.names})"
+        return (
+            f"DorisTask(transport={self._transport!r}, endpoint={self._endpoint!r}, sql=<redacted>, "
+            f"columns={self._arrow_schema.names})"
+        )
 
     async def read(self) -> AsyncIterator[RecordBatch]:
         endpoint = self._endpoint
         # Daft drives every task on one event loop: the blocking native calls run on threads.
         reader = await asyncio.to_thread(
-            _native.MySqlBatchReader,
+            _native.BatchReader,
+            self._transport,
             endpoint.to_json(),
             endpoint.password_value(),
             self._sql,
@@ -134,10 +141,6 @@ class DorisDataSource(DataSource):
         flight_endpoint_rewrite: Mapping[str, str] | None = None,
     ) -> None:
         self._transport = check.choice("transport", transport, ("mysql", "flight"))
-        if self._transport == "flight":
-            raise ConfigurationError(
-                "transport='flight' is not available in this build yet; use transport='mysql'"
-            )
         self._split = check.choice("split", split, ("single", "auto"))
         self._policy = check.choice("discovery_policy", discovery_policy, ("single", "error"))
         if unsafe_where_sql is not None and (
@@ -166,10 +169,18 @@ class DorisDataSource(DataSource):
             raise ConfigurationError(
                 f"mysql_options {', '.join(options)} are not supported by the native MySQL transport"
             )
-        check.snapshot_mapping("flight_options", flight_options, str_values=True)
-        check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
-        check.port("flight_port", flight_port)
-        check.flag("flight_secure", flight_secure)
+        flight = check.snapshot_mapping("flight_options", flight_options, str_values=True)
+        unknown = sorted(set(flight) - _FLIGHT_OPTIONS)
+        if unknown:
+            raise ConfigurationError(
+                f"flight_options {', '.join(unknown)} are not supported "
+                f"(supported: {', '.join(sorted(_FLIGHT_OPTIONS))})"
+            )
+        parallel = flight.get("max_parallel_endpoints", "4")
+        if not parallel.isdigit() or not 1 <= int(parallel) <= 64:
+            raise ConfigurationError("flight_options max_parallel_endpoints must be an integer from 1 to 64")
+        max_parallel = int(parallel)
+        rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
         if not isinstance(username, str) or not username:
             raise ConfigurationError("username must be a non-empty string")
         self._endpoint = Endpoint(
@@ -181,6 +192,10 @@ class DorisDataSource(DataSource):
             password=check_secret(password),
             connect_timeout_seconds=check.timeout("connect_timeout_seconds", connect_timeout_seconds),
             query_timeout_seconds=check.timeout("query_timeout_seconds", query_timeout_seconds),
+            flight_port=check.port("flight_port", flight_port),
+            flight_secure=check.flag("flight_secure", flight_secure),
+            flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
+            flight_max_parallel=max_parallel,
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.to_json(), self._endpoint.password_value(), self._database, self._table
@@ -271,7 +286,9 @@ class DorisDataSource(DataSource):
         if warning:
             log.warning("%s", warning)
         for sql in tasks:
-            yield DorisTask(endpoint, sql, schema, self._batch_rows, self._batch_bytes, count_limit)
+            yield DorisTask(
+                self._transport, endpoint, sql, schema, self._batch_rows, self._batch_bytes, count_limit
+            )
 
 
 def read_doris(

@@ -47,6 +47,15 @@ pub struct BatchStream {
 }
 
 impl BatchStream {
+    /// A stream fed by `task` through `rx` (the task is aborted when the stream is dropped).
+    pub(crate) fn from_parts(
+        schema: SchemaRef,
+        rx: mpsc::Receiver<Result<RecordBatch, ReadError>>,
+        task: JoinHandle<()>,
+    ) -> Self {
+        Self { schema, rx, task }
+    }
+
     /// The batches' schema.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()

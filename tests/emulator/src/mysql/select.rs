@@ -216,6 +216,22 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// The result's Arrow schema.
+    pub fn schema(&self) -> arrow::datatypes::SchemaRef {
+        Arc::new(self.frame.schema().as_arrow().clone())
+    }
+
+    /// Starts the query and returns one stream per output partition (the Flight face serves
+    /// each as its own endpoint, like Doris's parallel result sinks).
+    pub async fn partition_streams(
+        self,
+    ) -> Result<Vec<datafusion::physical_plan::SendableRecordBatchStream>, SelectError> {
+        self.frame
+            .execute_stream_partitioned()
+            .await
+            .map_err(|e| analysis(clean(&e)))
+    }
+
     /// Runs the query and collects every batch (for INSERT … SELECT).
     pub async fn collect(self) -> Result<Vec<arrow::record_batch::RecordBatch>, SelectError> {
         self.frame.collect().await.map_err(|e| analysis(clean(&e)))

@@ -1,0 +1,228 @@
+//! The Flight SQL transport against the emulator's FE and BE Flight faces: the same Arrow
+//! data as the MySQL transport, split reads, typed errors, token eviction, session cap.
+#![allow(clippy::unwrap_used)]
+
+use arrow::array::{AsArray, RecordBatch};
+use arrow::compute::concat_batches;
+use arrow::datatypes::Int32Type;
+use doris_emulator::{Emulator, EmulatorConfig};
+use doris_plan::{DiscoveryPolicy, PlanEndpoint};
+use doris_read::{
+    BatchLimits, FlightSqlEndpoint, MySqlEndpoint, ReadError, Split, TableReadOptions, flight,
+    plan_table_read, query,
+};
+
+const DDL: &str = "CREATE DATABASE d;
+CREATE TABLE d.t (`id` INT NOT NULL, `b` BOOLEAN NULL, `t8` TINYINT NULL, `big` BIGINT NULL,
+  `li` LARGEINT NULL, `f` FLOAT NULL, `g` DOUBLE NULL, `dec` DECIMAL(18, 4) NULL, `day` DATE NULL,
+  `ts` DATETIME(6) NULL, `ms` DATETIME(3) NULL, `s0` DATETIME NULL, `c` CHAR(3) NULL,
+  `v` VARCHAR(10) NULL, `txt` STRING NULL)
+DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 4;
+CREATE USER 'nobody'@'%' IDENTIFIED BY 'np-secret';";
+
+async fn setup(config: EmulatorConfig) -> (Emulator, MySqlEndpoint, FlightSqlEndpoint) {
+    let e = Emulator::start(config).await.unwrap();
+    e.execute(None, DDL).unwrap();
+    let mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let mut conn = mysql.connect().await.unwrap();
+    let mut values = vec![
+        "(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+            .to_owned(),
+    ];
+    for i in 1..300 {
+        values.push(format!(
+            "({i}, {b}, {t}, {big}, {li}, {i}.5, {i}.25, {i}.1234, '2024-03-{d:02}', \
+             '2024-03-01 01:02:03.{i:06}', '2024-03-01 01:02:03.{ms:03}', '2024-03-01 01:02:{s:02}', \
+             'c{c}', 'v\\'{i}', 'text {i}')",
+            b = i % 2,
+            t = i % 100 - 50,
+            big = i64::from(i) * 1_000_000_007,
+            li = i64::from(i) * 3,
+            d = i % 28 + 1,
+            ms = i % 1000,
+            s = i % 60,
+            c = i % 10,
+        ));
+    }
+    sqlx::raw_sql(&format!("INSERT INTO d.t VALUES {}", values.join(", ")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (fe, _) = e.flight_addrs().unwrap();
+    let flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
+    (e, mysql, flight)
+}
+
+fn sorted(batches: Vec<RecordBatch>, schema: arrow_schema::SchemaRef) -> RecordBatch {
+    let all = concat_batches(&schema, &batches).unwrap();
+    let ids = all.column(0).as_primitive::<Int32Type>();
+    let mut order: Vec<u32> = (0..all.num_rows() as u32).collect();
+    order.sort_by_key(|i| ids.value(*i as usize));
+    let indices = arrow::array::UInt32Array::from(order);
+    let columns = all
+        .columns()
+        .iter()
+        .map(|c| arrow::compute::take(c, &indices, None).unwrap())
+        .collect();
+    RecordBatch::try_new(schema, columns).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_transports_return_the_same_arrow_data() {
+    let (e, mysql, flight) = setup(EmulatorConfig::default()).await;
+    let plan = plan_table_read(&mysql, "d", "t", &TableReadOptions::default())
+        .await
+        .unwrap();
+    let sql = plan.tasks[0].clone();
+    let limits = BatchLimits {
+        rows: 64,
+        bytes: 1 << 20,
+    };
+    let over_mysql = query(&mysql, sql.clone(), plan.schema.clone(), limits)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let over_flight = flight::query(&flight, sql, plan.schema.clone(), limits)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(over_flight.iter().all(|b| b.num_rows() <= 64));
+    let (a, b) = (
+        sorted(over_mysql, plan.schema.clone()),
+        sorted(over_flight, plan.schema.clone()),
+    );
+    assert_eq!(a.num_rows(), 300);
+    assert_eq!(a, b);
+    // Every endpoint was fetched (none left waiting on the BE).
+    assert_eq!(e.shared().flight.pending_results(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_reads_over_flight_honour_tablet_hints() {
+    let (e, mysql, flight) = setup(EmulatorConfig::default()).await;
+    let fe = PlanEndpoint::new(
+        format!("http://{}", e.fe_http_addr()).parse().unwrap(),
+        "root",
+        "",
+    );
+    let options = TableReadOptions {
+        columns: Some(vec!["id".into()]),
+        split: Split::Auto {
+            fe,
+            target_tasks: 3,
+            policy: DiscoveryPolicy::Error,
+        },
+        ..TableReadOptions::default()
+    };
+    let plan = plan_table_read(&mysql, "d", "t", &options).await.unwrap();
+    assert!(plan.tasks.len() > 1);
+    let mut ids = Vec::new();
+    for sql in plan.tasks {
+        assert!(sql.contains("TABLET("), "{sql}");
+        for b in flight::query(&flight, sql, plan.schema.clone(), BatchLimits::default())
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap()
+        {
+            ids.extend(
+                b.column(0)
+                    .as_primitive::<Int32Type>()
+                    .values()
+                    .iter()
+                    .copied(),
+            );
+        }
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, (0..300).collect::<Vec<_>>());
+}
+
+async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "id",
+        arrow_schema::DataType::Int32,
+        false,
+    )]));
+    match flight::query(flight, sql.into(), schema, BatchLimits::default()).await {
+        Err(e) => e,
+        Ok(stream) => match stream.collect().await {
+            Err(e) => e,
+            Ok(_) => panic!("{sql} succeeded"),
+        },
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_typed_and_never_echo_the_password() {
+    let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;
+    let mut wrong = flight.clone();
+    wrong.password = "not-the-pw-42".to_owned().into();
+    let err = flight_error(&wrong, "SELECT `id` FROM `d`.`t`").await;
+    assert!(matches!(err, ReadError::Auth(_)), "{err}");
+    assert!(!err.to_string().contains("not-the-pw-42"));
+    let err = flight_error(&flight, "SELECT `id` FROM `d`.`missing`").await;
+    assert!(matches!(err, ReadError::NotFound(_)), "{err}");
+    let mut nobody = FlightSqlEndpoint::new(&flight.host, flight.port, "nobody", "np-secret");
+    nobody.connect_timeout = flight.connect_timeout;
+    let err = flight_error(&nobody, "SELECT `id` FROM `d`.`t`").await;
+    assert!(matches!(err, ReadError::Permission(_)), "{err}");
+    let err = flight_error(&flight, "SET time_zone = 'UTC'").await;
+    assert!(matches!(err, ReadError::Query { .. }), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evicted_token_is_replaced_by_one_new_handshake() {
+    let (e, _mysql, flight) = setup(EmulatorConfig::default()).await;
+    e.shared().flight.evict_on_next_info();
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "id",
+        arrow_schema::DataType::Int32,
+        false,
+    )]));
+    let batches = flight::query(
+        &flight,
+        "SELECT `id` FROM `d`.`t`".into(),
+        schema,
+        BatchLimits::default(),
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    assert_eq!(
+        batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
+        300
+    );
+    // The evicted session is gone; only the new one remains.
+    assert_eq!(e.shared().flight.sessions(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_cap_refuses_one_more_handshake() {
+    let config = EmulatorConfig {
+        flight_session_cap: 1,
+        ..EmulatorConfig::default()
+    };
+    let (_e, _mysql, flight) = setup(config).await;
+    let sql = "SELECT `id` FROM `d`.`t`";
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "id",
+        arrow_schema::DataType::Int32,
+        false,
+    )]));
+    flight::query(&flight, sql.into(), schema, BatchLimits::default())
+        .await
+        .unwrap();
+    let err = flight_error(&flight, sql).await;
+    assert!(
+        err.to_string().contains("Reach limit of connections"),
+        "{err}"
+    );
+}

@@ -1,0 +1,93 @@
+"""The emulator's Flight SQL faces checked with the ADBC Flight SQL driver (a client nobody
+here wrote), and compared with read_doris over Flight."""
+
+import adbc_driver_flightsql.dbapi as flightsql
+import pymysql
+import pytest
+from conftest import run_emulator
+from daft_doris import read_doris
+
+INIT = """
+CREATE DATABASE a;
+CREATE TABLE a.t (`id` INT NOT NULL, `name` VARCHAR(16) NULL, `amount` DECIMAL(10, 2) NULL,
+  `ts` DATETIME(3) NULL, `big` LARGEINT NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 3;
+CREATE USER 'adbc'@'%' IDENTIFIED BY 'adbc-pw';
+"""
+
+
+@pytest.fixture(scope="module")
+def doris():
+    with run_emulator(INIT) as ports:
+        conn = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="a")
+        with conn, conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO t VALUES "
+                + ", ".join(
+                    f"({i}, 'n{i}', {i}.25, '2024-05-06 07:08:09.{i % 1000:03d}', {i * 7})" for i in range(50)
+                )
+                + ", (50, NULL, NULL, NULL, NULL)"
+            )
+        yield ports
+
+
+def adbc(ports, user="root", password=""):
+    return flightsql.connect(
+        f"grpc://127.0.0.1:{ports['fe_flight_port']}",
+        db_kwargs={"username": user, "password": password},
+        autocommit=True,
+    )
+
+
+def test_adbc_reads_what_read_doris_reads(doris):
+    with adbc(doris) as conn, conn.cursor() as cur:
+        cur.execute("SELECT `id`, `name`, `amount`, `ts`, `big` FROM `a`.`t` ORDER BY `id`")
+        table = cur.fetch_arrow_table()
+    assert table.num_rows == 51
+    assert str(table.schema.field("amount").type) == "decimal128(10, 2)"
+    assert str(table.schema.field("ts").type) == "timestamp[ms]"
+    assert str(table.schema.field("big").type) == "string"
+    ours = read_doris(
+        host="127.0.0.1",
+        mysql_port=doris["query_port"],
+        flight_port=doris["fe_flight_port"],
+        database="a",
+        table="t",
+        transport="flight",
+    ).sort("id")
+    assert ours.to_pydict() == table.to_pydict()
+
+
+def test_adbc_sees_doris_errors(doris):
+    with pytest.raises(Exception, match="(?i)denied|unauthenticated"):
+        with adbc(doris, password="wrong") as conn, conn.cursor() as cur:
+            cur.execute("SELECT 1")
+    with adbc(doris) as conn, conn.cursor() as cur:
+        with pytest.raises(Exception, match="does not exist|Unknown table"):
+            cur.execute("SELECT `id` FROM `a`.`missing`")
+            cur.fetch_arrow_table()
+    with adbc(doris, "adbc", "adbc-pw") as conn, conn.cursor() as cur:
+        with pytest.raises(Exception, match="command denied"):
+            cur.execute("SELECT `id` FROM `a`.`t`")
+            cur.fetch_arrow_table()
+
+
+def test_adbc_tablet_hints_split_the_table(doris):
+    import json
+    import urllib.request
+
+    body = json.dumps({"sql": "SELECT `id` FROM `a`.`t`"}).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{doris['fe_http_port']}/api/a/t/_query_plan",
+        data=body,
+        headers={"Authorization": "Basic cm9vdDo=", "Content-Type": "application/json"},
+        method="POST",
+    )
+    plan = json.loads(urllib.request.urlopen(request).read())
+    tablets = sorted(int(t) for t in plan["data"]["partitions"])
+    assert len(tablets) == 3
+    ids = []
+    with adbc(doris) as conn, conn.cursor() as cur:
+        for tablet in tablets:
+            cur.execute(f"SELECT `id` FROM `a`.`t` TABLET({tablet})")
+            ids.extend(cur.fetch_arrow_table().column("id").to_pylist())
+    assert sorted(ids) == list(range(51))
