@@ -71,6 +71,14 @@ def test_adbc_sees_doris_errors(doris):
             cur.fetch_arrow_table()
 
 
+def test_adbc_fe_local_statements(doris):
+    with adbc(doris) as conn, conn.cursor() as cur:
+        cur.execute("SHOW DATABASES")
+        assert "a" in cur.fetch_arrow_table().column("Database").to_pylist()
+        cur.execute("SET time_zone = 'UTC'")
+        assert cur.fetch_arrow_table().column("StatusResult").to_pylist() == [0]
+
+
 def test_adbc_tablet_hints_split_the_table(doris):
     import json
     import urllib.request

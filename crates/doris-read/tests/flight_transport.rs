@@ -172,8 +172,68 @@ async fn errors_are_typed_and_never_echo_the_password() {
     nobody.connect_timeout = flight.connect_timeout;
     let err = flight_error(&nobody, "SELECT `id` FROM `d`.`t`").await;
     assert!(matches!(err, ReadError::Permission(_)), "{err}");
-    let err = flight_error(&flight, "SET time_zone = 'UTC'").await;
+    let err = flight_error(&flight, "SELECT `id` FROM `d`.`t` WHERE").await;
     assert!(matches!(err, ReadError::Query { .. }), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_stream_cut_midway_is_an_error_never_a_short_result() {
+    let (e, _mysql, flight) = setup(EmulatorConfig::default()).await;
+    e.faults().arm(
+        doris_emulator::faults::Fault::CutFlightStream { rows: 10 },
+        1,
+    );
+    let err = flight_error(&flight, "SELECT `id` FROM `d`.`t`").await;
+    assert!(matches!(err, ReadError::Transport(_)), "{err}");
+    assert_eq!(e.faults().fired().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fe_local_statements_are_served_by_the_fe_without_a_location() {
+    let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "StatusResult",
+        arrow_schema::DataType::Int32,
+        false,
+    )]));
+    let batches = flight::query(
+        &flight,
+        "SET time_zone = 'UTC'".into(),
+        schema,
+        BatchLimits::default(),
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    assert_eq!(
+        batches[0].column(0).as_primitive::<Int32Type>().values(),
+        &[0]
+    );
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "Database",
+        arrow_schema::DataType::Utf8,
+        true,
+    )]));
+    let batches = flight::query(
+        &flight,
+        "SHOW DATABASES".into(),
+        schema,
+        BatchLimits::default(),
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let names: Vec<&str> = batches[0]
+        .column(0)
+        .as_string::<i32>()
+        .iter()
+        .flatten()
+        .collect();
+    assert!(names.contains(&"d"), "{names:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -52,6 +52,12 @@ pub enum Fault {
         /// Rows sent before the cut.
         rows: u64,
     },
+    /// BE Flight `DoGet`: after this many rows the result stream fails (`UNAVAILABLE`),
+    /// as when the BE or the connection dies mid-result.
+    CutFlightStream {
+        /// Rows sent before the cut.
+        rows: u64,
+    },
     /// FE `_query_plan`: answer HTTP 200 with this JSON instead of the plan (after auth).
     QueryPlanAnswer {
         /// The envelope to send, e.g. `{"msg":"success","code":0,"data":{"status":500,
@@ -78,6 +84,7 @@ impl Fault {
             Fault::BeUnreachable => "be_unreachable",
             Fault::Delay { .. } => "delay",
             Fault::CutResultStream { .. } => "cut_result_stream",
+            Fault::CutFlightStream { .. } => "cut_flight_stream",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
         }
     }
@@ -88,6 +95,7 @@ impl Fault {
             Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
             Fault::Delay { .. } => Point::AnyRequest,
             Fault::CutResultStream { .. } => Point::MysqlResult,
+            Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
         }
@@ -107,6 +115,8 @@ pub enum Point {
     MysqlResult,
     /// The FE's `_query_plan`.
     QueryPlan,
+    /// A result stream of the BE Flight face.
+    FlightResult,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).

@@ -8,8 +8,9 @@
 //!   SELECT with the MySQL face's engine (privileges, `TABLET(…)` hints) and answers one
 //!   endpoint per output partition, each with a `TicketStatementQuery` whose handle is
 //!   `<hex id>:<sql>` and the BE location `grpc+tcp://<advertise host>:<BE Flight port>`.
-//!   Other statements are refused (`UNIMPLEMENTED`), as are `GetSchema` and prepared
-//!   statements with parameters. `GetSqlInfo` names the server `DorisFE`.
+//!   Statements the FE answers itself (SET, USE, SHOW, `SELECT @@…`, DDL) get one endpoint
+//!   without a location, fetched from the FE (`StatusResult = 0` for those without rows).
+//!   `GetSchema` and prepared statements are not served (`UNIMPLEMENTED`). `GetSqlInfo` names the server `DorisFE`.
 //! - **BE.** `DoGet(ticket)` needs no credentials (the ticket is the credential), streams
 //!   the partition's schema and batches, and forgets the ticket. Types are the emulator's
 //!   storage types, which are Doris 4.0's Flight types: LARGEINT as utf8, DATEV2 as date32,
@@ -23,6 +24,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use arrow::record_batch::RecordBatch;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_server::{FlightService, FlightServiceServer};
@@ -34,7 +36,7 @@ use arrow_flight::{
     FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, Ticket,
 };
 use datafusion::physical_plan::SendableRecordBatchStream;
-use futures::{Stream, TryStreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use prost::Message;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -42,7 +44,9 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::Shared;
 use crate::auth::{access_denied, parse_basic};
+use crate::faults::{Fault, Point};
 use crate::mysql::Session;
+use crate::mysql::query::LocalRows;
 
 /// Tokens and pending results shared by the FE and BE Flight faces.
 #[derive(Default)]
@@ -123,24 +127,15 @@ impl Face {
             .ok_or_else(|| Status::unauthenticated("invalid bearer token"))
     }
 
-    /// Plans `sql` and parks one result stream per partition; returns their handles.
+    /// Plans `sql` and parks one result stream per partition; returns their handles and
+    /// whether each is served by the BE (`false`: an FE-local result, no location).
     async fn plan(
         &self,
         user: String,
         peer: std::net::SocketAddr,
         sql: &str,
-    ) -> Result<(arrow::datatypes::SchemaRef, Vec<String>), Status> {
-        let first = sql
-            .split_whitespace()
-            .next()
-            .unwrap_or_default()
-            .to_ascii_uppercase();
-        if first != "SELECT" && first != "WITH" {
-            return Err(Status::unimplemented(
-                "the emulator's Flight face runs queries only (SELECT/WITH)",
-            ));
-        }
-        let session = Session {
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<(String, bool)>), Status> {
+        let mut session = Session {
             id: FLIGHT_SESSION_IDS.fetch_add(1, Ordering::Relaxed),
             user,
             peer,
@@ -148,6 +143,25 @@ impl Face {
             time_zone: "UTC".into(),
             sql_mode: String::new(),
         };
+        if !crate::mysql::query::reads_tables(sql) {
+            let local = crate::mysql::query::fe_local(&self.shared, &mut session, sql)
+                .map_err(Status::internal)?;
+            let batch = local_batch(local).map_err(|e| Status::internal(e.to_string()))?;
+            let schema = batch.schema();
+            let stream = datafusion::physical_plan::memory::MemoryStream::try_new(
+                vec![batch],
+                schema.clone(),
+                None,
+            )
+            .map_err(|e| Status::internal(e.to_string()))?;
+            let handle = format!("{}:{sql}", uuid::Uuid::new_v4().simple());
+            self.state()
+                .results
+                .lock()
+                .map_err(|_| Status::internal("state poisoned"))?
+                .insert(handle.clone(), Box::pin(stream));
+            return Ok((schema, vec![(handle, false)]));
+        }
         let planned = crate::mysql::select::plan(&self.shared, &session, sql)
             .await
             .map_err(|e| Status::internal(e.message))?;
@@ -165,7 +179,7 @@ impl Face {
         for stream in streams {
             let handle = format!("{}:{sql}", uuid::Uuid::new_v4().simple());
             results.insert(handle.clone(), stream);
-            handles.push(handle);
+            handles.push((handle, true));
         }
         Ok((schema, handles))
     }
@@ -258,13 +272,15 @@ impl FlightSqlService for Face {
             .try_with_schema(&schema)
             .map_err(|e| Status::internal(e.to_string()))?
             .with_descriptor(request.into_inner());
-        for handle in handles {
+        for (handle, on_be) in handles {
             let ticket = TicketStatementQuery {
                 statement_handle: handle.into_bytes().into(),
             };
-            let endpoint = FlightEndpoint::new()
-                .with_ticket(Ticket::new(ticket.as_any().encode_to_vec()))
-                .with_location(location.clone());
+            let mut endpoint =
+                FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
+            if on_be {
+                endpoint = endpoint.with_location(location.clone());
+            }
             info = info.with_endpoint(endpoint);
         }
         Ok(Response::new(info))
@@ -284,11 +300,26 @@ impl FlightSqlService for Face {
             .remove(&handle)
             .ok_or_else(|| Status::not_found("unknown or already fetched ticket"))?;
         let schema = stream.schema();
+        let cut = match self.shared.faults.take(Point::FlightResult) {
+            Some(f @ Fault::CutFlightStream { rows }) => {
+                self.shared.faults.record(&f, None, None, false);
+                Some(rows)
+            }
+            _ => None,
+        };
         let batches = stream.map_err(|e| FlightError::ExternalError(Box::new(e)));
+        let batches: Pin<Box<dyn Stream<Item = Result<RecordBatch, FlightError>> + Send>> =
+            match cut {
+                None => Box::pin(batches),
+                Some(limit) => Box::pin(cut_after(batches, limit)),
+            };
         let encoded = FlightDataEncoderBuilder::new()
             .with_schema(schema)
             .build(batches)
-            .map_err(|e| Status::internal(e.to_string()));
+            .map_err(|e| match e {
+                FlightError::Tonic(status) => *status,
+                other => Status::internal(other.to_string()),
+            });
         let out: DoGetStream = Box::pin(encoded);
         Ok(Response::new(out))
     }
@@ -325,6 +356,59 @@ impl FlightSqlService for Face {
     }
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}
+}
+
+/// Passes `limit` rows through, then fails the stream like a dead BE connection.
+fn cut_after(
+    batches: impl Stream<Item = Result<RecordBatch, FlightError>> + Send + 'static,
+    limit: u64,
+) -> impl Stream<Item = Result<RecordBatch, FlightError>> + Send + 'static {
+    let mut left = limit;
+    batches
+        .map_ok(move |batch| {
+            let take = usize::try_from(left)
+                .unwrap_or(usize::MAX)
+                .min(batch.num_rows());
+            left -= take as u64;
+            batch.slice(0, take)
+        })
+        .take_while(|r| std::future::ready(r.as_ref().map_or(true, |b| b.num_rows() > 0)))
+        .chain(futures::stream::once(async {
+            Err(FlightError::Tonic(Box::new(Status::unavailable(
+                "the BE closed the result stream",
+            ))))
+        }))
+}
+
+/// An FE-local result as one batch: text columns, or `StatusResult = 0` for a statement
+/// without rows (as Doris answers SET and DDL).
+fn local_batch(local: Option<LocalRows>) -> Result<RecordBatch, arrow::error::ArrowError> {
+    use arrow::array::{ArrayRef, Int32Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    match local {
+        None => RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                "StatusResult",
+                DataType::Int32,
+                false,
+            )])),
+            vec![Arc::new(Int32Array::from(vec![0]))],
+        ),
+        Some((names, rows)) => {
+            let fields: Vec<Field> = names
+                .iter()
+                .map(|n| Field::new(n, DataType::Utf8, true))
+                .collect();
+            let columns: Vec<ArrayRef> = (0..names.len())
+                .map(|i| {
+                    Arc::new(StringArray::from_iter(
+                        rows.iter().map(|r| r.get(i).cloned().flatten()),
+                    )) as ArrayRef
+                })
+                .collect();
+            RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        }
+    }
 }
 
 /// The `GetSqlInfo` answers.

@@ -7,7 +7,7 @@
 
 #[cfg(feature = "sql")]
 mod insert;
-mod query;
+pub(crate) mod query;
 #[cfg(feature = "sql")]
 pub mod select;
 pub mod show;

@@ -82,6 +82,25 @@ pub async fn run(
     }
 }
 
+/// Rows of a statement the FE answers itself: column names and text cells.
+pub(crate) type LocalRows = (Vec<String>, Vec<Vec<Option<String>>>);
+
+/// Runs a statement the FE answers itself (SET, USE, SHOW, `SELECT @@…`, DDL) for the
+/// Flight face: `None` for a statement without rows, the rows otherwise, or the error text.
+pub(crate) fn fe_local(
+    shared: &Shared,
+    session: &mut Session,
+    sql: &str,
+) -> Result<Option<LocalRows>, String> {
+    match execute(shared, session, sql) {
+        Outcome::Ok(_) => Ok(None),
+        Outcome::Rows(columns, rows) => {
+            Ok(Some((columns.into_iter().map(|c| c.name).collect(), rows)))
+        }
+        Outcome::Err(_, _, message) => Err(message),
+    }
+}
+
 /// 1044, as Doris answers a database the user holds nothing on.
 pub fn database_denied(session: &Session, db: &str) -> (u16, &'static [u8; 5], String) {
     (
@@ -104,7 +123,8 @@ fn table_denied(session: &Session, command: &str, db: &str, table: &str) -> Outc
 }
 
 /// A SELECT (or WITH … SELECT) that reads tables.
-fn reads_tables(sql: &str) -> bool {
+/// Whether a statement reads tables (and so runs on the SELECT engine, "on the BEs").
+pub(crate) fn reads_tables(sql: &str) -> bool {
     let upper = strip(sql).to_ascii_uppercase();
     let normalized: String = upper
         .chars()
