@@ -1,9 +1,9 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt, clippy -D warnings, rustdoc -D warnings, Rust tests, ruff, pytest
+//! cargo xtask ci                 fmt, clippy -D warnings, rustdoc -D warnings, Rust tests, ruff, pytest, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
-//! cargo xtask bench [--quick]    release-mode benchmarks (emulator ingest; doris-streamload vs curl)
+//! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! ```
 //!
@@ -120,7 +120,7 @@ fn python() -> Result<PathBuf, String> {
 }
 
 /// The Python sources ruff checks.
-const PYTHON_SOURCES: [&str; 2] = ["tests/python", "crates/daft-doris-py/python"];
+const PYTHON_SOURCES: [&str; 2] = ["tests/python", "crates/daft-doris-py"];
 
 /// Builds the `daft_doris` package (debug profile, via maturin) into the project's venv.
 fn install_python_package(python: &Path) -> Result<(), String> {
@@ -219,6 +219,9 @@ fn ci() -> Result<(), String> {
     test.args(["test", "--workspace"]);
     let (rust_passed, rust_failed) = counted_step("rust tests", test)?;
     let (py_passed, py_failed) = python_tests()?;
+    // The benchmark harness, reduced and on debug builds: it must keep working (no timing
+    // is asserted; each measurement checks its row count).
+    bench(true)?;
     let (passed, failed) = (rust_passed + py_passed, rust_failed + py_failed);
     // One closing line that CI reads, whatever runners produced the counts.
     println!("tests: {passed} passed, {failed} failed");
@@ -330,52 +333,173 @@ fn demo_with_emulator(child: &mut std::process::Child, python: &Path) -> Result<
 }
 
 fn bench(quick: bool) -> Result<(), String> {
-    // Release builds get their own folder so they never evict the debug test build.
+    // Full: release builds (their own folder, so they never evict the debug test build),
+    // the Rust-only benchmarks, then the end-to-end comparison, written to
+    // docs/benchmarks.md. Quick: the end-to-end harness only, on the debug builds the tests
+    // use and a reduced size, to keep the harness working (CI runs it; no figures kept).
     let shared = std::env::var("CARGO_TARGET_DIR")
         .unwrap_or_else(|_| "/var/tmp/daft-doris-target".to_owned());
-    let (rows, runs) = if quick {
-        ("200000", "3")
-    } else {
-        ("1000000", "5")
-    };
-    let release = format!("{shared}-release");
-    // The benchmarks need no SQL engine: building the emulator without DataFusion keeps
-    // the release build minutes shorter.
-    let mut build = cargo();
-    build.env("CARGO_TARGET_DIR", &release).args([
-        "build",
-        "--release",
-        "-p",
-        "doris-emulator",
-        "--no-default-features",
-        "--bin",
-        "doris-emulator",
-        "--bin",
-        "ingest-bench",
-    ]);
-    step("bench: release build of the emulator", build)?;
-    let mut ingest = Command::new(format!("{release}/release/ingest-bench"));
-    ingest.args(["--rows", rows, "--runs", runs]);
-    step("bench: emulator Arrow ingest", ingest)?;
-    let mut client = cargo();
-    client
-        .env("CARGO_TARGET_DIR", &release)
-        .env(
-            "DORIS_EMULATOR_BIN",
-            format!("{release}/release/doris-emulator"),
-        )
+    let python = ensure_venv()?;
+    let mut peers = Command::new(&python);
+    peers
+        .current_dir(root())
         .args([
-            "run",
-            "--quiet",
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg("crates/daft-doris-py/benches/requirements.txt");
+    step("bench: install the peers (ConnectorX, matplotlib)", peers)?;
+    let reference = ensure_reference_venv()?;
+    let dir = std::env::temp_dir().join(format!("daft-doris-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut extras = Vec::new();
+    let emulator = if quick {
+        let mut build = cargo();
+        build.args(["build", "-p", "doris-emulator", "--bin", "doris-emulator"]);
+        step("bench: build the emulator", build)?;
+        install_python_package(&python)?;
+        format!("{shared}/debug/doris-emulator")
+    } else {
+        let release = format!("{shared}-release");
+        let mut build = cargo();
+        build.env("CARGO_TARGET_DIR", &release).args([
+            "build",
             "--release",
             "-p",
-            "doris-streamload",
-            "--example",
-            "streamload_bench",
-            "--",
-        ])
-        .args(["--rows", rows, "--runs", runs]);
-    step("bench: doris-streamload vs curl", client)
+            "doris-emulator",
+            "--bin",
+            "doris-emulator",
+            "--bin",
+            "ingest-bench",
+        ]);
+        step("bench: release build of the emulator", build)?;
+        let mut ingest = Command::new(format!("{release}/release/ingest-bench"));
+        ingest.args(["--rows", "1000000", "--runs", "5"]);
+        extras.push(json_step(
+            "bench: emulator Arrow ingest",
+            ingest,
+            &dir,
+            "ingest",
+        )?);
+        let mut client = cargo();
+        client
+            .env("CARGO_TARGET_DIR", &release)
+            .env(
+                "DORIS_EMULATOR_BIN",
+                format!("{release}/release/doris-emulator"),
+            )
+            .args([
+                "run",
+                "--quiet",
+                "--release",
+                "-p",
+                "doris-streamload",
+                "--example",
+                "streamload_bench",
+                "--",
+                "--rows",
+                "1000000",
+                "--runs",
+                "5",
+            ]);
+        extras.push(json_step(
+            "bench: doris-streamload vs curl",
+            client,
+            &dir,
+            "streamload",
+        )?);
+        let venv = python
+            .parent()
+            .and_then(Path::parent)
+            .ok_or("the project's Python is not inside a virtual environment")?;
+        let mut develop = Command::new(&python);
+        develop
+            .current_dir(root().join("crates/daft-doris-py"))
+            .env("VIRTUAL_ENV", venv)
+            .env("CARGO_TARGET_DIR", &release)
+            .args(["-m", "maturin", "develop", "--release", "--quiet"]);
+        step("bench: release build of daft_doris into the venv", develop)?;
+        format!("{release}/release/doris-emulator")
+    };
+    let mut run = Command::new(&python);
+    run.current_dir(root())
+        .env("DAFT_PROGRESS_BAR", "0")
+        .arg("crates/daft-doris-py/benches/bench.py")
+        .arg("orchestrate")
+        .args(["--emulator-bin", &emulator])
+        .arg("--ref-python")
+        .arg(&reference);
+    if quick {
+        run.arg("--quick");
+    }
+    for extra in &extras {
+        run.arg("--extra").arg(extra);
+    }
+    let result = step("bench: daft_doris vs the reference and the peers", run);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Runs a benchmark that prints one JSON line last; saves that line to `dir/name.json`.
+fn json_step(name: &str, mut cmd: Command, dir: &Path, file: &str) -> Result<PathBuf, String> {
+    println!("==> {name}");
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{name}: could not start: {e}"))?;
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    if !out.status.success() {
+        return Err(format!("{name} failed ({})", out.status));
+    }
+    let line = text.lines().last().unwrap_or_default();
+    let path = dir.join(format!("{file}.json"));
+    std::fs::write(&path, line).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// The reference connector's virtual environment (`daft-doris==1.1` needs Python 3.12,
+/// from pyenv), created when missing (`DAFT_DORIS_REF_VENV`, default
+/// `/var/tmp/daft-doris-ref-venv`); returns its Python.
+fn ensure_reference_venv() -> Result<PathBuf, String> {
+    let venv = std::env::var("DAFT_DORIS_REF_VENV").map_or_else(
+        |_| PathBuf::from("/var/tmp/daft-doris-ref-venv"),
+        PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let candidates = [
+            format!("{home}/.pyenv/versions/3.12.1/bin/python3.12"),
+            "python3.12".to_owned(),
+        ];
+        let base = candidates
+            .iter()
+            .find(|p| Command::new(p).arg("--version").output().is_ok())
+            .ok_or("the reference connector needs Python 3.12 (pyenv 3.12.1 or python3.12)")?;
+        let mut create = Command::new(base);
+        create.arg("-m").arg("venv").arg(&venv);
+        step("bench: create the reference connector's venv", create)?;
+    }
+    let mut install = Command::new(&python);
+    install.args([
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "daft-doris[doris,doris-flight]==1.1",
+        "numpy",
+    ]);
+    step(
+        "bench: install the reference connector daft-doris 1.1",
+        install,
+    )?;
+    Ok(python)
 }
 
 fn fuzz(seconds: Option<&str>) -> Result<(), String> {

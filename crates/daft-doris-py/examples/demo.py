@@ -17,7 +17,6 @@ import json
 import os
 
 import daft
-
 from daft_doris import DorisConnection, DorisTable, read_doris, write_doris
 
 ports = json.loads(os.environ["DORIS_PORTS"])

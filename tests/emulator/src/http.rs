@@ -202,14 +202,35 @@ async fn fe_stream_load(
         encode_segment(&db),
         encode_segment(&table)
     );
-    redirect(
+    let response = redirect(
         &shared,
         headers,
         &user,
         &password,
         &path,
         request.uri().query(),
-    )
+    );
+    drain_unread_body(request.into_body(), shared.config.fe_redirect_drain_bytes);
+    response
+}
+
+/// After the 307, reads and discards a body the client sends without waiting for
+/// `100 Continue` (as Jetty does for the real FE), up to `limit` bytes; past that the
+/// connection is dropped (Doris 4.0.6 loses the connection for bodies of ~72 MiB). The
+/// reading starts once the 307 is on its way, so a client that waits for `100` never gets
+/// one and sends no body to the FE.
+fn drain_unread_body(body: Body, limit: u64) {
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let mut stream = body.into_data_stream();
+        let mut seen = 0u64;
+        while let Some(Ok(chunk)) = futures::StreamExt::next(&mut stream).await {
+            seen += chunk.len() as u64;
+            if seen > limit {
+                return;
+            }
+        }
+    });
 }
 
 async fn fe_stream_load_2pc(

@@ -72,6 +72,10 @@ pub struct EmulatorConfig {
     pub retention: Retention,
     /// `streaming_load_max_mb`, in bytes.
     pub max_body_bytes: usize,
+    /// How much of a body sent to the FE without waiting for `100 Continue` is read and
+    /// discarded after the 307 before the connection is dropped (default 64 MiB: Doris
+    /// 4.0.6 redirected such bodies up to that size and lost the connection at ~72 MiB).
+    pub fe_redirect_drain_bytes: u64,
 }
 
 impl Default for EmulatorConfig {
@@ -88,6 +92,7 @@ impl Default for EmulatorConfig {
             root_password: String::new(),
             retention: Retention::default(),
             max_body_bytes: 10 * 1024 * 1024 * 1024,
+            fe_redirect_drain_bytes: 64 * 1024 * 1024,
         }
     }
 }

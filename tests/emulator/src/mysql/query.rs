@@ -83,10 +83,12 @@ pub async fn run(
 }
 
 /// Rows of a statement the FE answers itself: column names and text cells.
+#[cfg(feature = "sql")]
 pub(crate) type LocalRows = (Vec<String>, Vec<Vec<Option<String>>>);
 
 /// Runs a statement the FE answers itself (SET, USE, SHOW, `SELECT @@…`, DDL) for the
 /// Flight face: `None` for a statement without rows, the rows otherwise, or the error text.
+#[cfg(feature = "sql")]
 pub(crate) fn fe_local(
     shared: &Shared,
     session: &mut Session,

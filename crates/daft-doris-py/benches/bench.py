@@ -1,0 +1,411 @@
+"""End-to-end benchmarks of daft_doris against the reference connector and the peers.
+
+`cargo xtask bench` runs this script; every figure is measured side by side in one run,
+each measurement in its own child process (its peak RSS is the child's VmHWM), runs
+of the compared implementations alternating. Each figure is the median of the runs, with
+min and max. Absolute times on shared machines are noise: the ratios are the result.
+
+    python bench.py orchestrate --emulator-bin B --ref-python P [--quick] [--extra F.json]...
+
+Children: `python bench.py measure '<json case>'` prints `{"seconds": s, "rows": n}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+COLUMNS_DDL = (
+    "`id` BIGINT NOT NULL, `i32` INT NULL, `amount` DECIMAL(18, 4) NULL, `day` DATE NULL, "
+    "`ts` DATETIME(6) NULL, `short` VARCHAR(16) NULL, `long` STRING NULL, `f` DOUBLE NULL"
+)
+MARIADB_URL = "mysql://root@127.0.0.1:3306/test"
+
+
+def make_table(n: int, start: int = 0):
+    """`n` rows × 8 mixed columns (ints, decimal, date, datetime(6), short and long strings,
+    a double, nulls every 10th row of `i32`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(start, start + n, dtype=np.int64)
+    i32 = pa.array((ids % 1000 - 500).astype(np.int32), mask=(ids % 10 == 0))
+    amount = pa.array(ids * 12345 % 10**12, pa.int64()).cast(pa.decimal128(19, 0)).cast(pa.decimal128(18, 4))
+    day = pa.array((19723 + ids % 365).astype(np.int32), pa.int32()).cast(pa.date32())
+    ts = pa.array(1_704_067_200_000_000 + ids * 1_000_003, pa.int64()).cast(pa.timestamp("us"))
+    short = pa.array(np.char.add("s", (ids % 100).astype(str)))
+    long = pa.array(np.char.add("a fairly long text value that repeats for every row #", ids.astype(str)))
+    f = pa.array(ids / 3.0)
+    names = ["id", "i32", "amount", "day", "ts", "short", "long", "f"]
+    return pa.table([pa.array(ids), i32, amount, day, ts, short, long, f], names=names)
+
+
+# --- measurements (run in a child process) -------------------------------------------------
+
+
+def measure(case: dict) -> dict:
+    kind = case["kind"]
+    if kind == "read":
+        from daft_doris import read_doris
+
+        kwargs = dict(
+            host="127.0.0.1",
+            database="bench",
+            table=case["table"],
+            transport=case["transport"],
+            mysql_port=case["ports"]["query_port"],
+            http_port=case["ports"]["fe_http_port"],
+            flight_port=case["ports"]["fe_flight_port"],
+        )
+        if case.get("split"):
+            kwargs.update(split=case["split"], target_tasks=8)
+        started = time.perf_counter()
+        table = read_doris(**kwargs).to_arrow()
+        return {"seconds": time.perf_counter() - started, "rows": table.num_rows}
+    if kind == "write":
+        import daft
+        from daft_doris import DorisConnection, DorisTable, write_doris
+
+        frame = daft.from_arrow(make_table(case["rows"]))
+        ports = case["ports"]
+        connection = DorisConnection(
+            host="127.0.0.1",
+            http_port=ports["fe_http_port"],
+            mysql_port=ports["query_port"],
+            redirect_hosts=("127.0.0.1",),
+            redirect_ports=(ports["be_http_port"],),
+        )
+        started = time.perf_counter()
+        summary = write_doris(frame, connection=connection, table=DorisTable("bench", case["table"]))
+        seconds = time.perf_counter() - started
+        return {"seconds": seconds, "rows": summary.to_pydict()["loaded_rows"][0]}
+    if kind == "mariadb":
+        sql = f"SELECT * FROM test.{case['table']}"
+        started = time.perf_counter()
+        if case["impl"] == "connectorx":
+            import connectorx
+
+            table = connectorx.read_sql(MARIADB_URL, sql, return_type="arrow", protocol="text")
+            rows = table.num_rows
+        else:
+            import pyarrow as pa
+            from daft_doris import _native
+
+            schema = make_table(1).schema
+            schema = pa.schema([f.with_nullable(f.name != "id") for f in schema])
+            reader = _native.BatchReader(
+                "mysql",
+                json.dumps({"host": "127.0.0.1", "mysql_port": 3306, "user": "root"}),
+                "",
+                sql,
+                schema,
+                65_536,
+                64 * 1024 * 1024,
+            )
+            rows = 0
+            while (batch := reader.next_batch()) is not None:
+                rows += batch.num_rows
+        return {"seconds": time.perf_counter() - started, "rows": rows}
+    raise SystemExit(f"unknown case {kind}")
+
+
+# --- orchestration --------------------------------------------------------------------------
+
+
+def run_child(python: str, case: dict) -> dict:
+    env = {**os.environ, "DAFT_PROGRESS_BAR": "0"}
+    process = subprocess.Popen(
+        [python, __file__, "measure", json.dumps(case)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    out = process.stdout.read()
+    err = process.stderr.read()
+    status = process.wait()
+    if status != 0:
+        raise SystemExit(f"{case['kind']} ({case.get('impl')}) failed:\n{err.decode()[-3000:]}")
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM; a fresh exec starts its own count, unlike
+    `ru_maxrss`, which keeps the forking parent's high-water mark)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def stats(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def compare(name, goal, pair, runs, expect_rows, setup=None):
+    """Alternates the two implementations `runs` times; returns the row of the results table."""
+    (a_name, a_python, a_case), (b_name, b_python, b_case) = pair
+    times = {a_name: [], b_name: []}
+    peaks = {a_name: [], b_name: []}
+    for _ in range(runs):
+        for label, python, case in ((a_name, a_python, a_case), (b_name, b_python, b_case)):
+            if setup:
+                setup()
+            result = run_child(python, case)
+            if result["rows"] != expect_rows:
+                raise SystemExit(f"{name}: {label} returned {result['rows']} rows, expected {expect_rows}")
+            times[label].append(result["seconds"])
+            peaks[label].append(result["peak_rss_mb"])
+    ratio = statistics.median(times[b_name]) / statistics.median(times[a_name])
+    row = {
+        "workload": name,
+        "ours": a_name,
+        "peer": b_name,
+        "ours_s": stats(times[a_name]),
+        "peer_s": stats(times[b_name]),
+        "ratio": ratio,
+        "goal": goal,
+        "ours_peak_rss_mb": max(peaks[a_name]),
+        "peer_peak_rss_mb": max(peaks[b_name]),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def mariadb(sql: str) -> None:
+    subprocess.run(["mariadb", "-uroot", "-h127.0.0.1", "-P3306", "-Dtest", "-e", sql], check=True)
+
+
+def orchestrate(args) -> None:
+    quick = args.quick
+    rows = 200_000 if quick else 1_000_000
+    memory_rows = 400_000 if quick else 10_000_000
+    runs = 3 if quick else 5
+    ours, ref = sys.executable, args.ref_python
+    init = tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False)
+    init.write(
+        "CREATE DATABASE bench;\n"
+        + "".join(
+            f"CREATE TABLE bench.{t} ({COLUMNS_DDL}) DUPLICATE KEY(`id`) "
+            "DISTRIBUTED BY HASH(`id`) BUCKETS 8;\n"
+            for t in ("r", "big", "w")
+        )
+    )
+    init.close()
+    emulator = subprocess.Popen(
+        [args.emulator_bin]
+        + [a for p in ("fe-http", "be-http", "query", "fe-flight", "be-flight") for a in (f"--{p}-port", "0")]
+        + ["--init-sql", init.name],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    results = []
+    try:
+        ports = json.loads(emulator.stdout.readline())
+        # Load the read tables with our writer (timed separately below).
+        import daft
+        from daft_doris import DorisConnection, DorisTable, write_doris
+
+        connection = DorisConnection(
+            host="127.0.0.1", http_port=ports["fe_http_port"], mysql_port=ports["query_port"]
+        )
+        started = time.perf_counter()
+        write_doris(daft.from_arrow(make_table(rows)), connection=connection, table=DorisTable("bench", "r"))
+        load_s = time.perf_counter() - started
+        for start in range(0, memory_rows, 1_000_000):
+            n = min(1_000_000, memory_rows - start)
+            write_doris(
+                daft.from_arrow(make_table(n, start)), connection=connection, table=DorisTable("bench", "big")
+            )
+        read = {"kind": "read", "ports": ports, "table": "r"}
+        # Emulator scan rate: our Flight read of the table is bounded by it.
+        results.append(
+            compare(
+                "1. read_doris(...).to_arrow(), MySQL transport",
+                ">= 10",
+                (
+                    ("daft_doris", ours, {**read, "transport": "mysql"}),
+                    ("reference 1.1", ref, {**read, "transport": "mysql"}),
+                ),
+                runs,
+                rows,
+            )
+        )
+        mariadb(
+            "DROP TABLE IF EXISTS test.bench8; CREATE TABLE test.bench8 (id BIGINT NOT NULL PRIMARY KEY, "
+            "i32 INT NULL, amount DECIMAL(18,4) NULL, day DATE NULL, ts DATETIME(6) NULL, "
+            "short VARCHAR(16) NULL, "
+            "`long` TEXT NULL, f DOUBLE NULL); "
+            "INSERT INTO test.bench8 SELECT seq, IF(seq % 10 = 0, NULL, CAST(seq % 1000 AS SIGNED) - 500), "
+            "seq * 1.2345, "
+            "DATE_ADD('2024-01-01', INTERVAL seq % 365 DAY), "
+            "TIMESTAMPADD(MICROSECOND, seq * 1000003, '2024-01-01 00:00:00'), CONCAT('s', seq % 100), "
+            "CONCAT('a fairly long text value that repeats for every row #', seq), seq / 3 "
+            f"FROM seq_0_to_{rows - 1}"
+        )
+        results.append(
+            compare(
+                "1b. Rust MySQL reader on MariaDB (text protocol)",
+                ">= 1.2",
+                (
+                    ("daft_doris BatchReader", ours, {"kind": "mariadb", "impl": "ours", "table": "bench8"}),
+                    ("ConnectorX 0.4.6", ours, {"kind": "mariadb", "impl": "connectorx", "table": "bench8"}),
+                ),
+                runs,
+                rows,
+            )
+        )
+        results.append(
+            compare(
+                "2. read_doris(...).to_arrow(), Flight SQL",
+                ">= 1.0",
+                (
+                    ("daft_doris", ours, {**read, "transport": "flight"}),
+                    ("reference 1.1 (ADBC)", ref, {**read, "transport": "flight"}),
+                ),
+                runs,
+                rows,
+            )
+        )
+        results.append(
+            compare(
+                "3. split='auto' (8 tablets) vs single, MySQL",
+                ">= 1.6",
+                (
+                    ("split auto", ours, {**read, "transport": "mysql", "split": "auto"}),
+                    ("single", ours, {**read, "transport": "mysql"}),
+                ),
+                runs,
+                rows,
+            )
+        )
+
+        def truncate():
+            import pymysql
+
+            conn = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="bench")
+            with conn, conn.cursor() as cur:
+                cur.execute("TRUNCATE TABLE w")
+
+        write = {"kind": "write", "ports": ports, "table": "w", "rows": rows}
+        results.append(
+            compare(
+                "4. write_doris of a DataFrame (load, DUPLICATE)",
+                ">= 8",
+                (("daft_doris", ours, write), ("reference 1.1", ref, write)),
+                runs,
+                rows,
+                setup=truncate,
+            )
+        )
+        big = {"kind": "read", "ports": ports, "table": "big", "transport": "mysql"}
+        memory = compare(
+            f"5. memory: read {memory_rows:,} rows (peak RSS)",
+            "flat; <= 2 x batch_bytes + 150 MiB",
+            (("daft_doris", ours, big), ("reference 1.1", ref, big)),
+            1,
+            memory_rows,
+        )
+        results.append(memory)
+        big_write = {"kind": "write", "ports": ports, "table": "w", "rows": memory_rows}
+        results.append(
+            compare(
+                f"5. memory: write {memory_rows:,} rows (peak RSS)",
+                "flat; <= 2 x batch_bytes + 150 MiB",
+                (("daft_doris", ours, big_write), ("reference 1.1", ref, big_write)),
+                1,
+                memory_rows,
+                setup=truncate,
+            )
+        )
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=30)
+        os.unlink(init.name)
+    extras = [json.loads(Path(p).read_text()) for p in args.extra]
+    write_report(results, extras, rows, runs, quick, load_s)
+
+
+def write_report(results, extras, rows, runs, quick, load_s) -> None:
+    if quick:
+        print("quick run: docs/benchmarks.md is written by full runs only")
+        return
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Measured by `cargo xtask bench` on {datetime.date.today()} on the project machine (2 cores).",
+        "Every figure is the median of the runs (min–max in brackets); the compared implementations",
+        "ran alternately in the same run, against the same emulator process (release build).",
+        f"Rows per workload: {rows:,} × 8 mixed columns; {runs} runs; ratio = peer time / our time",
+        "(higher is better for us). Memory rows are one run each (peak RSS of the process).",
+        "",
+        "| workload | ours | peer | ours (s) | peer (s) | ratio | goal | peak RSS ours / peer (MB) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        o, p = r["ours_s"], r["peer_s"]
+        lines.append(
+            f"| {r['workload']} | {r['ours']} | {r['peer']} "
+            f"| {o['median']:.2f} ({o['min']:.2f}–{o['max']:.2f}) "
+            f"| {p['median']:.2f} ({p['min']:.2f}–{p['max']:.2f}) | **{r['ratio']:.2f}×** | {r['goal']} "
+            f"| {r['ours_peak_rss_mb']:.0f} / {r['peer_peak_rss_mb']:.0f} |"
+        )
+    lines += ["", "Rust-only figures from the same run:", ""]
+    for e in extras:
+        lines.append(f"- `{json.dumps(e)}`")
+    lines += [
+        "",
+        f"Loading the read table with `write_doris` took {load_s:.2f} s (not a compared figure).",
+        "",
+        "![ratios](benchmarks.png)",
+        "",
+    ]
+    (ROOT / "docs/benchmarks.md").write_text("\n".join(lines))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(9, 4))
+        labels = [r["workload"].split(" (")[0][:40] for r in results if "memory" not in r["workload"]]
+        ratios = [r["ratio"] for r in results if "memory" not in r["workload"]]
+        ax.barh(labels, ratios, color="#4c72b0")
+        ax.axvline(1.0, color="grey", linestyle="--")
+        ax.set_xlabel("peer time / daft_doris time (higher is better)")
+        ax.invert_yaxis()
+        fig.tight_layout()
+        fig.savefig(ROOT / "docs/benchmarks.png", dpi=110)
+    except ImportError:
+        print("matplotlib is not installed: no chart")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("case")
+    o = sub.add_parser("orchestrate")
+    o.add_argument("--emulator-bin", required=True)
+    o.add_argument("--ref-python", required=True)
+    o.add_argument("--quick", action="store_true")
+    o.add_argument("--extra", action="append", default=[])
+    args = parser.parse_args()
+    if args.command == "measure":
+        result = measure(json.loads(args.case))
+        result["peak_rss_mb"] = peak_rss_mb()
+        print(json.dumps(result))
+    else:
+        orchestrate(args)
+
+
+if __name__ == "__main__":
+    main()
