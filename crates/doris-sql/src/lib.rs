@@ -15,6 +15,7 @@
 //! | SELECT | projection, `TABLET(…)`, WHERE, LIMIT, count | [`SelectBuilder`] |
 //! | types | every Doris type spelling; mapping to Arrow | [`DorisType`], [`Spelling`] |
 //! | write rules | which Arrow types may go into which column | [`check_writable`] |
+//! | streaming jobs | `CREATE JOB … ON STREAMING`, ALTER/PAUSE/RESUME/DROP, `jobs()`/`tasks()` rows | [`CreateStreamingJob`], [`parse_job_row`] |
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //!
@@ -54,6 +55,7 @@
 pub mod error;
 pub mod expr;
 pub mod ident;
+pub mod jobs;
 pub mod literal;
 pub mod metadata;
 pub mod params;
@@ -66,6 +68,10 @@ pub mod write_target;
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use ident::{TableRef, quote_ident, validate_ident};
+pub use jobs::{
+    CreateStreamingJob, JobControl, JobRow, JobStatus, LoadStatistic, Properties, S3Insert,
+    S3Offset, TaskRow, alter_job_sql, job_control_sql, parse_job_row, parse_task_row,
+};
 pub use literal::{
     Date, DateTime, Decimal, Literal, MAX_DECIMAL_PRECISION, Time, push_string_literal,
 };
