@@ -343,6 +343,9 @@ async fn fetch(
         .into_inner()
         .map_err(|s| FlightError::Tonic(Box::new(s)));
     let mut batches = FlightRecordBatchStream::new_from_flight_data(flight_data);
+    // Servers send small batches (a few thousand rows); each one handed on costs the
+    // consumer a round trip (into Python and Daft), so they are gathered up to the bounds.
+    let mut pending = Coalescer::new(schema.clone(), limits);
     loop {
         let next = tokio::time::timeout(endpoint.read_timeout, batches.try_next())
             .await
@@ -353,13 +356,70 @@ async fn fetch(
                 ))
             })?
             .map_err(flight_error)?;
-        let Some(batch) = next else {
-            return Ok(());
+        let ready = match next {
+            Some(batch) => pending.push(conform(batch, &schema)?)?,
+            None => pending.flush()?,
         };
-        for piece in cut(conform(batch, &schema)?, limits) {
+        for piece in ready.into_iter().flat_map(|b| cut(b, limits)) {
             if tx.send(Ok(piece)).await.is_err() {
                 return Ok(());
             }
+        }
+        if pending.done {
+            return Ok(());
+        }
+    }
+}
+
+/// Gathers small batches until they reach the row or byte bound.
+struct Coalescer {
+    schema: SchemaRef,
+    limits: BatchLimits,
+    batches: Vec<RecordBatch>,
+    rows: usize,
+    bytes: usize,
+    done: bool,
+}
+
+impl Coalescer {
+    fn new(schema: SchemaRef, limits: BatchLimits) -> Self {
+        Self {
+            schema,
+            limits,
+            batches: Vec::new(),
+            rows: 0,
+            bytes: 0,
+            done: false,
+        }
+    }
+
+    /// Adds a batch; returns a gathered batch once a bound is reached.
+    fn push(&mut self, batch: RecordBatch) -> Result<Vec<RecordBatch>, ReadError> {
+        self.rows += batch.num_rows();
+        self.bytes += batch.get_array_memory_size();
+        self.batches.push(batch);
+        if self.rows >= self.limits.rows || self.bytes >= self.limits.bytes {
+            return self.take();
+        }
+        Ok(Vec::new())
+    }
+
+    /// The rest, at the end of the stream.
+    fn flush(&mut self) -> Result<Vec<RecordBatch>, ReadError> {
+        self.done = true;
+        self.take()
+    }
+
+    fn take(&mut self) -> Result<Vec<RecordBatch>, ReadError> {
+        let batches = std::mem::take(&mut self.batches);
+        self.rows = 0;
+        self.bytes = 0;
+        match batches.len() {
+            0 => Ok(Vec::new()),
+            1 => Ok(batches),
+            _ => arrow::compute::concat_batches(&self.schema, &batches)
+                .map(|b| vec![b])
+                .map_err(|e| ReadError::Transport(format!("cannot gather batches: {e}"))),
         }
     }
 }
