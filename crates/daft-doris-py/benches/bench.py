@@ -204,6 +204,20 @@ def compare(name, goal, pair, runs, expect_rows, setup=None):
     return row
 
 
+def client_scan(port: int, table: str, runs: int) -> dict:
+    """Seconds the C `mariadb` client takes to read `table` to /dev/null: a server's floor."""
+    seconds = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            ["mariadb", "-uroot", "-h127.0.0.1", f"-P{port}", "--quick", "-e", f"SELECT * FROM {table}"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        seconds.append(time.perf_counter() - started)
+    return stats(seconds)
+
+
 def mariadb(sql: str) -> None:
     subprocess.run(["mariadb", "-uroot", "-h127.0.0.1", "-P3306", "-Dtest", "-e", sql], check=True)
 
@@ -252,27 +266,10 @@ def orchestrate(args) -> None:
         read = {"kind": "read", "ports": ports, "table": "r"}
         # The emulator's own MySQL scan rate (the mariadb client, C, reading to /dev/null):
         # a reader cannot beat it, so it bounds every MySQL ratio against the reference.
-        scans = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            subprocess.run(
-                [
-                    "mariadb",
-                    "-uroot",
-                    "-h127.0.0.1",
-                    f"-P{ports['query_port']}",
-                    "--quick",
-                    "-e",
-                    "SELECT * FROM bench.r",
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
-            scans.append(time.perf_counter() - started)
         scan = {
             "workload": "emulator MySQL scan (mariadb client to /dev/null)",
             "rows": rows,
-            "seconds": stats(scans),
+            "seconds": client_scan(ports["query_port"], "bench.r", runs),
         }
         scan["rows_per_s_median"] = rows / scan["seconds"]["median"]
         print(json.dumps(scan), flush=True)
@@ -302,28 +299,10 @@ def orchestrate(args) -> None:
             f"FROM seq_0_to_{rows - 1}"
         )
         # MariaDB's own floor for the same result (its C client to /dev/null).
-        floor = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            subprocess.run(
-                [
-                    "mariadb",
-                    "-uroot",
-                    "-h127.0.0.1",
-                    "-P3306",
-                    "-Dtest",
-                    "--quick",
-                    "-e",
-                    "SELECT * FROM bench8",
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
-            floor.append(time.perf_counter() - started)
         floor_row = {
             "workload": "MariaDB scan (mariadb client to /dev/null)",
             "rows": rows,
-            "seconds": stats(floor),
+            "seconds": client_scan(3306, "test.bench8", runs),
         }
         print(json.dumps(floor_row), flush=True)
         args.extra_rows.append(floor_row)

@@ -143,12 +143,17 @@ async fn split_reads_over_flight_honour_tablet_hints() {
     assert_eq!(ids, (0..300).collect::<Vec<_>>());
 }
 
-async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+/// The schema of `SELECT id`.
+fn id_schema() -> arrow_schema::SchemaRef {
+    std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
         "id",
         arrow_schema::DataType::Int32,
         false,
-    )]));
+    )]))
+}
+
+async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
+    let schema = id_schema();
     match flight::query(flight, sql.into(), schema, BatchLimits::default()).await {
         Err(e) => e,
         Ok(stream) => match stream.collect().await {
@@ -240,11 +245,7 @@ async fn fe_local_statements_are_served_by_the_fe_without_a_location() {
 async fn an_evicted_token_is_replaced_by_one_new_handshake() {
     let (e, _mysql, flight) = setup(EmulatorConfig::default()).await;
     e.shared().flight.evict_on_next_info();
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
-        "id",
-        arrow_schema::DataType::Int32,
-        false,
-    )]));
+    let schema = id_schema();
     let batches = flight::query(
         &flight,
         "SELECT `id` FROM `d`.`t`".into(),
@@ -272,11 +273,7 @@ async fn the_session_cap_refuses_one_more_handshake() {
     };
     let (_e, _mysql, flight) = setup(config).await;
     let sql = "SELECT `id` FROM `d`.`t`";
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
-        "id",
-        arrow_schema::DataType::Int32,
-        false,
-    )]));
+    let schema = id_schema();
     flight::query(&flight, sql.into(), schema, BatchLimits::default())
         .await
         .unwrap();
