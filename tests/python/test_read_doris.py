@@ -166,6 +166,25 @@ def test_split_auto_returns_exactly_the_rows_of_a_single_read(doris):
     assert read(doris, "empty", split="auto").to_pydict() == {"id": [], "v": []}
 
 
+def test_a_result_cut_mid_stream_fails_the_read_never_short(doris):
+    import json
+    import urllib.request
+
+    from daft.exceptions import DaftCoreException
+
+    frame = read(doris, "events", batch_rows=16)
+    arm = urllib.request.Request(
+        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
+        data=json.dumps({"kind": "cut_result_stream", "rows": 50}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(arm).read()
+    # Daft's executor reports a task's error as DaftCoreException; the text keeps the class.
+    with pytest.raises(DaftCoreException, match="TransportError"):
+        frame.to_pydict()
+
+
 def test_small_batches_and_early_stop(doris):
     frame = read(doris, "events", batch_rows=7)
     assert len(rows(frame)) == 400
