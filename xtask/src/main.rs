@@ -285,21 +285,34 @@ fn demo() -> Result<(), String> {
     result
 }
 
+/// The Python of the virtual environment named by `env_var` (else `default`), created
+/// with the first of `interpreters` that runs when it does not exist yet.
+fn venv_python(env_var: &str, default: &str, interpreters: &[String]) -> Result<PathBuf, String> {
+    let venv = std::env::var(env_var).map_or_else(|_| PathBuf::from(default), PathBuf::from);
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        let base = interpreters
+            .iter()
+            .find(|p| Command::new(p).arg("--version").output().is_ok())
+            .ok_or_else(|| format!("none of {} runs here", interpreters.join(", ")))?;
+        let mut create = Command::new(base);
+        create.arg("-m").arg("venv").arg(&venv);
+        step(
+            &format!("create the virtual environment {}", venv.display()),
+            create,
+        )?;
+    }
+    Ok(python)
+}
+
 /// The project's virtual environment with the test and demo requirements, created when
 /// missing (`DAFT_DORIS_VENV`, default `/var/tmp/daft-doris-venv`); returns its Python.
 fn ensure_venv() -> Result<PathBuf, String> {
-    let venv = std::env::var("DAFT_DORIS_VENV")
-        .map_or_else(|_| PathBuf::from("/var/tmp/daft-doris-venv"), PathBuf::from);
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        let base = ["python3.11", "python3"]
-            .into_iter()
-            .find(|p| Command::new(p).arg("--version").output().is_ok())
-            .ok_or("no python3.11 or python3 on PATH")?;
-        let mut create = Command::new(base);
-        create.arg("-m").arg("venv").arg(&venv);
-        step("demo: create the virtual environment", create)?;
-    }
+    let python = venv_python(
+        "DAFT_DORIS_VENV",
+        "/var/tmp/daft-doris-venv",
+        &["python3.11".to_owned(), "python3".to_owned()],
+    )?;
     let mut install = Command::new(&python);
     install
         .current_dir(root())
@@ -466,25 +479,15 @@ fn json_step(name: &str, mut cmd: Command, dir: &Path, file: &str) -> Result<Pat
 /// from pyenv), created when missing (`DAFT_DORIS_REF_VENV`, default
 /// `/var/tmp/daft-doris-ref-venv`); returns its Python.
 fn ensure_reference_venv() -> Result<PathBuf, String> {
-    let venv = std::env::var("DAFT_DORIS_REF_VENV").map_or_else(
-        |_| PathBuf::from("/var/tmp/daft-doris-ref-venv"),
-        PathBuf::from,
-    );
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-        let candidates = [
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let python = venv_python(
+        "DAFT_DORIS_REF_VENV",
+        "/var/tmp/daft-doris-ref-venv",
+        &[
             format!("{home}/.pyenv/versions/3.12.1/bin/python3.12"),
             "python3.12".to_owned(),
-        ];
-        let base = candidates
-            .iter()
-            .find(|p| Command::new(p).arg("--version").output().is_ok())
-            .ok_or("the reference connector needs Python 3.12 (pyenv 3.12.1 or python3.12)")?;
-        let mut create = Command::new(base);
-        create.arg("-m").arg("venv").arg(&venv);
-        step("bench: create the reference connector's venv", create)?;
-    }
+        ],
+    )?;
     let mut install = Command::new(&python);
     install.args([
         "-m",

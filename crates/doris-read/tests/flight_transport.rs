@@ -123,13 +123,7 @@ async fn split_reads_over_flight_honour_tablet_hints() {
     let mut ids = Vec::new();
     for sql in plan.tasks {
         assert!(sql.contains("TABLET("), "{sql}");
-        for b in flight::query(&flight, sql, plan.schema.clone(), BatchLimits::default())
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap()
-        {
+        for b in fetch(&flight, &sql, plan.schema.clone()).await {
             ids.extend(
                 b.column(0)
                     .as_primitive::<Int32Type>()
@@ -143,13 +137,30 @@ async fn split_reads_over_flight_honour_tablet_hints() {
     assert_eq!(ids, (0..300).collect::<Vec<_>>());
 }
 
+/// A one-column schema.
+fn one_column(name: &str, ty: arrow_schema::DataType, nullable: bool) -> arrow_schema::SchemaRef {
+    std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        name, ty, nullable,
+    )]))
+}
+
 /// The schema of `SELECT id`.
 fn id_schema() -> arrow_schema::SchemaRef {
-    std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
-        "id",
-        arrow_schema::DataType::Int32,
-        false,
-    )]))
+    one_column("id", arrow_schema::DataType::Int32, false)
+}
+
+/// Every batch of `sql` over Flight.
+async fn fetch(
+    flight: &FlightSqlEndpoint,
+    sql: &str,
+    schema: arrow_schema::SchemaRef,
+) -> Vec<RecordBatch> {
+    flight::query(flight, sql.into(), schema, BatchLimits::default())
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap()
 }
 
 async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
@@ -196,42 +207,14 @@ async fn a_result_stream_cut_midway_is_an_error_never_a_short_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fe_local_statements_are_served_by_the_fe_without_a_location() {
     let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
-        "StatusResult",
-        arrow_schema::DataType::Int32,
-        false,
-    )]));
-    let batches = flight::query(
-        &flight,
-        "SET time_zone = 'UTC'".into(),
-        schema,
-        BatchLimits::default(),
-    )
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    let status = one_column("StatusResult", arrow_schema::DataType::Int32, false);
+    let batches = fetch(&flight, "SET time_zone = 'UTC'", status).await;
     assert_eq!(
         batches[0].column(0).as_primitive::<Int32Type>().values(),
         &[0]
     );
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
-        "Database",
-        arrow_schema::DataType::Utf8,
-        true,
-    )]));
-    let batches = flight::query(
-        &flight,
-        "SHOW DATABASES".into(),
-        schema,
-        BatchLimits::default(),
-    )
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    let databases = one_column("Database", arrow_schema::DataType::Utf8, true);
+    let batches = fetch(&flight, "SHOW DATABASES", databases).await;
     let names: Vec<&str> = batches[0]
         .column(0)
         .as_string::<i32>()
@@ -245,18 +228,7 @@ async fn fe_local_statements_are_served_by_the_fe_without_a_location() {
 async fn an_evicted_token_is_replaced_by_one_new_handshake() {
     let (e, _mysql, flight) = setup(EmulatorConfig::default()).await;
     e.shared().flight.evict_on_next_info();
-    let schema = id_schema();
-    let batches = flight::query(
-        &flight,
-        "SELECT `id` FROM `d`.`t`".into(),
-        schema,
-        BatchLimits::default(),
-    )
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    let batches = fetch(&flight, "SELECT `id` FROM `d`.`t`", id_schema()).await;
     assert_eq!(
         batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
         300
