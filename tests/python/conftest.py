@@ -14,24 +14,36 @@ import pytest
 
 
 @contextlib.contextmanager
-def run_emulator(init_sql: str):
-    """Starts an emulator with `init_sql` run first; yields its ports (and `host`)."""
+def run_emulator(init_sql: str, extra_args=(), ports=None):
+    """Starts an emulator with `init_sql` run first; yields its ports (and `host`, and the
+    process id as `pid`). `extra_args` are more flags; `ports` (a dict of an earlier run) reuses
+    that run's FE HTTP, BE HTTP and query ports."""
     binary = os.environ.get("DORIS_EMULATOR_BIN")
     assert binary and os.path.exists(binary), "DORIS_EMULATOR_BIN must name the doris-emulator binary"
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as init:
         init.write(init_sql)
+    ports = ports or {}
     process = subprocess.Popen(
-        [binary, "--fe-http-port", "0", "--be-http-port", "0", "--query-port", "0", "--init-sql", init.name],
+        [
+            binary,
+            *("--fe-http-port", str(ports.get("fe_http_port", 0))),
+            *("--be-http-port", str(ports.get("be_http_port", 0))),
+            *("--query-port", str(ports.get("query_port", 0))),
+            *("--init-sql", init.name),
+            *extra_args,
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
-        ports = json.loads(process.stdout.readline())
-        ports["host"] = "127.0.0.1"
-        yield ports
+        bound = json.loads(process.stdout.readline())
+        bound["host"] = "127.0.0.1"
+        bound["pid"] = process.pid
+        yield bound
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=10)
         os.unlink(init.name)
 
 

@@ -11,6 +11,7 @@
 //! types from there on.
 
 mod errors;
+mod jobs;
 mod read;
 mod runtime;
 mod write;
@@ -26,6 +27,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
     m.add_class::<write::TableWriter>()?;
+    m.add_function(wrap_pyfunction!(jobs::job_create, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::job_alter, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::job_control, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::job_list, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::task_list, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -17,10 +17,13 @@
 //! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
 //!   conjuncts (the rest returned as a residual), the limit when nothing stays residual,
 //!   and one SELECT per task, split by tablets through `doris-plan` when asked.
+//! - [`jobs`] manages Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`) and reads
+//!   their `jobs()` / `tasks()` rows as typed values.
 
 pub mod decode;
 pub mod error;
 pub mod flight;
+pub mod jobs;
 pub mod mysql;
 pub mod schema;
 pub mod table;

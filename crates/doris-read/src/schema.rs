@@ -72,7 +72,10 @@ impl TableLayout {
 }
 
 /// Reads one text cell of a metadata row.
-fn text_cell(row: &sqlx::mysql::MySqlRow, i: usize) -> Result<Option<String>, ReadError> {
+pub(crate) fn text_cell(
+    row: &sqlx::mysql::MySqlRow,
+    i: usize,
+) -> Result<Option<String>, ReadError> {
     use sqlx::{Decode, MySql, ValueRef};
     let v = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
     if v.is_null() {

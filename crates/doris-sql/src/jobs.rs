@@ -366,6 +366,8 @@ pub struct JobRow {
     pub definer: String,
     /// `ExecuteType` (`STREAMING`).
     pub execute_type: String,
+    /// `RecurringStrategy` (`\N` for streaming jobs).
+    pub recurring_strategy: String,
     /// `Status`.
     pub status: JobStatus,
     /// `ExecuteSql`.
@@ -390,6 +392,8 @@ pub struct JobRow {
     pub load_statistic: LoadStatistic,
     /// `ErrorMsg`.
     pub error_msg: String,
+    /// `JobRuntimeMsg`.
+    pub job_runtime_msg: String,
 }
 
 /// One row of `tasks("type"="insert")`.
@@ -407,9 +411,17 @@ pub struct TaskRow {
     pub status: String,
     /// `ErrorMsg`.
     pub error_msg: String,
+    /// `CreateTime`.
+    pub create_time: String,
+    /// `StartTime` (empty until the task reads files).
+    pub start_time: String,
+    /// `FinishTime`.
+    pub finish_time: String,
     /// `LoadStatistic`.
     pub load_statistic: LoadStatistic,
-    /// `RunningOffset`.
+    /// `User`.
+    pub user: String,
+    /// `RunningOffset`: the files the task loads, as JSON.
     pub running_offset: String,
 }
 
@@ -421,6 +433,11 @@ fn cell<'a>(row: NamedRow<'a>, name: &str) -> Result<&'a str> {
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
         .map(|(_, v)| v.as_deref().unwrap_or(""))
         .ok_or_else(|| SqlError::MetadataParse(format!("the row has no {name} column")))
+}
+
+/// A column that older versions may not have: empty when missing.
+fn optional_cell(row: NamedRow<'_>, name: &str) -> String {
+    cell(row, name).map(str::to_owned).unwrap_or_default()
 }
 
 fn number<T: std::str::FromStr>(row: NamedRow<'_>, name: &str) -> Result<T> {
@@ -454,6 +471,7 @@ pub fn parse_job_row(row: NamedRow<'_>) -> Result<JobRow> {
         name: cell(row, "Name")?.to_owned(),
         definer: cell(row, "Definer")?.to_owned(),
         execute_type: cell(row, "ExecuteType")?.to_owned(),
+        recurring_strategy: optional_cell(row, "RecurringStrategy"),
         status: JobStatus::parse(status_text)
             .ok_or_else(|| SqlError::MetadataParse("unknown job Status".into()))?,
         execute_sql: cell(row, "ExecuteSql")?.to_owned(),
@@ -467,6 +485,7 @@ pub fn parse_job_row(row: NamedRow<'_>) -> Result<JobRow> {
         end_offset: S3Offset::parse(cell(row, "EndOffset")?)?,
         load_statistic: LoadStatistic::parse(cell(row, "LoadStatistic")?)?,
         error_msg: cell(row, "ErrorMsg")?.to_owned(),
+        job_runtime_msg: optional_cell(row, "JobRuntimeMsg"),
     })
 }
 
@@ -479,7 +498,11 @@ pub fn parse_task_row(row: NamedRow<'_>) -> Result<TaskRow> {
         label: cell(row, "Label")?.to_owned(),
         status: cell(row, "Status")?.to_owned(),
         error_msg: cell(row, "ErrorMsg")?.to_owned(),
+        create_time: optional_cell(row, "CreateTime"),
+        start_time: optional_cell(row, "StartTime"),
+        finish_time: optional_cell(row, "FinishTime"),
         load_statistic: LoadStatistic::parse(cell(row, "LoadStatistic")?)?,
+        user: optional_cell(row, "User"),
         running_offset: cell(row, "RunningOffset")?.to_owned(),
     })
 }

@@ -210,6 +210,15 @@ impl Table {
         })
     }
 
+    /// The visible data of every tablet, in tablet order (for snapshots).
+    pub fn tablet_batches(&self) -> Result<Vec<Vec<RecordBatch>>, EmulatorError> {
+        Ok(self
+            .data
+            .lock()
+            .map_err(|_| EmulatorError::Poisoned)?
+            .clone())
+    }
+
     /// Rows visible per tablet, in tablet order.
     pub fn rows_per_tablet(&self) -> Result<Vec<usize>, EmulatorError> {
         let data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
@@ -407,6 +416,118 @@ impl Catalog {
             .get(db)
             .ok_or_else(|| EmulatorError::UnknownDatabase(db.to_owned()))?;
         Ok(database.tables.keys().cloned().collect())
+    }
+}
+
+/// The ids a restored table keeps (so tablet ids survive a restart).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TableIds {
+    /// Table id.
+    pub table: u64,
+    /// Partition ids in order.
+    pub partitions: Vec<u64>,
+    /// Tablet ids in order.
+    pub tablets: Vec<u64>,
+}
+
+impl TableIds {
+    /// The ids of `table`.
+    pub fn of(table: &Table) -> Self {
+        Self {
+            table: table.id,
+            partitions: table.partitions.iter().map(|p| p.id).collect(),
+            tablets: table.tablets.iter().map(|t| t.id).collect(),
+        }
+    }
+}
+
+/// One database of an exported catalog: name, id and tables.
+pub type ExportedDatabase = (String, u64, Vec<Arc<Table>>);
+
+impl Catalog {
+    /// Every database with its tables, and the id counter (for snapshots).
+    pub fn export(&self) -> Result<(u64, Vec<ExportedDatabase>), EmulatorError> {
+        let state = self.read()?;
+        let databases = state
+            .databases
+            .iter()
+            .map(|(name, db)| (name.clone(), db.id, db.tables.values().cloned().collect()))
+            .collect();
+        Ok((state.ids.0, databases))
+    }
+
+    /// Recreates a database with its id (restore from a snapshot).
+    pub fn restore_database(&self, name: &str, id: u64) -> Result<(), EmulatorError> {
+        let mut state = self.write()?;
+        state.ids.0 = state.ids.0.max(id);
+        state.databases.insert(
+            name.to_owned(),
+            Database {
+                id,
+                tables: BTreeMap::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Recreates a table from its DDL with its ids, version and data (restore).
+    pub fn restore_table(
+        &self,
+        db: &str,
+        ddl: &str,
+        ids: &TableIds,
+        version: u64,
+        data: Vec<Vec<RecordBatch>>,
+    ) -> Result<(), EmulatorError> {
+        let schema = doris_sql::parse_show_create(ddl)
+            .map_err(|e| EmulatorError::Analysis(e.to_string()))?;
+        let mut state = self.write()?;
+        let State {
+            databases,
+            ids: id_gen,
+        } = &mut *state;
+        let database = databases
+            .get_mut(db)
+            .ok_or_else(|| EmulatorError::UnknownDatabase(db.to_owned()))?;
+        let mut table = Table::new(db, schema, id_gen)?;
+        if table.partitions.len() != ids.partitions.len()
+            || table.tablets.len() != ids.tablets.len()
+            || data.len() != ids.tablets.len()
+        {
+            return Err(EmulatorError::Internal(format!(
+                "the snapshot of {db}.{} does not match its DDL",
+                table.schema.name
+            )));
+        }
+        table.id = ids.table;
+        for (p, id) in table.partitions.iter_mut().zip(&ids.partitions) {
+            p.id = *id;
+        }
+        for (t, id) in table.tablets.iter_mut().zip(&ids.tablets) {
+            t.id = *id;
+        }
+        table.data = Mutex::new(data);
+        table.version = std::sync::atomic::AtomicU64::new(version);
+        let highest = ids
+            .tablets
+            .iter()
+            .chain(&ids.partitions)
+            .copied()
+            .chain([ids.table])
+            .max()
+            .unwrap_or(0);
+        id_gen.0 = id_gen.0.max(highest);
+        database
+            .tables
+            .insert(table.schema.name.clone(), Arc::new(table));
+        Ok(())
+    }
+
+    /// Moves the id counter to at least `next` (restore).
+    pub fn reserve_ids(&self, next: u64) -> Result<(), EmulatorError> {
+        let mut state = self.write()?;
+        state.ids.0 = state.ids.0.max(next);
+        Ok(())
     }
 }
 

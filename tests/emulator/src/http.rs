@@ -612,7 +612,9 @@ async fn be_stream_load(
     {
         return fail("[INVALID_ARGUMENT]Partial update is only allowed on unique table with merge-on-write enabled.".into());
     }
-    if opts.delete && table.schema.key_model != Some(doris_sql::KeyModel::Unique) {
+    if (opts.delete || opts.merge_delete.is_some())
+        && table.schema.key_model != Some(doris_sql::KeyModel::Unique)
+    {
         return fail("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = load by MERGE or DELETE is only supported in unique tables.".into());
     }
     let txn_id = match shared.txns.begin(&db, &table_name, &opts.label) {
@@ -709,6 +711,19 @@ async fn be_stream_load(
             }
         }
     }
+    #[cfg(feature = "sql")]
+    if let Some(condition) = &opts.merge_delete {
+        match crate::load::apply_merge(std::mem::take(&mut decoded.batches), condition).await {
+            Ok(marked) => decoded.batches = marked,
+            Err(message) => {
+                shared.txns.abort(txn_id, &message);
+                response.status = "Fail".into();
+                response.message = message;
+                response.load_time_ms = ms(started);
+                return load_reply(&response);
+            }
+        }
+    }
     let staged = shared.stage(&table, std::mem::take(&mut decoded.batches));
     let outcome = match staged {
         Err(e) => Err(format!("[INTERNAL_ERROR]{e}")),
@@ -761,6 +776,7 @@ async fn be_stream_load(
                     tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
                     if table.apply(staged).is_ok() {
                         shared.txns.make_visible(txn_id);
+                        crate::persist::save(&shared);
                     }
                 });
             } else if opts.two_phase_commit {
@@ -775,6 +791,7 @@ async fn be_stream_load(
                 response.number_loaded_rows = 0;
             } else {
                 shared.txns.make_visible(txn_id);
+                crate::persist::save(&shared);
             }
             response.commit_and_publish_time_ms = (!group_commit).then(|| ms(commit));
         }
@@ -899,6 +916,7 @@ async fn be_stream_load_2pc(
                     .map_err(|e| e.to_string())?;
                 table.apply(staged).map_err(|e| e.to_string())?;
                 shared.txns.make_visible(id);
+                crate::persist::save(&shared);
                 Ok(())
             })
     } else {

@@ -25,10 +25,13 @@ pub mod faults;
 #[cfg(feature = "sql")]
 pub mod flight;
 pub mod http;
+pub mod jobs;
 pub mod load;
 pub mod mysql;
+pub mod persist;
 pub mod query_plan;
 pub mod storage;
+pub mod tokens;
 pub mod txn;
 
 use std::collections::HashMap;
@@ -76,6 +79,12 @@ pub struct EmulatorConfig {
     /// discarded after the 307 before the connection is dropped (default 64 MiB: Doris
     /// 4.0.6 redirected such bodies up to that size and lost the connection at ~72 MiB).
     pub fe_redirect_drain_bytes: u64,
+    /// The folder standing in for object storage: `s3://bucket/key` is
+    /// `<s3_root>/bucket/key` (streaming jobs' S3 table function). `None`: no object store.
+    pub s3_root: Option<std::path::PathBuf>,
+    /// Where the emulator keeps its state across restarts (catalog, data, streaming jobs);
+    /// `None`: everything lives in memory only. See [`persist`].
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for EmulatorConfig {
@@ -93,6 +102,8 @@ impl Default for EmulatorConfig {
             retention: Retention::default(),
             max_body_bytes: 10 * 1024 * 1024 * 1024,
             fe_redirect_drain_bytes: 64 * 1024 * 1024,
+            s3_root: None,
+            data_dir: None,
         }
     }
 }
@@ -117,6 +128,8 @@ pub struct Shared {
     /// Flight sessions and pending results.
     #[cfg(feature = "sql")]
     pub flight: flight::FlightState,
+    /// Streaming jobs.
+    pub jobs: jobs::JobRegistry,
     be_http_port: OnceLock<u16>,
     public_endpoint: Mutex<Option<String>>,
     error_logs: Mutex<HashMap<String, String>>,
@@ -133,6 +146,7 @@ impl Shared {
             be_bytes_received: Arc::default(),
             #[cfg(feature = "sql")]
             flight: flight::FlightState::default(),
+            jobs: jobs::JobRegistry::default(),
             be_http_port: OnceLock::new(),
             public_endpoint: Mutex::new(None),
             error_logs: Mutex::new(HashMap::new()),
@@ -235,6 +249,7 @@ pub struct Emulator {
     be_http: SocketAddr,
     query: SocketAddr,
     flight: Option<(SocketAddr, SocketAddr)>,
+    restored: bool,
     shutdown: watch::Sender<bool>,
 }
 
@@ -343,6 +358,10 @@ impl Emulator {
         let (fe_http, be_http, query_addr) = (local(&fe)?, local(&be)?, local(&query)?);
         let shared = Arc::new(Shared::new(config));
         let _ = shared.be_http_port.set(be_http.port());
+        let restored = match &shared.config.data_dir {
+            Some(dir) => persist::restore(&shared, dir)?,
+            None => false,
+        };
         let (shutdown, stop) = watch::channel(false);
         tokio::spawn(serve(
             fe,
@@ -366,6 +385,7 @@ impl Emulator {
         };
         #[cfg(not(feature = "sql"))]
         let flight = None;
+        jobs::runner::spawn(shared.clone(), stop.clone());
         tokio::spawn(mysql::serve(query, shared.clone(), stop));
         Ok(Self {
             shared,
@@ -373,6 +393,7 @@ impl Emulator {
             be_http,
             query: query_addr,
             flight,
+            restored,
             shutdown,
         })
     }
@@ -409,7 +430,14 @@ impl Emulator {
 
     /// Runs a script of `;`-separated statements (see [`ddl`] for what is understood).
     pub fn execute(&self, current_db: Option<&str>, script: &str) -> Result<(), EmulatorError> {
-        ddl::execute_script(&self.shared, current_db, script)
+        let result = ddl::execute_script(&self.shared, current_db, script);
+        persist::save(&self.shared);
+        result
+    }
+
+    /// Whether the state was restored from the data directory's snapshot on start.
+    pub fn restored(&self) -> bool {
+        self.restored
     }
 
     /// One JSON line with every bound port, as the binary prints on start.
@@ -436,7 +464,9 @@ impl Emulator {
     ) -> Result<(), EmulatorError> {
         let table = self.shared.catalog.table(db, table)?;
         let (staged, _) = self.shared.stage(&table, batches)?;
-        table.apply(staged)
+        table.apply(staged)?;
+        persist::save(&self.shared);
+        Ok(())
     }
 
     /// Bytes received so far on the FE and the BE HTTP ports (headers included).

@@ -80,6 +80,9 @@ pub struct LoadOptions {
     pub partial: bool,
     /// `partial_update_new_key_behavior: ERROR`: a new key fails the load.
     pub new_key_error: bool,
+    /// `merge_type: MERGE` with `delete: <condition>`: rows the condition accepts delete
+    /// their key, the others are loaded.
+    pub merge_delete: Option<String>,
     /// `merge_type: DELETE`: every loaded row deletes its key.
     pub delete: bool,
     /// `where`: a predicate over the table's columns; rows it rejects are unselected.
@@ -162,18 +165,32 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
     if compression != Compression::None && matches!(format, Format::Arrow | Format::Parquet) {
         return Err("[INVALID_ARGUMENT]compress_type applies to csv and json only".into());
     }
-    let delete = match header(headers, "merge_type")
-        .map(|m| m.trim().to_ascii_uppercase())
-        .as_deref()
-    {
-        None | Some("APPEND") => false,
-        Some("DELETE") => true,
-        Some("MERGE") => {
+    let delete_condition = header(headers, "delete")
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::to_owned);
+    let merge_type = header(headers, "merge_type").map(|m| m.trim().to_ascii_uppercase());
+    let (delete, merge_delete) = match merge_type.as_deref() {
+        None | Some("APPEND") | Some("DELETE") if delete_condition.is_some() => {
             return Err(
-                "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement merge_type MERGE yet"
+                "[INVALID_ARGUMENT]the delete header (the delete condition) applies to merge_type MERGE only"
                     .into(),
             );
         }
+        None | Some("APPEND") => (false, None),
+        Some("DELETE") => (true, None),
+        Some("MERGE") => match delete_condition {
+            Some(condition) if cfg!(feature = "sql") => (false, Some(condition)),
+            Some(_) => {
+                return Err("[NOT_IMPLEMENTED_ERROR]this emulator was built without the `sql` feature: no merge_type MERGE".into());
+            }
+            None => {
+                return Err(
+                    "[INVALID_ARGUMENT]merge_type MERGE needs the delete header (the condition that marks rows to delete)"
+                        .into(),
+                );
+            }
+        },
         Some(other) => {
             return Err(format!(
                 "[INVALID_ARGUMENT]merge_type must be APPEND, DELETE or MERGE, not {other}"
@@ -190,7 +207,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
                 .into(),
         );
     }
-    for unsupported in ["delete", "jsonpaths", "hidden_columns"] {
+    for unsupported in ["jsonpaths", "hidden_columns"] {
         if header(headers, unsupported).is_some() {
             return Err(format!(
                 "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
@@ -263,6 +280,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         new_key_error,
         delete,
         where_predicate,
+        merge_delete,
         label,
         format,
         compression,
@@ -597,6 +615,74 @@ pub async fn apply_where(
         .map_err(analysis)?;
     let after: usize = kept.iter().map(RecordBatch::num_rows).sum();
     Ok((kept, (before - after) as u64))
+}
+
+/// Marks the rows `condition` accepts as deletes (`merge_type: MERGE`): each batch is cut
+/// into runs of consecutive rows with the same verdict, so the load keeps its row order.
+#[cfg(feature = "sql")]
+pub async fn apply_merge(
+    batches: Vec<RecordBatch>,
+    condition: &str,
+) -> Result<Vec<RecordBatch>, String> {
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let ctx = datafusion::prelude::SessionContext::new_with_config(
+            datafusion::prelude::SessionConfig::new()
+                .with_target_partitions(1)
+                .set_str("datafusion.sql_parser.dialect", "mysql"),
+        );
+        let table =
+            datafusion::datasource::MemTable::try_new(batch.schema(), vec![vec![batch.clone()]])
+                .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+        ctx.register_table("__load", Arc::new(table))
+            .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+        let analysis = |e: datafusion::error::DataFusionError| {
+            format!(
+                "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the delete condition is invalid: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            )
+        };
+        let verdicts = ctx
+            .sql(&format!(
+                "SELECT coalesce(({condition}), false) AS __delete FROM __load"
+            ))
+            .await
+            .map_err(analysis)?
+            .collect()
+            .await
+            .map_err(analysis)?;
+        let mut marks: Vec<bool> = Vec::with_capacity(batch.num_rows());
+        for v in &verdicts {
+            let column = v
+                .column(0)
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .ok_or("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the delete condition is not a boolean expression")?;
+            marks.extend(column.iter().map(|b| b.unwrap_or(false)));
+        }
+        if marks.len() != batch.num_rows() {
+            return Err("[INTERNAL_ERROR]the delete condition changed the row count".into());
+        }
+        let mut start = 0;
+        while start < marks.len() {
+            let verdict = marks[start];
+            let end = (start..marks.len())
+                .find(|i| marks[*i] != verdict)
+                .unwrap_or(marks.len());
+            let run = batch.slice(start, end - start);
+            out.push(if verdict {
+                let mut metadata = run.schema().metadata().clone();
+                metadata.insert(DELETE_ROWS.to_owned(), "true".to_owned());
+                let schema = Arc::new(run.schema().as_ref().clone().with_metadata(metadata));
+                RecordBatch::try_new(schema, run.columns().to_vec())
+                    .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?
+            } else {
+                run
+            });
+            start = end;
+        }
+    }
+    Ok(out)
 }
 
 /// Conforms one Arrow batch (columns by name, or by position under `opts.columns`) to the

@@ -4,8 +4,11 @@
 //! doris-emulator [--host 127.0.0.1] [--advertise-host H] [--fe-http-port 8030]
 //!                [--be-http-port 8040] [--query-port 9030] [--fe-flight-port 8070]
 //!                [--be-flight-port 8050] [--flight-session-cap N] [--init-sql FILE]...
-//!                [--root-password P]
+//!                [--root-password P] [--s3-root DIR] [--data-dir DIR]
 //! ```
+//! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
+//! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
+//! `--init-sql` files run only when `DIR` holds no state yet).
 //! Port 0 picks a free port. On start it prints one JSON line with every bound port.
 
 use std::process::ExitCode;
@@ -16,7 +19,8 @@ fn usage() -> ExitCode {
     eprintln!(
         "usage: doris-emulator [--host H] [--advertise-host H] [--fe-http-port P] \
          [--be-http-port P] [--query-port P] [--fe-flight-port P] [--be-flight-port P] \
-         [--flight-session-cap N] [--init-sql FILE]... [--root-password P]"
+         [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
+         [--s3-root DIR] [--data-dir DIR]"
     );
     ExitCode::from(2)
 }
@@ -61,6 +65,8 @@ async fn main() -> ExitCode {
             },
             "--init-sql" => init_files.push(value),
             "--root-password" => config.root_password = value,
+            "--s3-root" => config.s3_root = Some(value.into()),
+            "--data-dir" => config.data_dir = Some(value.into()),
             _ => return usage(),
         }
     }
@@ -71,6 +77,11 @@ async fn main() -> ExitCode {
             eprintln!("doris-emulator: {e}");
             return ExitCode::FAILURE;
         }
+    };
+    let init_files = if emulator.restored() {
+        Vec::new()
+    } else {
+        init_files
     };
     for file in init_files {
         let script = match std::fs::read_to_string(&file) {

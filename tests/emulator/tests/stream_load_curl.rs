@@ -818,3 +818,74 @@ async fn where_leaves_rows_out_as_unselected() {
     );
     assert_eq!(row_count(&h.rows("dup")), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merge_type_merge_deletes_the_rows_its_condition_accepts() {
+    let h = harness("merge").await;
+    let seed = h.file("seed.csv", b"1\ta\t1\n2\tb\t1\n3\tc\t1\n");
+    let (json, _) = h.stream_load("uniq", &seed, &["label:m0"], "root:");
+    assert_eq!(json["Status"], "Success", "{json}");
+    // Row 1 deletes key 1, row 2 updates key 2, row 3 (v = 'x') deletes key 3, row 4 adds 4.
+    let merge = h.file("merge.csv", b"1\tgone\t2\n2\tnew\t2\n3\tx\t2\n4\td\t2\n");
+    let (json, _) = h.stream_load(
+        "uniq",
+        &merge,
+        &["label:m1", "merge_type:MERGE", "delete:v = 'x' OR k = 1"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(json["NumberLoadedRows"].as_u64(), Some(4));
+    let mut rows: Vec<(i32, String)> = Vec::new();
+    for batch in h.rows("uniq") {
+        let k = batch.column(0).as_primitive::<Int32Type>();
+        let v = batch.column(1).as_string::<i32>();
+        rows.extend((0..batch.num_rows()).map(|i| (k.value(i), v.value(i).to_owned())));
+    }
+    rows.sort();
+    assert_eq!(rows, [(2, "new".to_owned()), (4, "d".to_owned())]);
+    // MERGE needs a condition, the condition needs MERGE, and only UNIQUE tables merge.
+    let (json, _) = h.stream_load("uniq", &merge, &["label:m2", "merge_type:MERGE"], "root:");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("needs the delete header"),
+        "{json}"
+    );
+    let (json, _) = h.stream_load("uniq", &merge, &["label:m3", "delete:k = 1"], "root:");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("applies to merge_type MERGE only"),
+        "{json}"
+    );
+    let (json, _) = h.stream_load(
+        "dup",
+        &merge,
+        &["label:m4", "merge_type:MERGE", "delete:id = 1"],
+        "root:",
+    );
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("only supported in unique tables"),
+        "{json}"
+    );
+    let (json, _) = h.stream_load(
+        "uniq",
+        &merge,
+        &["label:m5", "merge_type:MERGE", "delete:nope = 1"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Fail");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("the delete condition is invalid"),
+        "{json}"
+    );
+    assert_eq!(row_count(&h.rows("uniq")), 2, "failed loads change nothing");
+}

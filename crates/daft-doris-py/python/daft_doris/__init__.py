@@ -3,7 +3,9 @@
 ``read_doris`` reads one table over the MySQL protocol or Arrow Flight SQL, with
 projection, filter, limit and count pushdown and optional tablet-parallel tasks;
 ``write_doris`` loads a DataFrame through HTTP Stream Load with the table checked first,
-labels that can be deterministic, and typed outcomes.
+labels that can be deterministic, and typed outcomes. ``daft_doris.streaming`` manages
+Doris 4.0 streaming jobs (exactly-once incremental loads from object storage) and stages
+DataFrames as files for them.
 """
 
 from daft_doris._native import __version__
@@ -19,16 +21,19 @@ from daft_doris.errors import (
     DorisAmbiguousWriteError,
     DorisLabelExistsError,
     DorisMetadataError,
+    DorisStreamingJobError,
     DorisTableCompatibilityError,
     DorisTimeoutError,
     DorisWriteAuthenticationError,
     DorisWriteError,
     SchemaError,
+    StagingOrderError,
     TransportError,
     UnsupportedPredicateError,
 )
 from daft_doris.read import DorisDataSource, read_doris
 from daft_doris.secrets import SecretRef
+from daft_doris.streaming import S3Source, StreamingJob
 from daft_doris.write import DorisConnection, DorisDataSink, DorisTable, DorisWriteOptions, write_doris
 
 __all__ = [
@@ -46,14 +51,18 @@ __all__ = [
     "DorisDataSource",
     "DorisLabelExistsError",
     "DorisMetadataError",
+    "DorisStreamingJobError",
     "DorisTable",
     "DorisTableCompatibilityError",
     "DorisTimeoutError",
     "DorisWriteAuthenticationError",
     "DorisWriteError",
     "DorisWriteOptions",
+    "S3Source",
     "SchemaError",
     "SecretRef",
+    "StagingOrderError",
+    "StreamingJob",
     "TransportError",
     "UnsupportedPredicateError",
     "__version__",

@@ -87,6 +87,14 @@ class DorisTableCompatibilityError(DorisWriteError):
     """The data does not fit the table (columns, keys, types, nulls or lengths)."""
 
 
+class DorisStreamingJobError(DaftOlapError):
+    """A streaming job cannot do what was asked (e.g. a failed task paused it)."""
+
+
+class StagingOrderError(DorisStreamingJobError, ConfigurationError):
+    """Staged file names would sort at or below a job's offset: Doris would never load them."""
+
+
 __all__ = [
     "AuthenticationError",
     "CompatibilityError",
@@ -99,11 +107,13 @@ __all__ = [
     "DorisAmbiguousWriteError",
     "DorisLabelExistsError",
     "DorisMetadataError",
+    "DorisStreamingJobError",
     "DorisTableCompatibilityError",
     "DorisTimeoutError",
     "DorisWriteAuthenticationError",
     "DorisWriteError",
     "SchemaError",
+    "StagingOrderError",
     "TransportError",
     "UnsupportedPredicateError",
 ]

@@ -122,5 +122,6 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
     }
     table.apply(staged).map_err(|e| fail(e.to_string()))?;
     shared.txns.make_visible(txn);
+    crate::persist::save(shared);
     Ok(rows)
 }

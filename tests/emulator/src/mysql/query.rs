@@ -493,6 +493,12 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                 rows,
             )
         }
+        [_, "JOB", ..] if crate::jobs::parse::is_job_statement(sql) => {
+            match crate::jobs::execute(shared, &session.user, session.database.as_deref(), strip(sql)) {
+                Ok(()) => Outcome::Ok(0),
+                Err(message) => analysis(message),
+            }
+        }
         ["SHOW", "TRANSACTION", ..] => show_transaction(shared, session, sql, &upper),
         ["SHOW", "BACKENDS", ..] => show_backends(shared),
         ["ALTER", "SYSTEM", "MODIFY", "BACKEND", ..] => modify_backend(shared, &rest_after(4)),
@@ -510,6 +516,7 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
             match crate::ddl::execute(shared, &mut db, sql) {
                 Ok(()) => {
                     session.database = db;
+                    crate::persist::save(shared);
                     Outcome::Ok(0)
                 }
                 Err(e) => from_error(&e),

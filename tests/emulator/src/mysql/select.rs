@@ -22,7 +22,7 @@ use doris_sql::DorisType;
 use futures::StreamExt;
 use mysql_common::constants::ColumnType;
 use sqlparser::dialect::MySqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
 use super::Session;
 use super::show::column_def;
@@ -43,9 +43,7 @@ pub struct Hint {
 
 /// Takes the `TABLET(...)` hints out of `sql`; returns the SQL without them and the hints.
 pub fn strip_tablet_hints(sql: &str) -> Result<(String, Vec<Hint>), String> {
-    let tokens = Tokenizer::new(&MySqlDialect {}, sql)
-        .tokenize()
-        .map_err(|e| e.to_string())?;
+    let tokens = crate::tokens::tokenize(sql)?;
     let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     let mut hints = Vec::new();
@@ -117,29 +115,7 @@ pub fn strip_tablet_hints(sql: &str) -> Result<(String, Vec<Hint>), String> {
         out.push(tokens[i].clone());
         i += 1;
     }
-    Ok((out.iter().map(render_token).collect(), hints))
-}
-
-/// A token as SQL text. sqlparser's `Display` writes a string literal's unescaped value
-/// between quotes (`'it's'`), so quoted strings are escaped again here.
-fn render_token(token: &Token) -> String {
-    let quoted = |s: &str, q: char| {
-        let mut out = String::with_capacity(s.len() + 2);
-        out.push(q);
-        for c in s.chars() {
-            if c == '\\' || c == q {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push(q);
-        out
-    };
-    match token {
-        Token::SingleQuotedString(s) => quoted(s, '\''),
-        Token::DoubleQuotedString(s) => quoted(s, '"'),
-        other => other.to_string(),
-    }
+    Ok((crate::tokens::render(&out), hints))
 }
 
 /// The tables a statement names (`[db.]table` as written), found by sqlparser.
@@ -240,8 +216,17 @@ impl Planned {
 
 /// Plans `sql` for `session` over the catalog.
 pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Planned, SelectError> {
-    let (sql, hints) = strip_tablet_hints(sql).map_err(analysis)?;
-    let names = referenced_tables(&sql).map_err(analysis)?;
+    let (sql, job_tables) = crate::jobs::rewrite_table_functions(sql).map_err(analysis)?;
+    let (sql, hints) = strip_tablet_hints(&sql).map_err(analysis)?;
+    let names: Vec<Vec<String>> = referenced_tables(&sql)
+        .map_err(analysis)?
+        .into_iter()
+        .filter(|n| {
+            !job_tables
+                .iter()
+                .any(|j| n.last().map(String::as_str) == Some(j.table_name()))
+        })
+        .collect();
     let current = session.database.clone();
     let config = SessionConfig::new()
         .with_default_catalog_and_schema("datafusion", current.as_deref().unwrap_or("public"))
@@ -304,6 +289,13 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         )
         .map_err(analysis)?;
     }
+    for job_table in job_tables {
+        ctx.register_table(
+            job_table.table_name(),
+            job_table_provider(shared, job_table)?,
+        )
+        .map_err(analysis)?;
+    }
     let frame = ctx.sql(&sql).await.map_err(|e| analysis(clean(&e)))?;
     let schema = frame.schema().as_arrow().clone();
     let mut columns = Vec::new();
@@ -325,6 +317,33 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         doris_types,
         frame,
     })
+}
+
+/// `jobs("type"="insert")` / `tasks("type"="insert")` as an in-memory table of strings.
+fn job_table_provider(
+    shared: &Shared,
+    which: crate::jobs::JobTable,
+) -> Result<Arc<MemTable>, SelectError> {
+    let columns = which.columns();
+    let rows = which.rows(shared);
+    let schema = Arc::new(arrow::datatypes::Schema::new(
+        columns
+            .iter()
+            .map(|c| arrow::datatypes::Field::new(*c, DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = (0..columns.len())
+        .map(|i| {
+            Arc::new(arrow::array::StringArray::from_iter(
+                rows.iter().map(|r| r[i].as_deref()),
+            )) as ArrayRef
+        })
+        .collect();
+    let batch =
+        arrow::record_batch::RecordBatch::try_new(schema.clone(), arrays).map_err(analysis)?;
+    Ok(Arc::new(
+        MemTable::try_new(schema, vec![vec![batch]]).map_err(analysis)?,
+    ))
 }
 
 fn clean(e: &datafusion::error::DataFusionError) -> String {

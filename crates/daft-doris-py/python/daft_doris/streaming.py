@@ -1,0 +1,542 @@
+"""Doris 4.0 streaming jobs: exactly-once incremental loads from object storage.
+
+A streaming job (``CREATE JOB … ON STREAMING DO INSERT INTO t SELECT * FROM S3(…)``) lists
+the files its URI glob matches in lexicographic order and loads the ones after its offset,
+a batch per task; each task's offset commits in the same transaction as its data, so
+every file is loaded exactly once, across failures and FE restarts.
+
+This module manages such jobs from Python and feeds them from Daft:
+
+- ``StreamingJob.create(...)`` / ``StreamingJob(connection, name)``, then ``pause()``,
+  ``resume()``, ``alter(...)`` (Doris allows it only while PAUSED), ``drop()``, ``info()``;
+- ``jobs(connection)`` / ``tasks(connection)``: the ``jobs("type"="insert")`` and
+  ``tasks("type"="insert")`` table functions as Daft DataFrames, values typed;
+- ``StreamingJob.stage(df, ...)`` writes a DataFrame as files whose names sort after the
+  job's current offset (it refuses names that would sort at or below it: Doris would never
+  load them), and ``StreamingJob.wait_for(staged)`` waits until the job's offset has passed
+  the last staged file and reports the rows the job loaded meanwhile.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import daft
+import pyarrow as pa
+
+from daft_doris import _native
+from daft_doris import _validate as check
+from daft_doris.errors import (
+    ConfigurationError,
+    DatabaseObjectNotFoundError,
+    DorisStreamingJobError,
+    DorisTimeoutError,
+    StagingOrderError,
+)
+from daft_doris.write import DorisConnection, DorisTable
+
+_FORMATS = ("csv", "csv_with_names", "json", "parquet")
+_STAGE_FORMATS = ("parquet", "csv", "json")
+_SECRET_WORDS = ("secret", "password", "token")
+
+
+def _is_secret(key: str) -> bool:
+    k = key.lower()
+    return k == "s3.access_key" or any(w in k for w in _SECRET_WORDS)
+
+
+@dataclass(frozen=True)
+class S3Source:
+    """What a job reads: ``SELECT * FROM S3(uri, format, properties…)``.
+
+    ``properties`` holds the other S3 table-function properties (``s3.endpoint``,
+    ``s3.region``, ``s3.access_key``, ``s3.secret_key``, ``column_separator``, …); values
+    of credential keys never appear in ``repr``.
+    """
+
+    uri: str
+    format: Literal["csv", "csv_with_names", "json", "parquet"] = "parquet"
+    properties: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.uri, str) or not self.uri.lower().startswith(("s3://", "s3a://", "s3n://")):
+            raise ConfigurationError("the source uri must start with s3://")
+        bucket_and_key = self.uri.split("://", 1)[1]
+        if "/" not in bucket_and_key or not bucket_and_key.split("/", 1)[1]:
+            raise ConfigurationError("the source uri needs a bucket and a key pattern")
+        check.choice("format", self.format, _FORMATS)
+        pairs = self.properties.items() if isinstance(self.properties, Mapping) else self.properties
+        items = tuple((str(k), str(v)) for k, v in pairs)
+        for key, _ in items:
+            if key.lower() in ("uri", "format"):
+                raise ConfigurationError(f"give {key} as S3Source's own field, not in properties")
+        object.__setattr__(self, "properties", items)
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if _is_secret(k) else v) for k, v in self.properties}
+        return f"S3Source(uri={self.uri!r}, format={self.format!r}, properties={shown!r})"
+
+    @property
+    def bucket(self) -> str:
+        """The bucket the uri names."""
+        return self.uri.split("://", 1)[1].split("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """One streaming job's state, from ``jobs("type"="insert")``."""
+
+    id: int
+    name: str
+    status: str
+    current_offset: str | None
+    end_offset: str | None
+    succeeded_tasks: int
+    failed_tasks: int
+    canceled_tasks: int
+    scanned_rows: int
+    load_bytes: int
+    file_number: int
+    error_msg: str
+    properties: dict[str, str]
+    execute_sql: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class StagedFiles:
+    """Files written by ``StreamingJob.stage``: their keys (in order) and rows."""
+
+    job: str
+    keys: tuple[str, ...]
+    rows: int
+    scanned_rows_before: int = 0
+    files_before: int = 0
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    """What ``StreamingJob.wait_for`` saw: the job's offset and rows it loaded meanwhile."""
+
+    offset: str
+    rows_loaded: int
+    files_loaded: int
+
+
+def _insert_spec(
+    table: DorisTable, source: S3Source, columns: list[str] | tuple[str, ...] | None
+) -> dict[str, Any]:
+    return {
+        "database": table.database,
+        "table": table.name,
+        "columns": list(columns) if columns is not None else None,
+        "uri": source.uri,
+        "format": source.format,
+        "source_properties": [list(p) for p in source.properties],
+    }
+
+
+def _job_properties(
+    max_batch_files: int | None,
+    max_batch_bytes: int | None,
+    max_interval_seconds: int | None,
+    offset: str | None,
+    session: Mapping[str, object] | None,
+) -> list[list[str]]:
+    props: list[list[str]] = []
+    for key, value in (
+        ("s3.max_batch_files", max_batch_files),
+        ("s3.max_batch_bytes", max_batch_bytes),
+        ("max_interval", max_interval_seconds),
+    ):
+        if value is not None:
+            check.bounded_int(key, value, 1, 1 << 62)
+            props.append([key, str(value)])
+    if offset is not None:
+        if not isinstance(offset, str) or not offset:
+            raise ConfigurationError("offset must be the key of the last file to skip")
+        props.append(["offset", json.dumps({"fileName": offset})])
+    for name, value in (session or {}).items():
+        check.identifier("session variable", name)
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        props.append([f"session.{name}", text])
+    return props
+
+
+class StreamingJob:
+    """A handle on a streaming job (nothing is sent until a method is called)."""
+
+    def __init__(self, connection: DorisConnection, name: str) -> None:
+        if not isinstance(connection, DorisConnection):
+            raise ConfigurationError("connection must be a DorisConnection")
+        check.identifier("job name", name)
+        self.connection = connection
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StreamingJob(name={self.name!r}, host={self.connection.host!r})"
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        endpoint = self.connection.endpoint()
+        return fn(endpoint.to_json(), endpoint.password_value(), *args)
+
+    @classmethod
+    def create(
+        cls,
+        connection: DorisConnection,
+        name: str,
+        table: DorisTable,
+        source: S3Source,
+        *,
+        columns: list[str] | tuple[str, ...] | None = None,
+        max_batch_files: int | None = None,
+        max_batch_bytes: int | None = None,
+        max_interval_seconds: int | None = None,
+        offset: str | None = None,
+        session: Mapping[str, object] | None = None,
+        comment: str | None = None,
+    ) -> StreamingJob:
+        """``CREATE JOB name … ON STREAMING DO INSERT INTO table SELECT * FROM S3(source)``.
+
+        ``offset`` is the key of a file to start after; ``session`` sets session variables
+        for every task's INSERT (e.g. ``{"insert_max_filter_ratio": 0.1,
+        "enable_insert_strict": False}``).
+        """
+        job = cls(connection, name)
+        if not isinstance(table, DorisTable) or not isinstance(source, S3Source):
+            raise ConfigurationError("table must be a DorisTable and source an S3Source")
+        spec = {
+            "name": name,
+            "properties": _job_properties(
+                max_batch_files, max_batch_bytes, max_interval_seconds, offset, session
+            ),
+            "comment": comment,
+            "insert": _insert_spec(table, source, check.columns(columns)),
+        }
+        job._call(_native.job_create, json.dumps(spec))
+        return job
+
+    def alter(
+        self,
+        *,
+        table: DorisTable | None = None,
+        source: S3Source | None = None,
+        columns: list[str] | tuple[str, ...] | None = None,
+        max_batch_files: int | None = None,
+        max_batch_bytes: int | None = None,
+        max_interval_seconds: int | None = None,
+        offset: str | None = None,
+        session: Mapping[str, object] | None = None,
+    ) -> None:
+        """``ALTER JOB``: new properties and/or a new INSERT (``table`` with ``source``).
+
+        Doris accepts it only while the job is PAUSED; the offset is kept unless given.
+        """
+        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, offset, session)
+        if (table is None) != (source is None):
+            raise ConfigurationError("a new INSERT needs both table and source")
+        insert = None if table is None else json.dumps(_insert_spec(table, source, check.columns(columns)))  # type: ignore[arg-type]
+        if not props and insert is None:
+            raise ConfigurationError("alter needs a property or a new table and source")
+        self._call(_native.job_alter, self.name, json.dumps(props), insert)
+
+    def pause(self) -> None:
+        """``PAUSE JOB``: the running task is canceled; the offset stays."""
+        self._call(_native.job_control, "pause", self.name, False)
+
+    def resume(self) -> None:
+        """``RESUME JOB``: tasks go on from the committed offset."""
+        self._call(_native.job_control, "resume", self.name, False)
+
+    def drop(self, *, if_exists: bool = False) -> None:
+        """``DROP JOB [IF EXISTS]``."""
+        self._call(_native.job_control, "drop", self.name, bool(if_exists))
+
+    def info(self) -> JobInfo:
+        """The job's row of ``jobs("type"="insert")``."""
+        rows = json.loads(self._call(_native.job_list, self.name))
+        if not rows:
+            raise DatabaseObjectNotFoundError(f"streaming job {self.name} does not exist")
+        return _job_info(rows[0])
+
+    def stage(
+        self,
+        df: daft.DataFrame,
+        destination: str,
+        *,
+        filesystem: Any = None,
+        file_format: Literal["parquet", "csv", "json"] = "parquet",
+        prefix: str = "part-",
+        rows_per_file: int = 1_000_000,
+    ) -> StagedFiles:
+        """Writes ``df`` as files under ``destination`` (``s3://bucket/dir/``) whose names
+        sort after the job's current offset, and returns their keys.
+
+        Names are ``<prefix><UTC timestamp>-<n>.<ext>``, so successive stagings sort in
+        time order. A name that would sort at or below the offset is refused with
+        ``StagingOrderError`` before anything is written. ``filesystem`` is a
+        ``pyarrow.fs.FileSystem`` whose paths are ``bucket/key`` (default: from the uri).
+        The job must read the same ``file_format`` (CSV files are written without a header;
+        JSON as one object per line, which needs ``read_json_by_line = true``).
+        """
+        check.choice("file_format", file_format, _STAGE_FORMATS)
+        check.bounded_int("rows_per_file", rows_per_file, 1, 1 << 40)
+        if not isinstance(prefix, str) or "/" in prefix:
+            raise ConfigurationError("prefix must be a file name prefix without '/'")
+        bucket, folder = _split_destination(destination)
+        before = self.info()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        ext = {"parquet": "parquet", "csv": "csv", "json": "json"}[file_format]
+
+        def key(n: int) -> str:
+            return f"{folder}{prefix}{stamp}-{n:06d}.{ext}"
+
+        if before.current_offset is not None and key(0).encode() <= before.current_offset.encode():
+            raise StagingOrderError(
+                f"staged files named like {key(0)!r} sort at or below the job's offset "
+                f"{before.current_offset!r}: Doris would never load them; use a prefix that sorts later"
+            )
+        fs = filesystem if filesystem is not None else _filesystem_for(destination)
+        keys: list[str] = []
+        rows = 0
+        pending: list[pa.RecordBatch] = []
+        pending_rows = 0
+        for batch in df.to_arrow_iter():
+            pending.append(batch)
+            pending_rows += batch.num_rows
+            while pending_rows >= rows_per_file:
+                table = pa.Table.from_batches(pending)
+                head, tail = table.slice(0, rows_per_file), table.slice(rows_per_file)
+                _write_object(fs, bucket, key(len(keys)), head, file_format)
+                keys.append(key(len(keys)))
+                rows += head.num_rows
+                pending = tail.to_batches()
+                pending_rows = tail.num_rows
+        if pending_rows > 0:
+            table = pa.Table.from_batches(pending)
+            _write_object(fs, bucket, key(len(keys)), table, file_format)
+            keys.append(key(len(keys)))
+            rows += table.num_rows
+        return StagedFiles(
+            job=self.name,
+            keys=tuple(keys),
+            rows=rows,
+            scanned_rows_before=before.scanned_rows,
+            files_before=before.file_number,
+        )
+
+    def wait_for(
+        self,
+        staged: StagedFiles,
+        *,
+        timeout_seconds: float = 300.0,
+        poll_seconds: float = 0.5,
+    ) -> LoadProgress:
+        """Waits until the job's offset has reached the last staged file.
+
+        Returns the offset and the rows the job loaded since staging began (files other
+        writers staged meanwhile count too). Raises ``DorisStreamingJobError`` if the job
+        is or becomes PAUSED (with its ``ErrorMsg``) and ``DorisTimeoutError`` after
+        ``timeout_seconds``.
+        """
+        check.timeout("timeout_seconds", timeout_seconds)
+        check.timeout("poll_seconds", poll_seconds)
+        if not isinstance(staged, StagedFiles) or staged.job != self.name:
+            raise ConfigurationError("staged must come from this job's stage()")
+        deadline = time.monotonic() + timeout_seconds
+        while True:
+            info = self.info()
+            if not staged.keys or (
+                info.current_offset is not None and info.current_offset.encode() >= staged.keys[-1].encode()
+            ):
+                return LoadProgress(
+                    offset=info.current_offset or "",
+                    rows_loaded=info.scanned_rows - staged.scanned_rows_before,
+                    files_loaded=info.file_number - staged.files_before,
+                )
+            if info.status == "PAUSED":
+                reason = info.error_msg[:500] if info.error_msg else "paused by PAUSE JOB"
+                raise DorisStreamingJobError(f"streaming job {self.name} is PAUSED: {reason}")
+            if time.monotonic() >= deadline:
+                raise DorisTimeoutError(
+                    f"streaming job {self.name} did not reach {staged.keys[-1]!r} within {timeout_seconds} s "
+                    f"(offset {info.current_offset!r})"
+                )
+            time.sleep(poll_seconds)
+
+
+def _split_destination(destination: str) -> tuple[str, str]:
+    if not isinstance(destination, str) or not destination.lower().startswith(("s3://", "s3a://", "s3n://")):
+        raise ConfigurationError("destination must be an s3://bucket/folder/ uri")
+    rest = destination.split("://", 1)[1]
+    bucket, _, folder = rest.partition("/")
+    if not bucket:
+        raise ConfigurationError("destination names no bucket")
+    if folder and not folder.endswith("/"):
+        folder += "/"
+    return bucket, folder
+
+
+def _filesystem_for(destination: str) -> Any:
+    import pyarrow.fs
+
+    fs, _ = pyarrow.fs.FileSystem.from_uri(destination)
+    return fs
+
+
+def _encode(table: pa.Table, file_format: str) -> bytes:
+    sink = io.BytesIO()
+    if file_format == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, sink)
+    elif file_format == "csv":
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(table, sink, pacsv.WriteOptions(include_header=False, quoting_style="needed"))
+    else:
+        for row in table.to_pylist():
+            sink.write(json.dumps(row, default=str).encode())
+            sink.write(b"\n")
+    return sink.getvalue()
+
+
+def _write_object(fs: Any, bucket: str, key: str, table: pa.Table, file_format: str) -> None:
+    """Writes one object so that it appears whole: object stores publish a PUT at once; a
+    local folder gets a temporary file renamed into place."""
+    body = _encode(table, file_format)
+    path = f"{bucket}/{key}"
+    parent = path.rsplit("/", 1)[0]
+    fs.create_dir(parent, recursive=True)
+    if fs.type_name in ("s3", "gcs"):
+        with fs.open_output_stream(path) as out:
+            out.write(body)
+        return
+    staging = f"{bucket}/.daft_doris_staging"
+    fs.create_dir(staging, recursive=True)
+    tmp = f"{staging}/{uuid.uuid4().hex}"
+    with fs.open_output_stream(tmp) as out:
+        out.write(body)
+    fs.move(tmp, path)
+
+
+def _job_info(row: Mapping[str, Any]) -> JobInfo:
+    stats = row.get("LoadStatistic") or {}
+    return JobInfo(
+        id=int(row["Id"]),
+        name=row["Name"],
+        status=row["Status"],
+        current_offset=row.get("CurrentOffset"),
+        end_offset=row.get("EndOffset"),
+        succeeded_tasks=int(row["SucceedTaskCount"]),
+        failed_tasks=int(row["FailedTaskCount"]),
+        canceled_tasks=int(row["CanceledTaskCount"]),
+        scanned_rows=int(stats.get("scannedRows", 0)),
+        load_bytes=int(stats.get("loadBytes", 0)),
+        file_number=int(stats.get("fileNumber", 0)),
+        error_msg=row.get("ErrorMsg") or "",
+        properties=dict(row.get("Properties") or {}),
+        execute_sql=row.get("ExecuteSql") or "",
+    )
+
+
+_STATISTIC = pa.struct(
+    [
+        ("scannedRows", pa.int64()),
+        ("loadBytes", pa.int64()),
+        ("fileNumber", pa.int64()),
+        ("fileSize", pa.int64()),
+    ]
+)
+
+JOBS_SCHEMA = pa.schema(
+    [
+        ("Id", pa.int64()),
+        ("Name", pa.string()),
+        ("Definer", pa.string()),
+        ("ExecuteType", pa.string()),
+        ("RecurringStrategy", pa.string()),
+        ("Status", pa.string()),
+        ("ExecuteSql", pa.string()),
+        ("CreateTime", pa.string()),
+        ("SucceedTaskCount", pa.int64()),
+        ("FailedTaskCount", pa.int64()),
+        ("CanceledTaskCount", pa.int64()),
+        ("Comment", pa.string()),
+        ("Properties", pa.map_(pa.string(), pa.string())),
+        ("CurrentOffset", pa.string()),
+        ("EndOffset", pa.string()),
+        ("LoadStatistic", _STATISTIC),
+        ("ErrorMsg", pa.string()),
+        ("JobRuntimeMsg", pa.string()),
+    ]
+)
+"""Columns of ``jobs()``: Doris's names; counts as integers, ``Properties`` as a map,
+offsets as the key of the last file loaded (``CurrentOffset``) or seen (``EndOffset``),
+``LoadStatistic`` as a struct."""
+
+TASKS_SCHEMA = pa.schema(
+    [
+        ("TaskId", pa.int64()),
+        ("JobID", pa.int64()),
+        ("JobName", pa.string()),
+        ("Label", pa.string()),
+        ("Status", pa.string()),
+        ("ErrorMsg", pa.string()),
+        ("CreateTime", pa.string()),
+        ("StartTime", pa.string()),
+        ("FinishTime", pa.string()),
+        ("LoadStatistic", _STATISTIC),
+        ("User", pa.string()),
+        ("RunningOffset", pa.string()),
+    ]
+)
+"""Columns of ``tasks()``: Doris's names, ids as integers, ``LoadStatistic`` as a struct."""
+
+
+def _frame(rows: list[dict[str, Any]], schema: pa.Schema) -> daft.DataFrame:
+    if "Properties" in schema.names:
+        for row in rows:
+            row["Properties"] = list((row.get("Properties") or {}).items())
+    return daft.from_arrow(pa.Table.from_pylist(rows, schema=schema))
+
+
+def jobs(connection: DorisConnection, name: str | None = None) -> daft.DataFrame:
+    """``SELECT * FROM jobs("type"="insert") WHERE ExecuteType = 'STREAMING'`` as a
+    DataFrame (``JOBS_SCHEMA``), optionally for one job."""
+    if name is not None:
+        check.identifier("job name", name)
+    endpoint = connection.endpoint()
+    rows = json.loads(_native.job_list(endpoint.to_json(), endpoint.password_value(), name))
+    return _frame(rows, JOBS_SCHEMA)
+
+
+def tasks(connection: DorisConnection, job: str | None = None) -> daft.DataFrame:
+    """``SELECT * FROM tasks("type"="insert")`` as a DataFrame (``TASKS_SCHEMA``): per job
+    the running task and recent finished ones (none while the job is PAUSED)."""
+    if job is not None:
+        check.identifier("job name", job)
+    endpoint = connection.endpoint()
+    rows = json.loads(_native.task_list(endpoint.to_json(), endpoint.password_value(), job))
+    return _frame(rows, TASKS_SCHEMA)
+
+
+__all__ = [
+    "JOBS_SCHEMA",
+    "TASKS_SCHEMA",
+    "DorisStreamingJobError",
+    "JobInfo",
+    "LoadProgress",
+    "S3Source",
+    "StagedFiles",
+    "StagingOrderError",
+    "StreamingJob",
+    "jobs",
+    "tasks",
+]

@@ -1,0 +1,147 @@
+//! Doris 4.0 streaming jobs over the FE's MySQL port: create, alter, pause, resume and drop
+//! a job, and read the `jobs("type"="insert")` / `tasks("type"="insert")` rows as typed
+//! values. The statements are built by `doris-sql` ([`doris_sql::CreateStreamingJob`], …);
+//! S3 credentials inside them are never part of an error or a log line.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), doris_read::ReadError> {
+//! use doris_read::{MySqlEndpoint, jobs};
+//! use doris_sql::{CreateStreamingJob, JobControl, S3Insert, TableRef};
+//! let fe = MySqlEndpoint::new("127.0.0.1", 9030, "root", "");
+//! let insert = S3Insert::new(TableRef::new("db", "events").unwrap(), "s3://bucket/in/*.csv", "csv");
+//! jobs::create_job(&fe, &CreateStreamingJob::new("ingest", insert)).await?;
+//! let job = jobs::job(&fe, "ingest").await?.expect("created");
+//! println!("{:?} at {:?}", job.status, job.current_offset);
+//! jobs::control_job(&fe, JobControl::Pause, "ingest").await?;
+//! # Ok(()) }
+//! ```
+
+use doris_sql::{
+    CreateStreamingJob, JobControl, JobRow, Properties, S3Insert, TaskRow, alter_job_sql,
+    job_control_sql, parse_job_row, parse_task_row,
+};
+use sqlx::{Column, Row};
+
+use crate::error::ReadError;
+use crate::mysql::connect::MySqlEndpoint;
+use crate::schema::text_cell;
+
+/// Runs one statement that returns no rows.
+async fn execute(endpoint: &MySqlEndpoint, what: &str, sql: &str) -> Result<(), ReadError> {
+    let mut conn = endpoint.connect().await?;
+    tokio::time::timeout(endpoint.read_timeout, sqlx::raw_sql(sql).execute(&mut conn))
+        .await
+        .map_err(|_| ReadError::Timeout(what.to_owned()))?
+        .map_err(ReadError::from_sqlx)?;
+    Ok(())
+}
+
+/// Runs a query and returns its rows as `(column, text)` pairs.
+async fn named_rows(
+    endpoint: &MySqlEndpoint,
+    what: &str,
+    sql: &str,
+) -> Result<Vec<Vec<(String, Option<String>)>>, ReadError> {
+    let mut conn = endpoint.connect().await?;
+    let rows = tokio::time::timeout(
+        endpoint.read_timeout,
+        sqlx::raw_sql(sql).fetch_all(&mut conn),
+    )
+    .await
+    .map_err(|_| ReadError::Timeout(what.to_owned()))?
+    .map_err(ReadError::from_sqlx)?;
+    rows.iter()
+        .map(|row| {
+            row.columns()
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Ok((c.name().to_owned(), text_cell(row, i)?)))
+                .collect()
+        })
+        .collect()
+}
+
+fn config(e: doris_sql::SqlError) -> ReadError {
+    ReadError::Config(e.to_string())
+}
+
+/// `CREATE JOB … ON STREAMING DO INSERT …`.
+pub async fn create_job(
+    endpoint: &MySqlEndpoint,
+    job: &CreateStreamingJob,
+) -> Result<(), ReadError> {
+    execute(endpoint, "CREATE JOB", &job.to_sql().map_err(config)?).await
+}
+
+/// `ALTER JOB` (Doris accepts it only while the job is PAUSED).
+pub async fn alter_job(
+    endpoint: &MySqlEndpoint,
+    name: &str,
+    properties: &Properties,
+    insert: Option<&S3Insert>,
+) -> Result<(), ReadError> {
+    let sql = alter_job_sql(name, properties, insert).map_err(config)?;
+    execute(endpoint, "ALTER JOB", &sql).await
+}
+
+/// `PAUSE JOB`, `RESUME JOB` or `DROP JOB [IF EXISTS]`.
+pub async fn control_job(
+    endpoint: &MySqlEndpoint,
+    control: JobControl,
+    name: &str,
+) -> Result<(), ReadError> {
+    let sql = job_control_sql(control, name).map_err(config)?;
+    execute(endpoint, "job control", &sql).await
+}
+
+fn name_filter(column: &str, name: Option<&str>) -> Result<String, ReadError> {
+    Ok(match name {
+        Some(name) => {
+            doris_sql::validate_ident("job", name).map_err(config)?;
+            let mut sql = format!(" AND {column} = ");
+            doris_sql::push_string_literal(&mut sql, name);
+            sql
+        }
+        None => String::new(),
+    })
+}
+
+/// The streaming jobs (`jobs("type"="insert")` with `ExecuteType = 'STREAMING'`), or only
+/// the one named.
+pub async fn list_jobs(
+    endpoint: &MySqlEndpoint,
+    name: Option<&str>,
+) -> Result<Vec<JobRow>, ReadError> {
+    let sql = format!(
+        "SELECT * FROM jobs(\"type\"=\"insert\") WHERE ExecuteType = 'STREAMING'{}",
+        name_filter("Name", name)?
+    );
+    named_rows(endpoint, "jobs()", &sql)
+        .await?
+        .iter()
+        .map(|row| parse_job_row(row).map_err(|e| ReadError::Metadata(e.to_string())))
+        .collect()
+}
+
+/// One job by name (`None`: no such job).
+pub async fn job(endpoint: &MySqlEndpoint, name: &str) -> Result<Option<JobRow>, ReadError> {
+    Ok(list_jobs(endpoint, Some(name)).await?.into_iter().next())
+}
+
+/// The tasks Doris shows (`tasks("type"="insert")`: the running task and recent history of
+/// each job; none for a paused job), or only those of the job named.
+pub async fn list_tasks(
+    endpoint: &MySqlEndpoint,
+    name: Option<&str>,
+) -> Result<Vec<TaskRow>, ReadError> {
+    let filter = name_filter("JobName", name)?;
+    let sql = format!(
+        "SELECT * FROM tasks(\"type\"=\"insert\"){}",
+        filter.replacen(" AND", " WHERE", 1)
+    );
+    named_rows(endpoint, "tasks()", &sql)
+        .await?
+        .iter()
+        .map(|row| parse_task_row(row).map_err(|e| ReadError::Metadata(e.to_string())))
+        .collect()
+}
