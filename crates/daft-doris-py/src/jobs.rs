@@ -135,8 +135,16 @@ pub(crate) fn job_control(
     .map_err(read_error)
 }
 
+fn statistic_json(stats: &doris_sql::LoadStatistic) -> serde_json::Value {
+    json!({
+        "scannedRows": stats.scanned_rows,
+        "loadBytes": stats.load_bytes,
+        "fileNumber": stats.file_number,
+        "fileSize": stats.file_size,
+    })
+}
+
 fn job_json(job: &JobRow) -> serde_json::Value {
-    let stats = &job.load_statistic;
     json!({
         "Id": job.id,
         "Name": job.name,
@@ -153,19 +161,13 @@ fn job_json(job: &JobRow) -> serde_json::Value {
         "Properties": job.properties.iter().collect::<BTreeMap<_, _>>(),
         "CurrentOffset": job.current_offset.as_ref().map(|o| o.end_file.clone()),
         "EndOffset": job.end_offset.as_ref().map(|o| o.end_file.clone()),
-        "LoadStatistic": {
-            "scannedRows": stats.scanned_rows,
-            "loadBytes": stats.load_bytes,
-            "fileNumber": stats.file_number,
-            "fileSize": stats.file_size,
-        },
+        "LoadStatistic": statistic_json(&job.load_statistic),
         "ErrorMsg": job.error_msg,
         "JobRuntimeMsg": job.job_runtime_msg,
     })
 }
 
 fn task_json(task: &TaskRow) -> serde_json::Value {
-    let stats = &task.load_statistic;
     json!({
         "TaskId": task.task_id,
         "JobID": task.job_id,
@@ -176,15 +178,30 @@ fn task_json(task: &TaskRow) -> serde_json::Value {
         "CreateTime": task.create_time,
         "StartTime": task.start_time,
         "FinishTime": task.finish_time,
-        "LoadStatistic": {
-            "scannedRows": stats.scanned_rows,
-            "loadBytes": stats.load_bytes,
-            "fileNumber": stats.file_number,
-            "fileSize": stats.file_size,
-        },
+        "LoadStatistic": statistic_json(&task.load_statistic),
         "User": task.user,
         "RunningOffset": task.running_offset,
     })
+}
+
+/// Rows of `jobs()` or `tasks()` as a JSON list of objects.
+fn rows_json<R, F, Fut>(
+    py: Python<'_>,
+    connection: &str,
+    password: &str,
+    name: Option<String>,
+    fetch: F,
+    to_json: fn(&R) -> serde_json::Value,
+) -> PyResult<String>
+where
+    F: FnOnce(doris_read::MySqlEndpoint, Option<String>) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<Vec<R>, doris_read::ReadError>>,
+    R: Send,
+{
+    let conn: Connection = parse_json("connection", connection)?;
+    let endpoint = conn.mysql(password, None);
+    let rows = block_on(py, || fetch(endpoint, name)).map_err(read_error)?;
+    Ok(serde_json::Value::Array(rows.iter().map(to_json).collect()).to_string())
 }
 
 /// The streaming jobs (or the one named) as a JSON list of objects.
@@ -196,13 +213,14 @@ pub(crate) fn job_list(
     password: &str,
     name: Option<String>,
 ) -> PyResult<String> {
-    let conn: Connection = parse_json("connection", connection)?;
-    let endpoint = conn.mysql(password, None);
-    let rows = block_on(py, || async move {
-        doris_read::jobs::list_jobs(&endpoint, name.as_deref()).await
-    })
-    .map_err(read_error)?;
-    Ok(serde_json::Value::Array(rows.iter().map(job_json).collect()).to_string())
+    rows_json(
+        py,
+        connection,
+        password,
+        name,
+        |endpoint, name| async move { doris_read::jobs::list_jobs(&endpoint, name.as_deref()).await },
+        job_json,
+    )
 }
 
 /// The tasks Doris shows (of the job named, or of every job) as a JSON list of objects.
@@ -214,11 +232,12 @@ pub(crate) fn task_list(
     password: &str,
     name: Option<String>,
 ) -> PyResult<String> {
-    let conn: Connection = parse_json("connection", connection)?;
-    let endpoint = conn.mysql(password, None);
-    let rows = block_on(py, || async move {
-        doris_read::jobs::list_tasks(&endpoint, name.as_deref()).await
-    })
-    .map_err(read_error)?;
-    Ok(serde_json::Value::Array(rows.iter().map(task_json).collect()).to_string())
+    rows_json(
+        py,
+        connection,
+        password,
+        name,
+        |endpoint, name| async move { doris_read::jobs::list_tasks(&endpoint, name.as_deref()).await },
+        task_json,
+    )
 }

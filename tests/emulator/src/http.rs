@@ -681,20 +681,21 @@ async fn be_stream_load(
         ..LoadResponse::default()
     };
     let read = Instant::now();
-    let decoded = match decode(&table, &opts, bytes) {
+    // A failure before anything is staged: abort the transaction and answer `Fail`.
+    let failed = |mut response: LoadResponse, message: String| {
+        shared.txns.abort(txn_id, &message);
+        response.status = "Fail".into();
+        response.message = message;
+        response.load_time_ms = ms(started);
+        load_reply(&response)
+    };
+    let mut decoded = match decode(&table, &opts, bytes) {
         Ok(d) => d,
-        Err(message) => {
-            shared.txns.abort(txn_id, &message);
-            response.status = "Fail".into();
-            response.message = message;
-            response.load_time_ms = ms(started);
-            return load_reply(&response);
-        }
+        Err(message) => return failed(response, message),
     };
     response.read_data_time_ms = ms(read);
     response.number_total_rows = decoded.total_rows;
     let write = Instant::now();
-    let mut decoded = decoded;
     #[cfg(feature = "sql")]
     if let Some(predicate) = &opts.where_predicate {
         match crate::load::apply_where(std::mem::take(&mut decoded.batches), predicate).await {
@@ -702,26 +703,14 @@ async fn be_stream_load(
                 decoded.batches = kept;
                 response.number_unselected_rows = unselected;
             }
-            Err(message) => {
-                shared.txns.abort(txn_id, &message);
-                response.status = "Fail".into();
-                response.message = message;
-                response.load_time_ms = ms(started);
-                return load_reply(&response);
-            }
+            Err(message) => return failed(response, message),
         }
     }
     #[cfg(feature = "sql")]
     if let Some(condition) = &opts.merge_delete {
         match crate::load::apply_merge(std::mem::take(&mut decoded.batches), condition).await {
             Ok(marked) => decoded.batches = marked,
-            Err(message) => {
-                shared.txns.abort(txn_id, &message);
-                response.status = "Fail".into();
-                response.message = message;
-                response.load_time_ms = ms(started);
-                return load_reply(&response);
-            }
+            Err(message) => return failed(response, message),
         }
     }
     let staged = shared.stage(&table, std::mem::take(&mut decoded.batches));

@@ -582,6 +582,25 @@ fn conform_text(
     conform(table, opts, columns, provided, out)
 }
 
+/// A DataFusion context with `batches` registered as the table `__load` (one partition, so
+/// a projection keeps the row order).
+#[cfg(feature = "sql")]
+fn load_context(
+    schema: arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<datafusion::prelude::SessionContext, String> {
+    let ctx = datafusion::prelude::SessionContext::new_with_config(
+        datafusion::prelude::SessionConfig::new()
+            .with_target_partitions(1)
+            .set_str("datafusion.sql_parser.dialect", "mysql"),
+    );
+    let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    ctx.register_table("__load", Arc::new(table))
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    Ok(ctx)
+}
+
 /// Keeps the rows of `batches` that `predicate` (SQL over the table's columns) accepts;
 /// returns them and how many were left out (`NumberUnselectedRows`).
 #[cfg(feature = "sql")]
@@ -593,13 +612,7 @@ pub async fn apply_where(
         return Ok((batches, 0));
     };
     let before: usize = batches.iter().map(RecordBatch::num_rows).sum();
-    let ctx = datafusion::prelude::SessionContext::new_with_config(
-        datafusion::prelude::SessionConfig::new().set_str("datafusion.sql_parser.dialect", "mysql"),
-    );
-    let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
-        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
-    ctx.register_table("__load", std::sync::Arc::new(table))
-        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    let ctx = load_context(schema, batches)?;
     let analysis = |e: datafusion::error::DataFusionError| {
         format!(
             "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the where predicate is invalid: {}",
@@ -626,16 +639,7 @@ pub async fn apply_merge(
 ) -> Result<Vec<RecordBatch>, String> {
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
-        let ctx = datafusion::prelude::SessionContext::new_with_config(
-            datafusion::prelude::SessionConfig::new()
-                .with_target_partitions(1)
-                .set_str("datafusion.sql_parser.dialect", "mysql"),
-        );
-        let table =
-            datafusion::datasource::MemTable::try_new(batch.schema(), vec![vec![batch.clone()]])
-                .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
-        ctx.register_table("__load", Arc::new(table))
-            .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+        let ctx = load_context(batch.schema(), vec![batch.clone()])?;
         let analysis = |e: datafusion::error::DataFusionError| {
             format!(
                 "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the delete condition is invalid: {}",

@@ -507,24 +507,23 @@ def _frame(rows: list[dict[str, Any]], schema: pa.Schema) -> daft.DataFrame:
     return daft.from_arrow(pa.Table.from_pylist(rows, schema=schema))
 
 
-def jobs(connection: DorisConnection, name: str | None = None) -> daft.DataFrame:
-    """``SELECT * FROM jobs("type"="insert") WHERE ExecuteType = 'STREAMING'`` as a
-    DataFrame (``JOBS_SCHEMA``), optionally for one job."""
+def _rows(connection: DorisConnection, fetch: Any, name: str | None) -> list[dict[str, Any]]:
     if name is not None:
         check.identifier("job name", name)
     endpoint = connection.endpoint()
-    rows = json.loads(_native.job_list(endpoint.to_json(), endpoint.password_value(), name))
-    return _frame(rows, JOBS_SCHEMA)
+    return json.loads(fetch(endpoint.to_json(), endpoint.password_value(), name))
+
+
+def jobs(connection: DorisConnection, name: str | None = None) -> daft.DataFrame:
+    """``SELECT * FROM jobs("type"="insert") WHERE ExecuteType = 'STREAMING'`` as a
+    DataFrame (``JOBS_SCHEMA``), optionally for one job."""
+    return _frame(_rows(connection, _native.job_list, name), JOBS_SCHEMA)
 
 
 def tasks(connection: DorisConnection, job: str | None = None) -> daft.DataFrame:
     """``SELECT * FROM tasks("type"="insert")`` as a DataFrame (``TASKS_SCHEMA``): per job
     the running task and recent finished ones (none while the job is PAUSED)."""
-    if job is not None:
-        check.identifier("job name", job)
-    endpoint = connection.endpoint()
-    rows = json.loads(_native.task_list(endpoint.to_json(), endpoint.password_value(), job))
-    return _frame(rows, TASKS_SCHEMA)
+    return _frame(_rows(connection, _native.task_list, job), TASKS_SCHEMA)
 
 
 __all__ = [

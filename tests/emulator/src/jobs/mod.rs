@@ -56,31 +56,18 @@ impl Status {
     }
 }
 
-/// Cumulative load statistics (`LoadStatistic`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Statistic {
-    /// Rows read from the files.
-    pub scanned_rows: u64,
-    /// Bytes loaded (the files' bytes).
-    pub load_bytes: u64,
-    /// Files read.
-    pub file_number: u64,
-    /// Bytes of the files read.
-    pub file_size: u64,
+/// Cumulative load statistics (`LoadStatistic`), in `doris-sql`'s shape.
+pub use doris_sql::LoadStatistic as Statistic;
+
+fn add_statistic(total: &mut Statistic, more: &Statistic) {
+    total.scanned_rows += more.scanned_rows;
+    total.load_bytes += more.load_bytes;
+    total.file_number += more.file_number;
+    total.file_size += more.file_size;
 }
 
-impl Statistic {
-    fn add(&mut self, other: &Statistic) {
-        self.scanned_rows += other.scanned_rows;
-        self.load_bytes += other.load_bytes;
-        self.file_number += other.file_number;
-        self.file_size += other.file_size;
-    }
-
-    fn to_json(self) -> String {
-        serde_json::to_string(&self).unwrap_or_default()
-    }
+fn statistic_json(statistic: &Statistic) -> String {
+    serde_json::to_string(statistic).unwrap_or_default()
 }
 
 /// One task, running or finished.
@@ -580,7 +567,7 @@ pub fn job_rows(shared: &Shared) -> Vec<Vec<Option<String>>> {
                 properties,
                 Job::offset_json(&job.offset),
                 Job::offset_json(&job.end_offset),
-                job.statistic.to_json(),
+                statistic_json(&job.statistic),
                 job.error_msg.clone(),
                 String::new(),
             ]
@@ -609,7 +596,7 @@ pub fn task_rows(shared: &Shared) -> Vec<Vec<Option<String>>> {
                     task.create_time.clone(),
                     task.start_time.clone(),
                     task.finish_time.clone(),
-                    task.statistic.to_json(),
+                    statistic_json(&task.statistic),
                     job.definer.clone(),
                     task.running_offset.clone(),
                 ]

@@ -315,7 +315,7 @@ fn commit(
         Ok(()) => {
             statistic.scanned_rows = decoded.total_rows;
             job.offset = Some(last_key);
-            job.statistic.add(&statistic);
+            super::add_statistic(&mut job.statistic, &statistic);
             job.succeed_tasks += 1;
             job.next_poll = None;
             if let Some(mut task) = job.current.take() {
