@@ -87,6 +87,9 @@ pub struct LoadOptions {
     pub delete: bool,
     /// `where`: a predicate over the table's columns; rows it rejects are unselected.
     pub where_predicate: Option<String>,
+    /// `jsonpaths`: one JSON path per target column (the `columns` header's, else the
+    /// table's, in order).
+    pub jsonpaths: Option<Vec<JsonPath>>,
 }
 
 /// Schema metadata key that marks a partial-update batch with the columns it provides.
@@ -207,7 +210,11 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
                 .into(),
         );
     }
-    for unsupported in ["jsonpaths", "hidden_columns"] {
+    let jsonpaths = match header(headers, "jsonpaths").map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(parse_jsonpaths(text)?),
+    };
+    for unsupported in ["hidden_columns", "json_root"] {
         if header(headers, unsupported).is_some() {
             return Err(format!(
                 "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
@@ -280,6 +287,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         new_key_error,
         delete,
         where_predicate,
+        jsonpaths,
         merge_delete,
         label,
         format,
@@ -421,6 +429,11 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                 }
                 items
             };
+            if let Some(paths) = &opts.jsonpaths {
+                let (names, rows) = rows_by_jsonpaths(table, opts, paths, values, &mut out)?;
+                conform_text(table, opts, &names, rows, Some(names.as_slice()), &mut out)?;
+                return Ok(out);
+            }
             let names: Vec<String> = table
                 .schema
                 .columns
@@ -580,6 +593,114 @@ fn conform_text(
         })
         .collect();
     conform(table, opts, columns, provided, out)
+}
+
+/// One step of a JSON path: a member name or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonStep {
+    /// `.name` or `['name']`.
+    Member(String),
+    /// `[n]`.
+    Index(usize),
+}
+
+/// A JSON path of the `jsonpaths` header: `$`, then `.name`, `['name']` or `[n]` steps.
+pub type JsonPath = Vec<JsonStep>;
+
+/// Parses the `jsonpaths` header: a JSON array of path strings.
+fn parse_jsonpaths(text: &str) -> Result<Vec<JsonPath>, String> {
+    let invalid = || format!("[INVALID_ARGUMENT]Invalid json path: {text}");
+    let paths: Vec<String> = serde_json::from_str(text).map_err(|_| invalid())?;
+    paths
+        .iter()
+        .map(|p| parse_jsonpath(p).ok_or_else(invalid))
+        .collect()
+}
+
+fn parse_jsonpath(path: &str) -> Option<JsonPath> {
+    let mut rest = path.trim().strip_prefix('$')?;
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            steps.push(JsonStep::Member(after[..end].to_owned()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            let inner = after[..end].trim();
+            let quoted = inner
+                .strip_prefix('\'')
+                .and_then(|i| i.strip_suffix('\''))
+                .or_else(|| inner.strip_prefix('"').and_then(|i| i.strip_suffix('"')));
+            steps.push(match quoted {
+                Some(name) => JsonStep::Member(name.to_owned()),
+                None => JsonStep::Index(inner.parse().ok()?),
+            });
+            rest = &after[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(steps)
+}
+
+/// Evaluates one path; `None` when a step finds nothing.
+fn eval_jsonpath<'a>(
+    value: &'a serde_json::Value,
+    path: &[JsonStep],
+) -> Option<&'a serde_json::Value> {
+    path.iter().try_fold(value, |v, step| match step {
+        JsonStep::Member(name) => v.get(name.as_str()),
+        JsonStep::Index(i) => v.get(*i),
+    })
+}
+
+/// Rows of text cells (`None`: NULL).
+type TextRows = Vec<Vec<Option<String>>>;
+
+/// Rows of text cells by `jsonpaths`: the i-th path feeds the i-th target column (the
+/// `columns` header's, else the table's); a path that finds nothing gives NULL.
+fn rows_by_jsonpaths(
+    table: &Table,
+    opts: &LoadOptions,
+    paths: &[JsonPath],
+    values: Vec<serde_json::Value>,
+    out: &mut Decoded,
+) -> Result<(Vec<String>, TextRows), String> {
+    let targets = opts.columns.clone().unwrap_or_else(|| {
+        table
+            .schema
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    });
+    if paths.len() > targets.len() {
+        return Err(format!(
+            "[INVALID_ARGUMENT]jsonpaths has {} paths for {} columns",
+            paths.len(),
+            targets.len()
+        ));
+    }
+    let names = targets[..paths.len()].to_vec();
+    let mut rows = Vec::with_capacity(values.len());
+    for v in values {
+        out.total_rows += 1;
+        rows.push(
+            paths
+                .iter()
+                .map(|p| match eval_jsonpath(&v, p) {
+                    None | Some(serde_json::Value::Null) => None,
+                    Some(serde_json::Value::String(s)) => Some(s.clone()),
+                    Some(other) => Some(other.to_string()),
+                })
+                .collect(),
+        );
+    }
+    Ok((names, rows))
 }
 
 /// A DataFusion context with `batches` registered as the table `__load` (one partition, so
@@ -850,6 +971,28 @@ fn conform(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jsonpaths_parse_and_evaluate() {
+        let paths =
+            parse_jsonpaths(r#"["$.id", "$.info.name", "$['odd key']", "$.tags[1]"]"#).unwrap();
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"id": 7, "info": {"name": "a"}, "odd key": true, "tags": ["x", "y"]}"#,
+        )
+        .unwrap();
+        let got: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                eval_jsonpath(&v, p)
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(got, ["7", "\"a\"", "true", "\"y\""]);
+        assert!(eval_jsonpath(&v, &parse_jsonpath("$.missing.x").unwrap()).is_none());
+        assert!(parse_jsonpaths(r#"["id"]"#).is_err());
+        assert!(parse_jsonpaths("not json").is_err());
+    }
 
     #[test]
     fn csv_lines_split_with_enclose_and_escape() {

@@ -889,3 +889,59 @@ async fn merge_type_merge_deletes_the_rows_its_condition_accepts() {
     );
     assert_eq!(row_count(&h.rows("uniq")), 2, "failed loads change nothing");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonpaths_pick_nested_fields_for_the_columns() {
+    let h = harness("jsonpaths").await;
+    let file = h.file(
+        "j.json",
+        br#"[{"data": {"id": 1, "who": {"name": "ann"}}, "points": [5, 50]},
+             {"data": {"id": 2}, "points": [6]}]"#,
+    );
+    let (json, _) = h.stream_load(
+        "dup",
+        &file,
+        &[
+            "label:jp1",
+            "format:json",
+            "strip_outer_array:true",
+            r#"jsonpaths:["$.data.id", "$.data.who.name", "$.points[1]"]"#,
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(json["NumberLoadedRows"].as_u64(), Some(2));
+    let mut rows: Vec<(i32, Option<String>, Option<i64>)> = Vec::new();
+    for batch in h.rows("dup") {
+        let id = batch.column(0).as_primitive::<Int32Type>();
+        let name = batch.column(1).as_string::<i32>();
+        let score = batch.column(2).as_primitive::<Int64Type>();
+        rows.extend((0..batch.num_rows()).map(|i| {
+            (
+                id.value(i),
+                name.is_valid(i).then(|| name.value(i).to_owned()),
+                score.is_valid(i).then(|| score.value(i)),
+            )
+        }));
+    }
+    rows.sort();
+    assert_eq!(rows, [(1, Some("ann".into()), Some(50)), (2, None, None)]);
+    let (json, _) = h.stream_load(
+        "dup",
+        &file,
+        &[
+            "label:jp2",
+            "format:json",
+            "strip_outer_array:true",
+            "jsonpaths:[\"id\"]",
+        ],
+        "root:",
+    );
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid json path"),
+        "{json}"
+    );
+}
