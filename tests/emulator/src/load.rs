@@ -670,14 +670,7 @@ fn rows_by_jsonpaths(
     values: Vec<serde_json::Value>,
     out: &mut Decoded,
 ) -> Result<(Vec<String>, TextRows), String> {
-    let targets = opts.columns.clone().unwrap_or_else(|| {
-        table
-            .schema
-            .columns
-            .iter()
-            .map(|c| c.name.clone())
-            .collect()
-    });
+    let targets = source_names(table, opts);
     if paths.len() > targets.len() {
         return Err(format!(
             "[INVALID_ARGUMENT]jsonpaths has {} paths for {} columns",

@@ -125,7 +125,7 @@ async fn run_task(shared: &Arc<Shared>, name: &str, generation: u64) {
     };
     let objects = match listing {
         Ok(objects) => objects,
-        Err(message) => return fail(shared, name, generation, None, message),
+        Err(message) => return fail(shared, name, generation, message),
     };
     let end_offset = objects.last().map(|o| o.key.clone());
     let pending: Vec<s3::Object> = objects
@@ -189,7 +189,7 @@ async fn run_task(shared: &Arc<Shared>, name: &str, generation: u64) {
     };
     let decoded = match decoded {
         Ok(d) => d,
-        Err(message) => return fail(shared, name, generation, None, message),
+        Err(message) => return fail(shared, name, generation, message),
     };
     commit(
         shared, name, generation, &label, decoded, statistic, last_key,
@@ -334,17 +334,14 @@ fn commit(
                 shared.txns.abort(txn, &message);
             }
             drop(jobs);
-            fail(shared, name, generation, None, message);
+            fail(shared, name, generation, message);
         }
     }
     shared.jobs.wake();
 }
 
 /// Pauses the job with `message` (the offset stays where it is).
-fn fail(shared: &Shared, name: &str, generation: u64, txn: Option<i64>, message: String) {
-    if let Some(txn) = txn {
-        shared.txns.abort(txn, &message);
-    }
+fn fail(shared: &Shared, name: &str, generation: u64, message: String) {
     let mut jobs = shared.jobs.lock();
     if let Some(job) = jobs
         .by_name
