@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
-        Some("bench") => bench(args.iter().any(|a| a == "--quick")),
+        Some("bench") => bench(args.iter().any(|a| a == "--quick"), false),
         _ => {
             eprintln!("usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS]>");
             return ExitCode::from(2);
@@ -220,8 +220,10 @@ fn ci() -> Result<(), String> {
     let (rust_passed, rust_failed) = counted_step("rust tests", test)?;
     let (py_passed, py_failed) = python_tests()?;
     // The benchmark harness, reduced and on debug builds: it must keep working (no timing
-    // is asserted; each measurement checks its row count).
-    bench(true)?;
+    // is asserted; each measurement checks its row count). It reuses the emulator binary
+    // and the package the tests just built: `cargo build -p doris-emulator` alone would
+    // unify features differently and rebuild DataFusion (~6 min).
+    bench(true, true)?;
     let (passed, failed) = (rust_passed + py_passed, rust_failed + py_failed);
     // One closing line that CI reads, whatever runners produced the counts.
     println!("tests: {passed} passed, {failed} failed");
@@ -345,7 +347,9 @@ fn demo_with_emulator(child: &mut std::process::Child, python: &Path) -> Result<
     step("demo: write_doris, then read_doris", run)
 }
 
-fn bench(quick: bool) -> Result<(), String> {
+/// `quick`: reduced sizes on debug builds; `prebuilt`: the debug emulator binary and the
+/// package are already built (by `cargo test --workspace` and the pytest step).
+fn bench(quick: bool, prebuilt: bool) -> Result<(), String> {
     // Full: release builds (their own folder, so they never evict the debug test build),
     // the Rust-only benchmarks, then the end-to-end comparison, written to
     // docs/benchmarks.md. Quick: the end-to-end harness only, on the debug builds the tests
@@ -371,10 +375,12 @@ fn bench(quick: bool) -> Result<(), String> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut extras = Vec::new();
     let emulator = if quick {
-        let mut build = cargo();
-        build.args(["build", "-p", "doris-emulator", "--bin", "doris-emulator"]);
-        step("bench: build the emulator", build)?;
-        install_python_package(&python)?;
+        if !prebuilt {
+            let mut build = cargo();
+            build.args(["build", "-p", "doris-emulator", "--bin", "doris-emulator"]);
+            step("bench: build the emulator", build)?;
+            install_python_package(&python)?;
+        }
         format!("{shared}/debug/doris-emulator")
     } else {
         let release = format!("{shared}-release");

@@ -85,6 +85,9 @@ pub struct EmulatorConfig {
     /// Where the emulator keeps its state across restarts (catalog, data, streaming jobs);
     /// `None`: everything lives in memory only. See [`persist`].
     pub data_dir: Option<std::path::PathBuf>,
+    /// Which Doris generation's COM_STMT_PREPARE the MySQL face speaks (default: 2.1.5 and
+    /// later, server-side prepare with binary rows).
+    pub prepare_profile: mysql::prepared::PrepareProfile,
 }
 
 impl Default for EmulatorConfig {
@@ -104,6 +107,7 @@ impl Default for EmulatorConfig {
             fe_redirect_drain_bytes: 64 * 1024 * 1024,
             s3_root: None,
             data_dir: None,
+            prepare_profile: mysql::prepared::PrepareProfile::default(),
         }
     }
 }

@@ -90,6 +90,9 @@ pub struct LoadOptions {
     /// `jsonpaths`: one JSON path per target column (the `columns` header's, else the
     /// table's, in order).
     pub jsonpaths: Option<Vec<JsonPath>>,
+    /// `json_root`: the node whose content is the data (applied to the whole body with
+    /// `strip_outer_array`, to every line otherwise).
+    pub json_root: Option<JsonPath>,
 }
 
 /// Schema metadata key that marks a partial-update batch with the columns it provides.
@@ -214,7 +217,14 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         None | Some("") => None,
         Some(text) => Some(parse_jsonpaths(text)?),
     };
-    for unsupported in ["hidden_columns", "json_root"] {
+    let json_root = match header(headers, "json_root").map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(
+            parse_jsonpath(text)
+                .ok_or_else(|| format!("[INVALID_ARGUMENT]Invalid json root: {text}"))?,
+        ),
+    };
+    for unsupported in ["hidden_columns"] {
         if header(headers, unsupported).is_some() {
             return Err(format!(
                 "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
@@ -288,6 +298,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         delete,
         where_predicate,
         jsonpaths,
+        json_root,
         merge_delete,
         label,
         format,
@@ -409,16 +420,25 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
         Format::Json => {
             let text = String::from_utf8(body.to_vec())
                 .map_err(|_| "[DATA_QUALITY_ERROR]the JSON body is not valid UTF-8".to_owned())?;
+            let root = |v: serde_json::Value| match &opts.json_root {
+                None => Some(v),
+                Some(path) => eval_jsonpath(&v, path).cloned(),
+            };
             let values: Vec<serde_json::Value> = if opts.strip_outer_array {
-                match serde_json::from_str::<serde_json::Value>(&text) {
-                    Ok(serde_json::Value::Array(items)) => items,
+                match serde_json::from_str::<serde_json::Value>(&text).ok().map(root) {
+                    Some(Some(serde_json::Value::Array(items))) => items,
+                    Some(None) => return Err("[DATA_QUALITY_ERROR]JSON Root not found.".into()),
                     _ => return Err("[DATA_QUALITY_ERROR]JSON data is not an array-object, strip_outer_array must be FALSE".into()),
                 }
             } else {
                 let mut items = Vec::new();
                 for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                    match serde_json::from_str::<serde_json::Value>(line) {
-                        Ok(v) => items.push(v),
+                    match serde_json::from_str::<serde_json::Value>(line).map(root) {
+                        Ok(Some(v)) => items.push(v),
+                        Ok(None) => {
+                            out.total_rows += 1;
+                            out.reject(format!("Reason: JSON Root not found. src line [{line}];"));
+                        }
                         Err(_) => {
                             out.total_rows += 1;
                             out.reject(format!(

@@ -5,7 +5,9 @@
 //!                [--be-http-port 8040] [--query-port 9030] [--fe-flight-port 8070]
 //!                [--be-flight-port 8050] [--flight-session-cap N] [--init-sql FILE]...
 //!                [--root-password P] [--s3-root DIR] [--data-dir DIR]
+//!                [--mysql-prepare server-side|point-query-only]
 //! ```
+//! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did.
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
 //! `--init-sql` files run only when `DIR` holds no state yet).
@@ -20,7 +22,7 @@ fn usage() -> ExitCode {
         "usage: doris-emulator [--host H] [--advertise-host H] [--fe-http-port P] \
          [--be-http-port P] [--query-port P] [--fe-flight-port P] [--be-flight-port P] \
          [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
-         [--s3-root DIR] [--data-dir DIR]"
+         [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only]"
     );
     ExitCode::from(2)
 }
@@ -67,6 +69,13 @@ async fn main() -> ExitCode {
             "--root-password" => config.root_password = value,
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
+            "--mysql-prepare" => match value.parse() {
+                Ok(p) => config.prepare_profile = p,
+                Err(e) => {
+                    eprintln!("doris-emulator: {e}");
+                    return usage();
+                }
+            },
             _ => return usage(),
         }
     }

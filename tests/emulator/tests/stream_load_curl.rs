@@ -891,6 +891,77 @@ async fn merge_type_merge_deletes_the_rows_its_condition_accepts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_root_picks_the_node_that_holds_the_rows() {
+    let h = harness("jsonroot").await;
+    // The whole body with strip_outer_array: the root must be an array of rows.
+    let file = h.file(
+        "r.json",
+        br#"{"meta": {"n": 2}, "data": {"rows": [{"id": 1, "name": "ann", "score": 7},
+                                               {"id": 2, "name": "bob"}]}}"#,
+    );
+    let (json, _) = h.stream_load(
+        "dup",
+        &file,
+        &[
+            "label:jr1",
+            "format:json",
+            "strip_outer_array:true",
+            "json_root:$.data.rows",
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(json["NumberLoadedRows"].as_u64(), Some(2));
+    // Line by line: each line's root is one row; a line without it is filtered.
+    let lines = h.file(
+        "l.json",
+        b"{\"payload\": {\"id\": 3, \"name\": \"cy\"}}\n{\"other\": 1}\n",
+    );
+    let (json, _) = h.stream_load(
+        "dup",
+        &lines,
+        &[
+            "label:jr2",
+            "format:json",
+            "read_json_by_line:true",
+            "json_root:$.payload",
+            "max_filter_ratio:0.5",
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(json["NumberLoadedRows"].as_u64(), Some(1));
+    assert_eq!(json["NumberFilteredRows"].as_u64(), Some(1));
+    let mut ids: Vec<i32> = Vec::new();
+    for batch in h.rows("dup") {
+        let id = batch.column(0).as_primitive::<Int32Type>();
+        ids.extend((0..batch.num_rows()).map(|i| id.value(i)));
+    }
+    ids.sort();
+    assert_eq!(ids, [1, 2, 3]);
+    // A root that is missing fails the load (strip_outer_array) and names the problem.
+    let (json, _) = h.stream_load(
+        "dup",
+        &file,
+        &[
+            "label:jr3",
+            "format:json",
+            "strip_outer_array:true",
+            "json_root:$.nowhere",
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Fail", "{json}");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON Root not found"),
+        "{json}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonpaths_pick_nested_fields_for_the_columns() {
     let h = harness("jsonpaths").await;
     let file = h.file(

@@ -4,7 +4,11 @@
 //! `enable_insert_strict` (the default), any filtered row fails the whole statement.
 
 use axum::http::HeaderMap;
-use sqlparser::ast::{Statement, TableObject};
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    Expr, SetExpr, Statement, TableObject, UnaryOperator, Value, visit_expressions_mut,
+};
 use sqlparser::dialect::MySqlDialect;
 
 use super::Session;
@@ -83,6 +87,15 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
         .source
         .as_ref()
         .ok_or_else(|| analysis("INSERT needs VALUES or a SELECT"))?;
+    let mut source = source.clone();
+    let values = matches!(*source.body, SetExpr::Values(_));
+    let _ = visit_expressions_mut(&mut source, |expr| {
+        if values {
+            big_integer_as_text(expr);
+        }
+        keep_backslashes(expr);
+        ControlFlow::<()>::Continue(())
+    });
     let planned = plan(shared, session, &source.to_string()).await?;
     let batches = planned.collect().await?;
     if let Some(first) = batches.first()
@@ -124,4 +137,64 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
     shared.txns.make_visible(txn);
     crate::persist::save(shared);
     Ok(rows)
+}
+
+/// An integer literal beyond BIGINT (a LARGEINT value) becomes its text, so the engine does
+/// not turn it into a float on the way to the column (LARGEINT is kept as text). Expressions
+/// are visited children first, so `-N` finds `N` already turned into text.
+fn big_integer_as_text(expr: &mut Expr) {
+    let digits = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    let text = match expr {
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) if digits(n) && n.parse::<i64>().is_err() => n.clone(),
+            _ => return,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr: inner,
+        } => match inner.as_ref() {
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(n) if digits(n) && n.parse::<i64>().is_err() => {
+                    format!("-{n}")
+                }
+                _ => return,
+            },
+            _ => return,
+        },
+        _ => return,
+    };
+    *expr = Expr::value(Value::SingleQuotedString(text));
+}
+
+/// sqlparser writes a string literal back with its quotes doubled but its backslashes
+/// bare, and the SELECT engine reads the text again with MySQL's backslash escapes: a
+/// string's backslashes are doubled here so the value arrives unchanged.
+fn keep_backslashes(expr: &mut Expr) {
+    if let Expr::Value(v) = expr
+        && let Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) = &mut v.value
+        && s.contains('\\')
+    {
+        *s = s.replace('\\', "\\\\");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_beyond_bigint_stay_exact() {
+        let sql = "SELECT 1, 170141183460469231731687303715884105727, \
+                   -170141183460469231731687303715884105728, 2.5, -7";
+        let mut statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, sql).unwrap();
+        let _ = visit_expressions_mut(&mut statements, |expr| {
+            big_integer_as_text(expr);
+            ControlFlow::<()>::Continue(())
+        });
+        assert_eq!(
+            statements[0].to_string(),
+            "SELECT 1, '170141183460469231731687303715884105727', \
+             '-170141183460469231731687303715884105728', 2.5, -7"
+        );
+    }
 }

@@ -2,15 +2,19 @@
 //! handshake v10 as `5.7.99` with charset 33, a 20-byte scramble and
 //! `mysql_native_password`; an AuthSwitch when the client answers with another plugin;
 //! 1045 on a bad password; capabilities without DEPRECATE_EOF (classic EOF packets);
-//! COM_QUERY text results with Doris's column definitions; ERR for server-side prepare and
-//! unknown commands.
+//! COM_QUERY text results with Doris's column definitions; server-side prepared statements
+//! with binary rows ([`prepared`], profile switch); Doris's errors for the commands it does
+//! not handle (COM_STMT_FETCH, COM_STMT_SEND_LONG_DATA, …).
 
 #[cfg(feature = "sql")]
 mod insert;
+pub mod prepared;
 pub(crate) mod query;
 #[cfg(feature = "sql")]
 pub mod select;
 pub mod show;
+#[cfg(feature = "sql")]
+mod text_rows;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -190,6 +194,7 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
         time_zone: "Asia/Shanghai".into(),
         sql_mode: "ONLY_FULL_GROUP_BY".into(),
     };
+    let mut statements = prepared::Statements::default();
     while let Some(packet) = io.read().await? {
         let Some((&command, body)) = packet.split_first() else {
             continue;
@@ -212,15 +217,65 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
             }
             0x03 => {
                 let sql = String::from_utf8_lossy(body).into_owned();
-                query::run(&shared, &mut state, &sql, &mut io).await?;
+                query::run(&shared, &mut state, &sql, query::Protocol::Text, &mut io).await?;
             }
             0x0e => io.ok(0).await?, // COM_PING
             0x16 => {
-                // COM_STMT_PREPARE: the emulator does not prepare yet.
-                io.error(1105, b"HY000", "errCode = 2, detailMessage = the Doris emulator does not support server-side prepared statements yet").await?;
+                let sql = String::from_utf8_lossy(body).into_owned();
+                prepared::prepare(&shared, &state, &mut statements, &sql, &mut io).await?;
             }
-            _ => io.error(1047, b"08S01", "Unknown command").await?,
+            0x17 => prepared::execute(&shared, &mut state, &mut statements, body, &mut io).await?,
+            0x19 => prepared::close(&mut statements, body),
+            0x1a => prepared::reset(&statements, body, &mut io).await?,
+            code => {
+                // Doris: a command MysqlCommand knows but the dispatcher does not handle gets
+                // `Unsupported command(<NAME>)`; an unknown code `Unknown command(<n>)`.
+                let message = match command_name(code) {
+                    Some(name) => format!("Unsupported command({name})"),
+                    None => format!("Unknown command({})", code as i8),
+                };
+                io.error(1047, b"08S01", &message).await?;
+            }
         }
     }
     Ok(())
+}
+
+/// The name Doris's `MysqlCommand` gives a command code (`COM_…`), for its error texts.
+fn command_name(code: u8) -> Option<&'static str> {
+    const NAMES: [&str; 32] = [
+        "COM_SLEEP",
+        "COM_QUIT",
+        "COM_INIT_DB",
+        "COM_QUERY",
+        "COM_FIELD_LIST",
+        "COM_CREATE_DB",
+        "COM_DROP_DB",
+        "COM_REFRESH",
+        "COM_SHUTDOWN",
+        "COM_STATISTICS",
+        "COM_PROCESS_INFO",
+        "COM_CONNECT",
+        "COM_PROCESS_KILL",
+        "COM_DEBUG",
+        "COM_PING",
+        "COM_TIME",
+        "COM_DELAYED_INSERT",
+        "COM_CHANGE_USER",
+        "COM_BINLOG_DUMP",
+        "COM_TABLE_DUMP",
+        "COM_CONNECT_OUT",
+        "COM_REGISTER_SLAVE",
+        "COM_STMT_PREPARE",
+        "COM_STMT_EXECUTE",
+        "COM_STMT_SEND_LONG_DATA",
+        "COM_STMT_CLOSE",
+        "COM_STMT_RESET",
+        "COM_SET_OPTION",
+        "COM_STMT_FETCH",
+        "COM_DAEMON",
+        "COM_BINLOG_DUMP_GTID",
+        "COM_RESET_CONNECTION",
+    ];
+    NAMES.get(usize::from(code)).copied()
 }

@@ -37,11 +37,21 @@ fn from_error(e: &EmulatorError) -> Outcome {
     }
 }
 
-/// Runs one COM_QUERY and writes its answer.
+/// How a statement's rows travel: text rows (COM_QUERY) or binary rows (COM_STMT_EXECUTE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// The text protocol of COM_QUERY.
+    Text,
+    /// The binary protocol of COM_STMT_EXECUTE.
+    Binary,
+}
+
+/// Runs one statement (COM_QUERY, or a bound COM_STMT_EXECUTE) and writes its answer.
 pub async fn run(
     shared: &Shared,
     session: &mut Session,
     sql: &str,
+    protocol: Protocol,
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
     if strip(sql)
@@ -62,7 +72,7 @@ pub async fn run(
     if reads_tables(sql) {
         #[cfg(feature = "sql")]
         return match super::select::plan(shared, session, strip(sql)).await {
-            Ok(planned) => super::select::stream(shared, planned, io).await,
+            Ok(planned) => super::select::stream(shared, planned, protocol, io).await,
             Err(e) => io.error(e.code, e.state, &e.message).await,
         };
         #[cfg(not(feature = "sql"))]
@@ -77,8 +87,29 @@ pub async fn run(
     let outcome = execute(shared, session, sql);
     match outcome {
         Outcome::Ok(n) => io.ok(n).await,
+        Outcome::Rows(columns, rows) if protocol == Protocol::Binary => {
+            io.binary_result_set(&columns, &rows).await
+        }
         Outcome::Rows(columns, rows) => io.result_set(&columns, &rows).await,
         Outcome::Err(code, state, message) => io.error(code, state, &message).await,
+    }
+}
+
+/// The column definitions a statement the FE answers itself would return, found by running
+/// it on a copy of the session when it only reads (`SELECT` without tables, `SHOW`, `DESC`);
+/// empty for everything else (SET, DDL), which COM_STMT_PREPARE must not run.
+pub(crate) fn local_columns(shared: &Shared, session: &Session, sql: &str) -> Vec<ColumnDef> {
+    let first = strip(sql)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    if !matches!(first.as_str(), "SELECT" | "SHOW" | "DESC" | "DESCRIBE") {
+        return Vec::new();
+    }
+    match execute(shared, &mut session.clone(), sql) {
+        Outcome::Rows(columns, _) => columns,
+        _ => Vec::new(),
     }
 }
 

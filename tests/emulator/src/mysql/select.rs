@@ -25,7 +25,9 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::tokenizer::Token;
 
 use super::Session;
+use super::query::Protocol;
 use super::show::column_def;
+use super::text_rows::{ColumnCells, format_column, write_rows};
 use super::wire::{ColumnDef, PacketIo};
 use crate::Shared;
 use crate::auth::Privilege;
@@ -192,6 +194,11 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// The result's column definitions, as the MySQL face sends them.
+    pub fn columns(&self) -> &[ColumnDef] {
+        &self.columns
+    }
+
     /// The result's Arrow schema.
     pub fn schema(&self) -> arrow::datatypes::SchemaRef {
         Arc::new(self.frame.schema().as_arrow().clone())
@@ -432,7 +439,12 @@ fn unit_digits(unit: TimeUnit) -> u8 {
 
 /// Runs a planned query and streams it out. A `cut_result_stream` fault closes the
 /// connection after N rows (the caller sees the error and drops the connection).
-pub async fn stream(shared: &Shared, planned: Planned, io: &mut PacketIo) -> std::io::Result<()> {
+pub async fn stream(
+    shared: &Shared,
+    planned: Planned,
+    protocol: Protocol,
+    io: &mut PacketIo,
+) -> std::io::Result<()> {
     let mut batches = match planned.frame.execute_stream().await {
         Ok(s) => s,
         Err(e) => {
@@ -457,7 +469,9 @@ pub async fn stream(shared: &Shared, planned: Planned, io: &mut PacketIo) -> std
     };
     io.columns(&planned.columns).await?;
     let mut sent = 0u64;
-    let mut cell = Vec::with_capacity(64);
+    let mut packet = Vec::with_capacity(planned.columns.len() * 16);
+    let mut cells: Vec<Option<Vec<u8>>> = Vec::with_capacity(planned.columns.len());
+    let mut formatted: Vec<ColumnCells> = Vec::new();
     let mut next = first;
     while let Some(batch) = next {
         let batch = match batch {
@@ -467,27 +481,43 @@ pub async fn stream(shared: &Shared, planned: Planned, io: &mut PacketIo) -> std
                 return io.error(e.code, e.state, &e.message).await;
             }
         };
-        for row in 0..batch.num_rows() {
-            if cut == Some(sent) {
-                io.flush().await?;
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::ConnectionAborted,
-                    "fault: result stream cut",
-                ));
-            }
-            let mut packet = Vec::with_capacity(batch.num_columns() * 16);
+        let rows = batch.num_rows();
+        // A `cut_result_stream` fault lets `rows` rows through in all, then drops the link.
+        let allowed = cut.map_or(rows, |c| {
+            usize::try_from(c - sent).unwrap_or(usize::MAX).min(rows)
+        });
+        if protocol == Protocol::Text {
+            formatted.resize_with(batch.num_columns(), ColumnCells::default);
             for (c, column) in batch.columns().iter().enumerate() {
-                if column.is_null(row) {
-                    packet.push(0xFB);
-                    continue;
-                }
-                cell.clear();
-                format_value(column, row, planned.doris_types[c].as_ref(), &mut cell);
-                super::wire::lenenc_int(&mut packet, cell.len() as u64);
-                packet.extend_from_slice(&cell);
+                format_column(column, planned.doris_types[c].as_ref(), &mut formatted[c]);
             }
-            io.write(&packet).await?;
-            sent += 1;
+            write_rows(&formatted, allowed, io, &mut packet).await?;
+        } else {
+            for row in 0..allowed {
+                cells.clear();
+                for (c, column) in batch.columns().iter().enumerate() {
+                    let mut text = Vec::new();
+                    let value = (!column.is_null(row)).then(|| {
+                        format_value(column, row, planned.doris_types[c].as_ref(), &mut text);
+                        text
+                    });
+                    cells.push(value);
+                }
+                super::wire::binary_row(
+                    &planned.columns,
+                    cells.iter().map(Option::as_deref),
+                    &mut packet,
+                );
+                io.write(&packet).await?;
+            }
+        }
+        sent += allowed as u64;
+        if allowed < rows {
+            io.flush().await?;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "fault: result stream cut",
+            ));
         }
         next = batches.next().await;
     }

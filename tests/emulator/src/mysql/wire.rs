@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 /// The largest payload of one packet; longer payloads continue in the next packet.
-const MAX_PAYLOAD: usize = 0xFF_FFFF;
+pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
 /// Doris's `SERVER_STATUS_AUTOCOMMIT` in OK and EOF packets.
 pub const STATUS_AUTOCOMMIT: u16 = 0x0002;
@@ -102,6 +102,19 @@ impl PacketIo {
         self.writer.write_all(chunk).await
     }
 
+    /// The sequence id for a packet framed by the caller (see [`PacketIo::write_framed`]).
+    pub fn next_seq(&mut self) -> u8 {
+        let seq = self.seq;
+        self.seq = self.seq.wrapping_add(1);
+        seq
+    }
+
+    /// Writes packets the caller framed itself (headers with ids from
+    /// [`PacketIo::next_seq`]), so a batch of rows goes out in one write.
+    pub async fn write_framed(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes).await
+    }
+
     /// Sends everything buffered.
     pub async fn flush(&mut self) -> std::io::Result<()> {
         self.writer.flush().await
@@ -164,24 +177,86 @@ impl PacketIo {
         self.flush().await
     }
 
+    /// Writes a whole binary-protocol result set (the answer to COM_STMT_EXECUTE).
+    pub async fn binary_result_set(
+        &mut self,
+        columns: &[ColumnDef],
+        rows: &[Vec<Option<String>>],
+    ) -> std::io::Result<()> {
+        self.columns(columns).await?;
+        let mut packet = Vec::new();
+        for row in rows {
+            binary_row(
+                columns,
+                row.iter().map(|c| c.as_deref().map(str::as_bytes)),
+                &mut packet,
+            );
+            self.write(&packet).await?;
+        }
+        self.eof().await?;
+        self.flush().await
+    }
+
+    /// Writes COM_STMT_PREPARE's answer as Doris's `sendStmtPrepareOK` does: status,
+    /// statement id, column and parameter counts, a filler byte, then, only when there are
+    /// parameters or columns, the warning count and a `metadata_follows` byte (so a
+    /// statement with neither gets the short 10-byte packet); then one STRING definition
+    /// per parameter named `$n` and an EOF, then the column definitions and an EOF.
+    pub async fn prepare_ok(
+        &mut self,
+        statement_id: u32,
+        params: usize,
+        columns: &[ColumnDef],
+    ) -> std::io::Result<()> {
+        let mut p = vec![0x00];
+        p.extend_from_slice(&statement_id.to_le_bytes());
+        p.extend_from_slice(&(columns.len() as u16).to_le_bytes());
+        p.extend_from_slice(&(params as u16).to_le_bytes());
+        p.push(0);
+        if params > 0 || !columns.is_empty() {
+            p.extend_from_slice(&0u16.to_le_bytes());
+            p.push(1);
+        }
+        self.write(&p).await?;
+        if params > 0 {
+            for i in 0..params {
+                self.column(&ColumnDef::text(&format!("${}", i + 1)))
+                    .await?;
+            }
+            self.eof().await?;
+        }
+        if !columns.is_empty() {
+            for c in columns {
+                self.column(c).await?;
+            }
+            self.eof().await?;
+        }
+        self.flush().await
+    }
+
     /// Writes the column count, the column definitions and the EOF after them.
     pub async fn columns(&mut self, columns: &[ColumnDef]) -> std::io::Result<()> {
         let mut p = Vec::new();
         lenenc_int(&mut p, columns.len() as u64);
         self.write(&p).await?;
         for c in columns {
-            let mut p = Vec::new();
-            Column::new(c.column_type)
-                .with_name(c.name.as_bytes())
-                .with_org_name(c.name.as_bytes())
-                .with_character_set(33)
-                .with_column_length(c.length)
-                .with_decimals(c.decimals)
-                .with_flags(ColumnFlags::empty())
-                .serialize(&mut p);
-            self.write(&p).await?;
+            self.column(c).await?;
         }
         self.eof().await
+    }
+
+    /// Writes one column definition.
+    async fn column(&mut self, c: &ColumnDef) -> std::io::Result<()> {
+        let mut p = Vec::new();
+        Column::new(c.column_type)
+            .with_name(c.name.as_bytes())
+            .with_org_name(c.name.as_bytes())
+            .with_character_set(33)
+            .with_column_length(c.length)
+            .with_decimals(c.decimals)
+            .with_flags(ColumnFlags::empty())
+            .serialize(&mut p);
+        self.write(&p).await
     }
 
     /// Writes one text-protocol row.
@@ -218,6 +293,159 @@ pub fn lenenc_int(out: &mut Vec<u8>, v: u64) {
         _ => {
             out.push(0xFE);
             out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// Appends one non-NULL value of a binary-protocol row (COM_STMT_EXECUTE results), from its
+/// text form, as the column's wire type asks: integers and floats little-endian in their
+/// width, DATE/DATETIME/TIME as the length-prefixed date structure (length 0 for the zero
+/// date), everything else (DECIMAL, strings, LARGEINT, complex types) as a length-encoded
+/// string, like Doris's FE result sender and the BE's binary `MysqlRowBuffer`.
+pub fn binary_cell(column_type: ColumnType, text: &[u8], out: &mut Vec<u8>) {
+    use ColumnType as C;
+    let s = std::str::from_utf8(text).unwrap_or_default();
+    let int = || s.parse::<i128>().ok();
+    match column_type {
+        C::MYSQL_TYPE_TINY => {
+            if let Some(v) = int() {
+                return out.push(v as i8 as u8);
+            }
+        }
+        C::MYSQL_TYPE_SHORT | C::MYSQL_TYPE_YEAR => {
+            if let Some(v) = int() {
+                return out.extend_from_slice(&(v as i16).to_le_bytes());
+            }
+        }
+        C::MYSQL_TYPE_LONG | C::MYSQL_TYPE_INT24 => {
+            if let Some(v) = int() {
+                return out.extend_from_slice(&(v as i32).to_le_bytes());
+            }
+        }
+        C::MYSQL_TYPE_LONGLONG => {
+            if let Some(v) = int() {
+                return out.extend_from_slice(&(v as i64).to_le_bytes());
+            }
+        }
+        C::MYSQL_TYPE_FLOAT => {
+            if let Ok(v) = s.parse::<f32>() {
+                return out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        C::MYSQL_TYPE_DOUBLE => {
+            if let Ok(v) = s.parse::<f64>() {
+                return out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        C::MYSQL_TYPE_DATE | C::MYSQL_TYPE_DATETIME | C::MYSQL_TYPE_TIMESTAMP => {
+            if let Some(parts) = date_parts(s) {
+                return push_date(parts, column_type == C::MYSQL_TYPE_DATE, out);
+            }
+        }
+        C::MYSQL_TYPE_TIME => {
+            if let Some(parts) = time_parts(s) {
+                return push_time(parts, out);
+            }
+        }
+        _ => {}
+    }
+    lenenc_int(out, text.len() as u64);
+    out.extend_from_slice(text);
+}
+
+/// `(year, month, day, hour, minute, second, microsecond)` of `YYYY-MM-DD[ HH:MM:SS[.f…]]`.
+type DateParts = (u16, u8, u8, u8, u8, u8, u32);
+
+fn date_parts(s: &str) -> Option<DateParts> {
+    let (date, time) = s.split_once(' ').unwrap_or((s, ""));
+    let mut d = date.splitn(3, '-');
+    let year = d.next()?.parse().ok()?;
+    let month = d.next()?.parse().ok()?;
+    let day = d.next()?.parse().ok()?;
+    let (h, m, sec, micros) = if time.is_empty() {
+        (0, 0, 0, 0)
+    } else {
+        let (h, m, sec, micros) = clock_parts(time)?;
+        (u8::try_from(h).ok()?, m, sec, micros)
+    };
+    Some((year, month, day, h, m, sec, micros))
+}
+
+/// `HH:MM:SS[.f…]` → hours (unbounded, as TIME allows), minutes, seconds, microseconds.
+fn clock_parts(s: &str) -> Option<(u32, u8, u8, u32)> {
+    let (hms, frac) = s.split_once('.').unwrap_or((s, ""));
+    let mut p = hms.splitn(3, ':');
+    let h = p.next()?.parse().ok()?;
+    let m = p.next()?.parse().ok()?;
+    let sec = p.next()?.parse().ok()?;
+    let micros = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
+        digits.parse().ok()?
+    };
+    Some((h, m, sec, micros))
+}
+
+fn push_date((y, mo, d, h, mi, s, us): DateParts, date_only: bool, out: &mut Vec<u8>) {
+    if (y, mo, d, h, mi, s, us) == (0, 0, 0, 0, 0, 0, 0) {
+        return out.push(0);
+    }
+    let length = if date_only {
+        4
+    } else if us != 0 {
+        11
+    } else {
+        7
+    };
+    out.push(length);
+    out.extend_from_slice(&y.to_le_bytes());
+    out.extend_from_slice(&[mo, d]);
+    if length >= 7 {
+        out.extend_from_slice(&[h, mi, s]);
+    }
+    if length == 11 {
+        out.extend_from_slice(&us.to_le_bytes());
+    }
+}
+
+/// `(negative, hours, minutes, seconds, microseconds)` of `[-]H…:MM:SS[.f…]`.
+fn time_parts(s: &str) -> Option<(bool, u32, u8, u8, u32)> {
+    let (negative, rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let (h, m, sec, us) = clock_parts(rest)?;
+    Some((negative, h, m, sec, us))
+}
+
+fn push_time((negative, h, m, s, us): (bool, u32, u8, u8, u32), out: &mut Vec<u8>) {
+    if (h, m, s, us) == (0, 0, 0, 0) {
+        return out.push(0);
+    }
+    out.push(if us != 0 { 12 } else { 8 });
+    out.push(u8::from(negative));
+    out.extend_from_slice(&(h / 24).to_le_bytes());
+    out.extend_from_slice(&[(h % 24) as u8, m, s]);
+    if us != 0 {
+        out.extend_from_slice(&us.to_le_bytes());
+    }
+}
+
+/// A binary-protocol row: the 0x00 header, the NULL bitmap (offset 2) and the values.
+pub fn binary_row<'a>(
+    columns: &[ColumnDef],
+    cells: impl Iterator<Item = Option<&'a [u8]>>,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    out.push(0x00);
+    let bitmap_at = out.len();
+    out.resize(bitmap_at + (columns.len() + 7 + 2) / 8, 0);
+    for (i, (cell, column)) in cells.zip(columns).enumerate() {
+        match cell {
+            None => out[bitmap_at + (i + 2) / 8] |= 1 << ((i + 2) % 8),
+            Some(text) => binary_cell(column.column_type, text, out),
         }
     }
 }
