@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, StringArray, new_null_array};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, StringArray, new_null_array};
 use arrow::compute::{CastOptions, cast_with_options, filter_record_batch};
 use arrow::record_batch::RecordBatch;
 use axum::body::Bytes;
@@ -93,7 +93,16 @@ pub struct LoadOptions {
     /// `json_root`: the node whose content is the data (applied to the whole body with
     /// `strip_outer_array`, to every line otherwise).
     pub json_root: Option<JsonPath>,
+    /// `unique_key_update_mode: UPDATE_FLEXIBLE_COLUMNS`: each JSON row updates the columns
+    /// it carries (implies `partial`).
+    pub flexible: bool,
+    /// `hidden_columns`: hidden columns the body carries after the table's columns (only
+    /// without a `columns` header, as in Doris); the emulator knows `__DORIS_DELETE_SIGN__`.
+    pub hidden_columns: Vec<String>,
 }
+
+/// The hidden delete-sign column of UNIQUE tables: a row whose value is 1 deletes its key.
+pub const DELETE_SIGN: &str = "__DORIS_DELETE_SIGN__";
 
 /// Schema metadata key that marks a partial-update batch with the columns it provides.
 pub const PARTIAL_COLUMNS: &str = "doris.emulator.partial_columns";
@@ -224,12 +233,21 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
                 .ok_or_else(|| format!("[INVALID_ARGUMENT]Invalid json root: {text}"))?,
         ),
     };
-    for unsupported in ["hidden_columns"] {
-        if header(headers, unsupported).is_some() {
-            return Err(format!(
-                "[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement the `{unsupported}` header yet"
-            ));
-        }
+    let hidden_columns: Vec<String> = header(headers, "hidden_columns")
+        .map(|list| {
+            list.split(',')
+                .map(|c| c.trim().trim_matches('`').to_owned())
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(other) = hidden_columns
+        .iter()
+        .find(|c| !c.eq_ignore_ascii_case(DELETE_SIGN))
+    {
+        return Err(format!(
+            "[NOT_IMPLEMENTED_ERROR]the Doris emulator knows the hidden column {DELETE_SIGN} only, not `{other}`"
+        ));
     }
     let columns = match header(headers, "columns") {
         None => None,
@@ -268,13 +286,11 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         }
     };
     let mode = header(headers, "unique_key_update_mode").map(|m| m.trim().to_ascii_uppercase());
+    let flexible = mode.as_deref() == Some("UPDATE_FLEXIBLE_COLUMNS");
     let partial = match mode.as_deref() {
         None => bool_header(headers, "partial_columns")?,
         Some("UPSERT") => false,
-        Some("UPDATE_FIXED_COLUMNS") => true,
-        Some("UPDATE_FLEXIBLE_COLUMNS") => {
-            return Err("[NOT_IMPLEMENTED_ERROR]the Doris emulator does not implement UPDATE_FLEXIBLE_COLUMNS yet".into());
-        }
+        Some("UPDATE_FIXED_COLUMNS") | Some("UPDATE_FLEXIBLE_COLUMNS") => true,
         Some(m) => {
             return Err(format!(
                 "[INVALID_ARGUMENT]Invalid unique_key_update_mode {m}"
@@ -292,6 +308,9 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
             ));
         }
     };
+    if flexible {
+        check_flexible(headers, &format)?;
+    }
     Ok(LoadOptions {
         partial,
         new_key_error,
@@ -299,6 +318,8 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         where_predicate,
         jsonpaths,
         json_root,
+        flexible,
+        hidden_columns,
         merge_delete,
         label,
         format,
@@ -319,6 +340,33 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         two_phase_commit: bool_header(headers, "two_phase_commit")?,
         comment: header(headers, "comment").unwrap_or_default().to_owned(),
     })
+}
+
+/// Flexible partial updates read JSON only and take no header that reshapes rows
+/// (protocol document §1, `unique_key_update_mode`).
+fn check_flexible(headers: &HeaderMap, format: &Format) -> Result<(), String> {
+    if !matches!(format, Format::Json) {
+        return Err(
+            "[INVALID_ARGUMENT]flexible partial update (UPDATE_FLEXIBLE_COLUMNS) only supports json format"
+                .into(),
+        );
+    }
+    for name in [
+        "fuzzy_parse",
+        "columns",
+        "jsonpaths",
+        "hidden_columns",
+        "function_column.sequence_col",
+        "merge_type",
+        "where",
+    ] {
+        if header(headers, name).is_some_and(|v| !v.trim().is_empty()) {
+            return Err(format!(
+                "[INVALID_ARGUMENT]flexible partial update (UPDATE_FLEXIBLE_COLUMNS) does not support `{name}`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Rows decoded from a body.
@@ -454,11 +502,19 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                 conform_text(table, opts, &names, rows, Some(names.as_slice()), &mut out)?;
                 return Ok(out);
             }
+            if opts.flexible {
+                flexible_rows(table, opts, values, &mut out)?;
+                return Ok(out);
+            }
+            let sign = source_names(table, opts)
+                .into_iter()
+                .find(|n| n.eq_ignore_ascii_case(DELETE_SIGN));
             let names: Vec<String> = table
                 .schema
                 .columns
                 .iter()
                 .map(|c| c.name.clone())
+                .chain(sign)
                 .collect();
             let json_provided: Option<Vec<String>> = opts.columns.clone().or_else(|| {
                 values
@@ -501,6 +557,64 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
     Ok(out)
 }
 
+/// `UPDATE_FLEXIBLE_COLUMNS`: every JSON object updates the table columns it carries. Runs
+/// of consecutive rows carrying the same columns become one partial-update batch each, so
+/// the merge applies them in row order, each with its own column set.
+fn flexible_rows(
+    table: &Table,
+    opts: &LoadOptions,
+    values: Vec<serde_json::Value>,
+    out: &mut Decoded,
+) -> Result<(), String> {
+    let names: Vec<String> = table
+        .schema
+        .columns
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let mut run: Option<Vec<String>> = None;
+    let mut rows: TextRows = Vec::new();
+    for v in values {
+        out.total_rows += 1;
+        let serde_json::Value::Object(map) = v else {
+            out.reject("Reason: JSON data is not an object. src line [..];".into());
+            continue;
+        };
+        let field = |n: &String| map.iter().find(|(k, _)| k.eq_ignore_ascii_case(n));
+        let carried: Vec<String> = names
+            .iter()
+            .filter(|n| field(n).is_some())
+            .cloned()
+            .collect();
+        if run.as_ref().is_some_and(|r| *r != carried) {
+            let provided = run.take().unwrap_or_default();
+            conform_text(
+                table,
+                opts,
+                &names,
+                std::mem::take(&mut rows),
+                Some(&provided),
+                out,
+            )?;
+        }
+        run = Some(carried);
+        rows.push(
+            names
+                .iter()
+                .map(|n| match field(n).map(|(_, v)| v) {
+                    None | Some(serde_json::Value::Null) => None,
+                    Some(serde_json::Value::String(s)) => Some(s.clone()),
+                    Some(other) => Some(other.to_string()),
+                })
+                .collect(),
+        );
+    }
+    if let Some(provided) = run {
+        conform_text(table, opts, &names, rows, Some(&provided), out)?;
+    }
+    Ok(())
+}
+
 /// The column each source field feeds: the `columns` header, else the table's order.
 fn source_names(table: &Table, opts: &LoadOptions) -> Vec<String> {
     opts.columns.clone().unwrap_or_else(|| {
@@ -509,6 +623,7 @@ fn source_names(table: &Table, opts: &LoadOptions) -> Vec<String> {
             .columns
             .iter()
             .map(|c| c.name.clone())
+            .chain(opts.hidden_columns.iter().cloned())
             .collect()
     })
 }
@@ -801,24 +916,7 @@ pub async fn apply_merge(
         if marks.len() != batch.num_rows() {
             return Err("[INTERNAL_ERROR]the delete condition changed the row count".into());
         }
-        let mut start = 0;
-        while start < marks.len() {
-            let verdict = marks[start];
-            let end = (start..marks.len())
-                .find(|i| marks[*i] != verdict)
-                .unwrap_or(marks.len());
-            let run = batch.slice(start, end - start);
-            out.push(if verdict {
-                let mut metadata = run.schema().metadata().clone();
-                metadata.insert(DELETE_ROWS.to_owned(), "true".to_owned());
-                let schema = Arc::new(run.schema().as_ref().clone().with_metadata(metadata));
-                RecordBatch::try_new(schema, run.columns().to_vec())
-                    .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?
-            } else {
-                run
-            });
-            start = end;
-        }
+        split_by_marks(batch, &marks, &mut out)?;
     }
     Ok(out)
 }
@@ -857,6 +955,7 @@ fn conform(
     out: &mut Decoded,
 ) -> Result<(), String> {
     let rows = source.first().map_or(0, |(_, a)| a.len());
+    let signs = delete_signs(table, &source, rows)?;
     // A partial update changes only the columns it provides; every key must be among them.
     let provided: Vec<String> = table
         .schema
@@ -948,6 +1047,13 @@ fn conform(
     for reason in reasons.into_iter().flatten() {
         out.reject(reason);
     }
+    let signs: Option<Vec<bool>> = signs.map(|marks| {
+        marks
+            .into_iter()
+            .zip(&keep)
+            .filter_map(|(m, k)| k.then_some(m))
+            .collect()
+    });
     let batch = if keep.iter().all(|k| *k) {
         batch
     } else {
@@ -975,8 +1081,73 @@ fn conform(
     };
     let batch = RecordBatch::try_new(schema, batch.columns().to_vec())
         .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
-    if batch.num_rows() > 0 {
-        out.batches.push(batch);
+    match signs {
+        Some(marks) => split_by_marks(batch, &marks, &mut out.batches)?,
+        None if batch.num_rows() > 0 => out.batches.push(batch),
+        None => {}
+    }
+    Ok(())
+}
+
+/// The delete-sign values of the source (`__DORIS_DELETE_SIGN__` from `hidden_columns` or
+/// the `columns` header): `true` where the value is 1. `None` when the source has none.
+fn delete_signs(
+    table: &Table,
+    source: &[(String, ArrayRef)],
+    rows: usize,
+) -> Result<Option<Vec<bool>>, String> {
+    let Some((_, array)) = source
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(DELETE_SIGN))
+    else {
+        return Ok(None);
+    };
+    if table.schema.key_model != Some(doris_sql::KeyModel::Unique) {
+        return Err(format!(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = unknown column {DELETE_SIGN}: only unique tables have a delete sign"
+        ));
+    }
+    let ints = cast_with_options(
+        array,
+        &arrow::datatypes::DataType::Int64,
+        &CastOptions {
+            safe: true,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| format!("[INTERNAL_ERROR]{DELETE_SIGN}: {e}"))?;
+    let ints = ints.as_primitive::<arrow::datatypes::Int64Type>();
+    Ok(Some(
+        (0..rows)
+            .map(|r| ints.is_valid(r) && ints.value(r) == 1)
+            .collect(),
+    ))
+}
+
+/// Cuts `batch` into runs of consecutive rows with the same mark and appends them to `out`;
+/// marked runs carry [`DELETE_ROWS`], so the merge deletes their keys in row order.
+fn split_by_marks(
+    batch: RecordBatch,
+    marks: &[bool],
+    out: &mut Vec<RecordBatch>,
+) -> Result<(), String> {
+    let mut start = 0;
+    while start < marks.len() {
+        let verdict = marks[start];
+        let end = (start..marks.len())
+            .find(|i| marks[*i] != verdict)
+            .unwrap_or(marks.len());
+        let run = batch.slice(start, end - start);
+        out.push(if verdict {
+            let mut metadata = run.schema().metadata().clone();
+            metadata.insert(DELETE_ROWS.to_owned(), "true".to_owned());
+            let schema = Arc::new(run.schema().as_ref().clone().with_metadata(metadata));
+            RecordBatch::try_new(schema, run.columns().to_vec())
+                .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?
+        } else {
+            run
+        });
+        start = end;
     }
     Ok(())
 }

@@ -794,6 +794,165 @@ async fn partial_update_changes_only_the_loaded_columns() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flexible_partial_update_takes_each_rows_own_columns() {
+    let h = harness("flexible").await;
+    let full = h.file(
+        "full.json",
+        b"{\"k\": 1, \"v\": \"a\", \"seq\": 1}\n{\"k\": 2, \"v\": \"b\", \"seq\": 1}\n",
+    );
+    assert_eq!(
+        h.stream_load("uniq", &full, &["label:fx0", "format:json"], "root:")
+            .0["Status"],
+        "Success"
+    );
+    // Each line updates the columns it carries, in line order; a new key is appended.
+    let patch = h.file(
+        "patch.json",
+        b"{\"k\": 1, \"v\": \"x\"}\n{\"k\": 2, \"seq\": 5}\n{\"k\": 1, \"seq\": 7}\n{\"k\": 3, \"v\": \"n\"}\n",
+    );
+    let flexible = "unique_key_update_mode:UPDATE_FLEXIBLE_COLUMNS";
+    let (json, _) = h.stream_load(
+        "uniq",
+        &patch,
+        &[
+            "label:fx1",
+            "format:json",
+            "read_json_by_line:true",
+            flexible,
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(json["NumberLoadedRows"].as_u64(), Some(4));
+    let mut got: Vec<(i32, Option<String>, Option<i32>)> = Vec::new();
+    for b in h.rows("uniq") {
+        let k = b.column(0).as_primitive::<Int32Type>();
+        let v = b.column(1).as_string::<i32>();
+        let s = b.column(2).as_primitive::<Int32Type>();
+        got.extend((0..b.num_rows()).map(|i| {
+            (
+                k.value(i),
+                v.is_valid(i).then(|| v.value(i).to_owned()),
+                s.is_valid(i).then(|| s.value(i)),
+            )
+        }));
+    }
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (1, Some("x".into()), Some(7)),
+            (2, Some("b".into()), Some(5)),
+            (3, Some("n".into()), None)
+        ]
+    );
+    // JSON only, and no header that reshapes rows.
+    let csv = h.file("f.csv", b"1\tz\t1\n");
+    for (label, headers) in [
+        ("fx2", vec!["format:csv", flexible]),
+        ("fx3", vec!["format:json", "columns:k,v", flexible]),
+    ] {
+        let mut all = vec![format!("label:{label}")];
+        all.extend(headers.iter().map(|h| h.to_string()));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let body = if label == "fx2" { &csv } else { &patch };
+        let (json, _) = h.stream_load("uniq", body, &all, "root:");
+        assert_eq!(json["Status"], "Fail", "{json}");
+        assert!(
+            json["Message"]
+                .as_str()
+                .unwrap()
+                .starts_with("[INVALID_ARGUMENT]flexible partial update"),
+            "{json}"
+        );
+    }
+    // Like every partial update, it needs a merge-on-write UNIQUE table.
+    let (json, _) = h.stream_load(
+        "dup",
+        &patch,
+        &["label:fx4", "format:json", flexible],
+        "root:",
+    );
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("only allowed on unique table with merge-on-write"),
+        "{json}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_delete_sign_column_deletes_keys_row_by_row() {
+    let h = harness("deletesign").await;
+    let full = h.file("full.csv", b"1\ta\t1\n2\tb\t1\n3\tc\t1\n");
+    assert_eq!(
+        h.stream_load("uniq", &full, &["label:ds0"], "root:").0["Status"],
+        "Success"
+    );
+    // hidden_columns: the sign follows the table's columns.
+    let signed = h.file("signed.csv", b"1\ta\t2\t1\n4\td\t1\t0\n");
+    let (json, _) = h.stream_load(
+        "uniq",
+        &signed,
+        &["label:ds1", "hidden_columns:__DORIS_DELETE_SIGN__"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    // The `columns` header may name it too (as CDC writers do), here with JSON.
+    let json_body = h.file(
+        "signed.json",
+        b"{\"k\": 2, \"v\": \"b\", \"seq\": 3, \"__DORIS_DELETE_SIGN__\": 1}\n",
+    );
+    let (json, _) = h.stream_load(
+        "uniq",
+        &json_body,
+        &[
+            "label:ds2",
+            "format:json",
+            "columns:k,v,seq,__DORIS_DELETE_SIGN__",
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    let mut keys: Vec<i32> = Vec::new();
+    for b in h.rows("uniq") {
+        let k = b.column(0).as_primitive::<Int32Type>();
+        keys.extend((0..b.num_rows()).map(|i| k.value(i)));
+    }
+    keys.sort();
+    assert_eq!(keys, [3, 4]);
+    // Only UNIQUE tables have the sign; other hidden columns are not emulated.
+    let (json, _) = h.stream_load(
+        "dup",
+        &signed,
+        &["label:ds3", "hidden_columns:__DORIS_DELETE_SIGN__"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Fail", "{json}");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("only unique tables have a delete sign"),
+        "{json}"
+    );
+    let (json, _) = h.stream_load(
+        "uniq",
+        &signed,
+        &["label:ds4", "hidden_columns:__DORIS_SEQUENCE_COL__"],
+        "root:",
+    );
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .starts_with("[NOT_IMPLEMENTED_ERROR]"),
+        "{json}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn where_leaves_rows_out_as_unselected() {
     let h = harness("where").await;
     let file = h.file("w.csv", b"1\ta\t10\n2\tb\t20\n3\tc\t30\n4\td\t\\N\n");
