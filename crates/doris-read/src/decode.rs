@@ -18,6 +18,8 @@ use arrow::compute::{CastOptions, cast_with_options};
 use arrow::record_batch::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
+use doris_sql::nested_to_json;
+
 use crate::error::ReadError;
 
 enum Column {
@@ -99,84 +101,6 @@ fn parse_time(cell: &[u8]) -> Result<i64, String> {
     }
     let total = ((h * 60 + m) * 60 + s) * 1_000_000 + micros;
     Ok(if negative { -total } else { total })
-}
-
-/// Rewrites Doris's text for nested values into JSON: unquoted map keys get quotes.
-/// (`[1, null]`, `["a"]` and `{"f":1}` already are JSON; `{1:{"a":0}}` is not.)
-pub fn nested_to_json(input: &str) -> Result<String, String> {
-    let bytes = input.as_bytes();
-    let mut out = String::with_capacity(input.len() + 8);
-    // For each open bracket: whether it is an object and whether a key is expected next.
-    let mut stack: Vec<(bool, bool)> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i] as char;
-        match c {
-            '"' => {
-                let start = i;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                out.push_str(&input[start..(i + 1).min(input.len())]);
-                if let Some(top) = stack.last_mut() {
-                    top.1 = false;
-                }
-                i += 1;
-                continue;
-            }
-            '{' => {
-                stack.push((true, true));
-                out.push(c);
-            }
-            '[' => {
-                stack.push((false, false));
-                out.push(c);
-            }
-            '}' | ']' => {
-                stack.pop();
-                out.push(c);
-            }
-            ',' => {
-                if let Some(top) = stack.last_mut()
-                    && top.0
-                {
-                    top.1 = true;
-                }
-                out.push(c);
-            }
-            ':' => out.push(c),
-            c if c.is_whitespace() => out.push(c),
-            _ => {
-                let start = i;
-                while i < bytes.len() && !matches!(bytes[i], b',' | b':' | b']' | b'}') {
-                    i += 1;
-                }
-                let token = input[start..i].trim_end();
-                let key_expected = stack.last().is_some_and(|t| t.0 && t.1);
-                if key_expected {
-                    out.push('"');
-                    out.push_str(token);
-                    out.push('"');
-                } else {
-                    out.push_str(token);
-                }
-                out.push_str(&input[start + token.len()..i]);
-                if let Some(top) = stack.last_mut() {
-                    top.1 = false;
-                }
-                continue;
-            }
-        }
-        i += 1;
-    }
-    if !stack.is_empty() {
-        return Err("unbalanced nested value".into());
-    }
-    Ok(out)
 }
 
 /// An error text with every single-quoted part (a value) replaced by `'…'`.
@@ -283,7 +207,8 @@ impl RowDecoder {
             Column::Binary(b) => b.append_value(cell),
             Column::Time(b) => b.append_value(parse_time(cell).map_err(fail)?),
             Column::Nested(buf, n) => {
-                let json = nested_to_json(text(cell).map_err(fail)?).map_err(fail)?;
+                let json =
+                    nested_to_json(text(cell).map_err(fail)?).map_err(|e| fail(e.to_string()))?;
                 buf.extend_from_slice(b"{\"v\":");
                 buf.extend_from_slice(json.as_bytes());
                 buf.extend_from_slice(b"}\n");
@@ -392,20 +317,6 @@ mod tests {
     use super::*;
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Decimal128Type, Int32Type, TimestampMillisecondType};
-
-    #[test]
-    fn nested_text_becomes_json() {
-        assert_eq!(nested_to_json("[1, null, 3]").unwrap(), "[1, null, 3]");
-        assert_eq!(
-            nested_to_json("{1:{\"a\":0, \"b\":0}}").unwrap(),
-            "{\"1\":{\"a\":0, \"b\":0}}"
-        );
-        assert_eq!(
-            nested_to_json("[\"x,y\", \"\", \"null\"]").unwrap(),
-            "[\"x,y\", \"\", \"null\"]"
-        );
-        assert!(nested_to_json("[1, 2").is_err());
-    }
 
     #[test]
     fn rows_decode_into_typed_arrays() {

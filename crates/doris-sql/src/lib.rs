@@ -18,6 +18,7 @@
 //! | streaming jobs | `CREATE JOB … ON STREAMING`, ALTER/PAUSE/RESUME/DROP, `jobs()`/`tasks()` rows | [`CreateStreamingJob`], [`parse_job_row`] |
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
+//! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
 //!
 //! ## A read task's statement, end to end
 //!
@@ -58,6 +59,7 @@ pub mod ident;
 pub mod jobs;
 pub mod literal;
 pub mod metadata;
+pub mod nested;
 pub mod params;
 pub mod select;
 pub mod translate;
@@ -80,6 +82,7 @@ pub use metadata::{
     Partition, PartitionKind, PartitionValues, Partitioning, SequenceColumn, TableSchema,
     parse_describe, parse_show_create,
 };
+pub use nested::nested_to_json;
 pub use params::{FragmentPiece, Param, TrustedWhere, bind_trusted_where, scan_fragment};
 pub use select::SelectBuilder;
 pub use translate::{Translation, escape_like, render_predicate, translate_filter};

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, StringArray, new_null_array};
 use arrow::compute::{CastOptions, cast_with_options, filter_record_batch};
+use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use axum::body::Bytes;
 use axum::http::HeaderMap;
@@ -993,6 +994,9 @@ fn conform(
         let array = match src {
             None => new_null_array(field.data_type(), rows),
             Some((_, a)) if a.data_type() == field.data_type() => a.clone(),
+            Some((_, a)) if is_nested(field.data_type()) && a.data_type() == &DataType::Utf8 => {
+                text_to_nested(a.as_string::<i32>(), field.data_type())?
+            }
             Some((_, a)) => cast_with_options(
                 a,
                 field.data_type(),
@@ -1089,6 +1093,48 @@ fn conform(
     Ok(())
 }
 
+fn is_nested(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _) | DataType::Struct(_)
+    )
+}
+
+/// Text cells in Doris's text form of nested values (`[1, 2]`, `{"k":1}`, `{1:2}`; JSON
+/// loads hand over their JSON text) as an array of the nested type `ty`, through arrow-json.
+/// A cell that does not parse becomes NULL, which the caller counts as a failed conversion.
+fn text_to_nested(text: &StringArray, ty: &DataType) -> Result<ArrayRef, String> {
+    let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+        arrow::datatypes::Field::new("v", ty.clone(), true),
+    ]));
+    let line = |cell: Option<&str>| -> Vec<u8> {
+        let json = cell.and_then(|c| doris_sql::nested_to_json(c).ok());
+        format!("{{\"v\":{}}}\n", json.as_deref().unwrap_or("null")).into_bytes()
+    };
+    let decode = |lines: &[u8], rows: usize| -> Option<ArrayRef> {
+        let mut decoder = arrow::json::ReaderBuilder::new(schema.clone())
+            .with_batch_size(rows.max(1))
+            .build_decoder()
+            .ok()?;
+        decoder.decode(lines).ok()?;
+        decoder.flush().ok()?.map(|b| b.column(0).clone())
+    };
+    let all: Vec<u8> = text.iter().flat_map(line).collect();
+    if let Some(array) = decode(&all, text.len()) {
+        return Ok(array);
+    }
+    // Some cell is not valid for the type: decode cell by cell, the bad ones as NULL.
+    let mut parts = Vec::with_capacity(text.len());
+    for cell in text.iter() {
+        let one = decode(&line(cell), 1)
+            .or_else(|| decode(&line(None), 1))
+            .ok_or_else(|| format!("[INTERNAL_ERROR]cannot build a NULL of {ty}"))?;
+        parts.push(one);
+    }
+    let refs: Vec<&dyn Array> = parts.iter().map(AsRef::as_ref).collect();
+    arrow::compute::concat(&refs).map_err(|e| format!("[INTERNAL_ERROR]{e}"))
+}
+
 /// The delete-sign values of the source (`__DORIS_DELETE_SIGN__` from `hidden_columns` or
 /// the `columns` header): `true` where the value is 1. `None` when the source has none.
 fn delete_signs(
@@ -1109,7 +1155,7 @@ fn delete_signs(
     }
     let ints = cast_with_options(
         array,
-        &arrow::datatypes::DataType::Int64,
+        &DataType::Int64,
         &CastOptions {
             safe: true,
             ..Default::default()

@@ -48,6 +48,12 @@ PARTITION BY RANGE(`dt`)
 (PARTITION p1 VALUES [(\"2024-01-01\"), (\"2024-02-01\")),
  PARTITION p2 VALUES [(\"2024-02-01\"), (\"2024-03-01\")))
 DISTRIBUTED BY HASH(`dt`) BUCKETS 2;
+CREATE TABLE nested (
+  `k` INT NOT NULL,
+  `tags` ARRAY<INT> NULL,
+  `attrs` MAP<STRING, INT> NULL,
+  `info` STRUCT<a:INT, b:VARCHAR(10)> NULL
+) DUPLICATE KEY(`k`) DISTRIBUTED BY HASH(`k`) BUCKETS 1;
 CREATE USER 'alice'@'%' IDENTIFIED BY 's3cret';
 ";
 
@@ -950,6 +956,65 @@ async fn the_delete_sign_column_deletes_keys_row_by_row() {
             .starts_with("[NOT_IMPLEMENTED_ERROR]"),
         "{json}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_columns_load_from_csv_text_and_json_values() {
+    let h = harness("nested").await;
+    let rows = |h: &Harness| {
+        let mut out: Vec<String> = Vec::new();
+        for b in h.rows("nested") {
+            let options = arrow::util::display::FormatOptions::default().with_null("NULL");
+            let formatters: Vec<_> = b
+                .columns()
+                .iter()
+                .map(|c| {
+                    arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &options).unwrap()
+                })
+                .collect();
+            for r in 0..b.num_rows() {
+                let cells: Vec<String> =
+                    formatters.iter().map(|f| f.value(r).to_string()).collect();
+                out.push(cells.join(" | "));
+            }
+        }
+        out.sort();
+        out
+    };
+    // CSV carries Doris's text forms (map keys may be bare).
+    let csv = h.file(
+        "n.csv",
+        b"1\t[1, 2, null]\t{\"x\":1, \"y\":null}\t{\"a\":7, \"b\":\"s\"}\n2\t[]\t{}\t\\N\n",
+    );
+    let (json, _) = h.stream_load("nested", &csv, &["label:n1"], "root:");
+    assert_eq!(json["Status"], "Success", "{json}");
+    // JSON carries real arrays and objects.
+    let body = h.file(
+        "n.json",
+        br#"{"k": 3, "tags": [5], "attrs": {"z": 26}, "info": {"a": 1, "b": "t"}}"#,
+    );
+    let (json, _) = h.stream_load("nested", &body, &["label:n2", "format:json"], "root:");
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(
+        rows(&h),
+        [
+            "1 | [1, 2, NULL] | {x: 1, y: NULL} | {a: 7, b: s}",
+            "2 | [] | {} | NULL",
+            "3 | [5] | {z: 26} | {a: 1, b: t}",
+        ]
+    );
+    // A value that is not an array of INT: filtered in strict mode, NULL otherwise.
+    let bad = h.file("bad.csv", b"4\t[1, oops]\t\\N\t\\N\n");
+    let (json, _) = h.stream_load(
+        "nested",
+        &bad,
+        &["label:n3", "strict_mode:true", "max_filter_ratio:1"],
+        "root:",
+    );
+    assert_eq!(json["NumberFilteredRows"].as_u64(), Some(1), "{json}");
+    let (json, _) = h.stream_load("nested", &bad, &["label:n4"], "root:");
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert!(rows(&h).contains(&"4 | NULL | NULL | NULL".to_owned()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
