@@ -693,6 +693,13 @@ async fn be_stream_load(
         Ok(d) => d,
         Err(message) => return failed(response, message),
     };
+    #[cfg(feature = "sql")]
+    if !opts.mappings.is_empty() {
+        decoded = match crate::load::apply_mappings(&table, &opts, decoded).await {
+            Ok(d) => d,
+            Err(message) => return failed(response, message),
+        };
+    }
     response.read_data_time_ms = ms(read);
     response.number_total_rows = decoded.total_rows;
     let write = Instant::now();

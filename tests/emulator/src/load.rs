@@ -100,6 +100,9 @@ pub struct LoadOptions {
     /// `hidden_columns`: hidden columns the body carries after the table's columns (only
     /// without a `columns` header, as in Doris); the emulator knows `__DORIS_DELETE_SIGN__`.
     pub hidden_columns: Vec<String>,
+    /// `columns` items `target = expression`: columns computed from the source columns
+    /// (SQL run by DataFusion) before the rows are conformed to the table.
+    pub mappings: Vec<(String, String)>,
 }
 
 /// The hidden delete-sign column of UNIQUE tables: a row whose value is 1 deletes its key.
@@ -250,19 +253,35 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
             "[NOT_IMPLEMENTED_ERROR]the Doris emulator knows the hidden column {DELETE_SIGN} only, not `{other}`"
         ));
     }
+    let mut mappings = Vec::new();
     let columns = match header(headers, "columns") {
         None => None,
         Some(list) => {
-            let names: Vec<String> = list
-                .split(',')
-                .map(|c| c.trim().trim_matches('`').to_owned())
-                .collect();
-            if names.iter().any(|n| n.is_empty() || n.contains('=')) {
-                return Err("[NOT_IMPLEMENTED_ERROR]the Doris emulator accepts plain column names in `columns`, not mapping expressions".into());
+            let mut names = Vec::new();
+            for item in split_top_level(list) {
+                match item.split_once('=') {
+                    Some((target, expr)) => {
+                        let target = target.trim().trim_matches('`').to_owned();
+                        if target.is_empty() || expr.trim().is_empty() {
+                            return Err(format!("[INVALID_ARGUMENT]bad columns item: {item}"));
+                        }
+                        mappings.push((target, expr.trim().to_owned()));
+                    }
+                    None => names.push(item.trim().trim_matches('`').to_owned()),
+                }
+            }
+            if names.iter().any(String::is_empty) {
+                return Err("[INVALID_ARGUMENT]the columns header has an empty item".into());
             }
             Some(names)
         }
     };
+    if !mappings.is_empty() && !cfg!(feature = "sql") {
+        return Err(
+            "[NOT_IMPLEMENTED_ERROR]this emulator was built without the `sql` feature: no column mappings"
+                .into(),
+        );
+    }
     let max_filter_ratio = match header(headers, "max_filter_ratio") {
         None => 0.0,
         Some(v) => v
@@ -321,6 +340,7 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         json_root,
         flexible,
         hidden_columns,
+        mappings,
         merge_delete,
         label,
         format,
@@ -341,6 +361,30 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         two_phase_commit: bool_header(headers, "two_phase_commit")?,
         comment: header(headers, "comment").unwrap_or_default().to_owned(),
     })
+}
+
+/// Splits a `columns` header at the commas outside parentheses and quotes
+/// (`k, v = concat(a, ',')` is two items).
+fn split_top_level(list: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut current) = (0i32, None::<char>, String::new());
+    for c in list.chars() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                items.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    items.push(current);
+    items
 }
 
 /// Flexible partial updates read JSON only and take no header that reshapes rows
@@ -510,13 +554,18 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
             let sign = source_names(table, opts)
                 .into_iter()
                 .find(|n| n.eq_ignore_ascii_case(DELETE_SIGN));
-            let names: Vec<String> = table
-                .schema
-                .columns
-                .iter()
-                .map(|c| c.name.clone())
-                .chain(sign)
-                .collect();
+            let names: Vec<String> = if opts.mappings.is_empty() {
+                table
+                    .schema
+                    .columns
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .chain(sign)
+                    .collect()
+            } else {
+                // Mapped loads read the source fields `columns` names, table columns or not.
+                source_names(table, opts)
+            };
             let json_provided: Option<Vec<String>> = opts.columns.clone().or_else(|| {
                 values
                     .first()
@@ -955,6 +1004,11 @@ fn conform(
     provided: Option<&[String]>,
     out: &mut Decoded,
 ) -> Result<(), String> {
+    if !opts.mappings.is_empty() {
+        // Column mappings come first: keep the source columns as they are (see
+        // `apply_mappings`, which conforms the mapped rows afterwards).
+        return raw_batch(source, out);
+    }
     let rows = source.first().map_or(0, |(_, a)| a.len());
     let signs = delete_signs(table, &source, rows)?;
     // A partial update changes only the columns it provides; every key must be among them.
@@ -1091,6 +1145,134 @@ fn conform(
         None => {}
     }
     Ok(())
+}
+
+/// The source columns as one batch, unconverted (for column mappings).
+fn raw_batch(source: Vec<(String, ArrayRef)>, out: &mut Decoded) -> Result<(), String> {
+    let fields: Vec<arrow::datatypes::Field> = source
+        .iter()
+        .map(|(n, a)| arrow::datatypes::Field::new(n, a.data_type().clone(), true))
+        .collect();
+    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+    let batch = RecordBatch::try_new(schema, source.into_iter().map(|(_, a)| a).collect())
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    if batch.num_rows() > 0 {
+        out.batches.push(batch);
+    }
+    Ok(())
+}
+
+/// Computes the `columns` mappings over the raw source batches `decoded` holds (DataFusion
+/// runs `SELECT <sources>, <expression> AS <target>, …`), then conforms the result to the
+/// table as any load is. Row counts carry over; conversion rejects are added.
+#[cfg(feature = "sql")]
+pub async fn apply_mappings(
+    table: &Table,
+    opts: &LoadOptions,
+    mut decoded: Decoded,
+) -> Result<Decoded, String> {
+    let raw = std::mem::take(&mut decoded.batches);
+    let Some(schema) = raw.first().map(RecordBatch::schema) else {
+        return Ok(decoded);
+    };
+    let targets: Vec<&str> = opts.mappings.iter().map(|(t, _)| t.as_str()).collect();
+    let mut select: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| !targets.iter().any(|t| t.eq_ignore_ascii_case(f.name())))
+        .map(|f| format!("`{}`", f.name().replace('`', "``")))
+        .collect();
+    select.extend(
+        opts.mappings
+            .iter()
+            .map(|(target, expr)| format!("({expr}) AS `{}`", target.replace('`', "``"))),
+    );
+    let analysis = |e: datafusion::error::DataFusionError| {
+        format!(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = a column mapping is invalid: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )
+    };
+    let sql = format!("SELECT {} FROM __load", select.join(", "));
+    let frame = match load_context(schema.clone(), raw.clone())?.sql(&sql).await {
+        Ok(frame) => frame,
+        // Text fields are strings to DataFusion, which will not do arithmetic on them;
+        // Doris casts such fields implicitly. Retry with numeric-looking text as numbers.
+        Err(first) => {
+            let typed: Vec<RecordBatch> = raw.iter().map(numbers_from_text).collect();
+            let Some(schema) = typed.first().map(RecordBatch::schema) else {
+                return Err(analysis(first));
+            };
+            load_context(schema, typed)?
+                .sql(&sql)
+                .await
+                .map_err(|_| analysis(first))?
+        }
+    };
+    let mapped = frame.collect().await.map_err(analysis)?;
+    let plain = LoadOptions {
+        columns: None,
+        mappings: Vec::new(),
+        ..opts.clone()
+    };
+    let mut conformed = Decoded::default();
+    for batch in &mapped {
+        conform_batch(table, &plain, batch, &mut conformed)?;
+    }
+    decoded.batches = conformed.batches;
+    decoded.filtered_rows += conformed.filtered_rows;
+    let room = 1000usize.saturating_sub(decoded.error_log.len());
+    decoded
+        .error_log
+        .extend(conformed.error_log.into_iter().take(room));
+    Ok(decoded)
+}
+
+/// `batch` with every text column whose values all read as integers (else as floats) turned
+/// into Int64 (Float64) columns; other columns unchanged.
+#[cfg(feature = "sql")]
+fn numbers_from_text(batch: &RecordBatch) -> RecordBatch {
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let converted = column.as_string_opt::<i32>().and_then(|text| {
+            // A NULL stays NULL; one value that does not parse keeps the column as text.
+            let ints: Option<arrow::array::Int64Array> = text
+                .iter()
+                .map(|v| match v {
+                    None => Some(None),
+                    Some(v) => v.trim().parse::<i64>().ok().map(Some),
+                })
+                .collect();
+            if let Some(ints) = ints {
+                return Some(Arc::new(ints) as ArrayRef);
+            }
+            let floats: Option<arrow::array::Float64Array> = text
+                .iter()
+                .map(|v| match v {
+                    None => Some(None),
+                    Some(v) => v.trim().parse::<f64>().ok().map(Some),
+                })
+                .collect();
+            floats.map(|f| Arc::new(f) as ArrayRef)
+        });
+        match converted {
+            Some(array) => {
+                fields.push(arrow::datatypes::Field::new(
+                    field.name(),
+                    array.data_type().clone(),
+                    true,
+                ));
+                columns.push(array);
+            }
+            None => {
+                fields.push(field.as_ref().clone());
+                columns.push(column.clone());
+            }
+        }
+    }
+    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+    RecordBatch::try_new(schema, columns).unwrap_or_else(|_| batch.clone())
 }
 
 fn is_nested(ty: &DataType) -> bool {

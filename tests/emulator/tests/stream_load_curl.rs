@@ -1018,6 +1018,63 @@ async fn nested_columns_load_from_csv_text_and_json_values() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn columns_mappings_compute_columns_from_the_source_fields() {
+    let h = harness("mapping").await;
+    let csv = h.file("m.csv", b"1\tann\t3\n2\tbob\t4\n");
+    let (json, _) = h.stream_load(
+        "dup",
+        &csv,
+        &[
+            "label:m1",
+            "columns:id, tmp_name, raw, name = concat(upper(tmp_name), ','), score = raw * 10",
+        ],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    assert_eq!(json["NumberLoadedRows"].as_u64(), Some(2));
+    let body = h.file("m.json", br#"{"id": 3, "n": "cy", "s": 5}"#);
+    let (json, _) = h.stream_load(
+        "dup",
+        &body,
+        &["label:m2", "format:json", "columns:id,n,s,name=n,score=s+1"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Success", "{json}");
+    let mut got: Vec<(i32, String, i64)> = Vec::new();
+    for b in h.rows("dup") {
+        let id = b.column(0).as_primitive::<Int32Type>();
+        let name = b.column(1).as_string::<i32>();
+        let score = b.column(2).as_primitive::<Int64Type>();
+        got.extend(
+            (0..b.num_rows()).map(|i| (id.value(i), name.value(i).to_owned(), score.value(i))),
+        );
+    }
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (1, "ANN,".to_owned(), 30),
+            (2, "BOB,".to_owned(), 40),
+            (3, "cy".to_owned(), 6)
+        ]
+    );
+    let (json, _) = h.stream_load(
+        "dup",
+        &csv,
+        &["label:m3", "columns:id, a, b, name = nosuchfn(a)"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Fail", "{json}");
+    assert!(
+        json["Message"]
+            .as_str()
+            .unwrap()
+            .contains("a column mapping is invalid"),
+        "{json}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn where_leaves_rows_out_as_unselected() {
     let h = harness("where").await;
     let file = h.file("w.csv", b"1\ta\t10\n2\tb\t20\n3\tc\t30\n4\td\t\\N\n");
