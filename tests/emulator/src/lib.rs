@@ -88,6 +88,9 @@ pub struct EmulatorConfig {
     /// Which Doris generation's COM_STMT_PREPARE the MySQL face speaks (default: 2.1.5 and
     /// later, server-side prepare with binary rows).
     pub prepare_profile: mysql::prepared::PrepareProfile,
+    /// How `DESC` and `SHOW CREATE TABLE` spell types: [`doris_sql::Spelling::Lower`] as
+    /// 2.1.6+, 3.x and 4.x do (default), `Upper` as 2.1.0–2.1.5, `Legacy` as 1.x/2.0.
+    pub type_spelling: doris_sql::Spelling,
 }
 
 impl Default for EmulatorConfig {
@@ -108,6 +111,7 @@ impl Default for EmulatorConfig {
             s3_root: None,
             data_dir: None,
             prepare_profile: mysql::prepared::PrepareProfile::default(),
+            type_spelling: doris_sql::Spelling::Lower,
         }
     }
 }

@@ -6,8 +6,11 @@
 //!                [--be-flight-port 8050] [--flight-session-cap N] [--init-sql FILE]...
 //!                [--root-password P] [--s3-root DIR] [--data-dir DIR]
 //!                [--mysql-prepare server-side|point-query-only]
+//!                [--type-spelling lower|upper|legacy]
 //! ```
-//! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did.
+//! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did;
+//! `--type-spelling upper` spells types in DESC / SHOW CREATE TABLE as 2.1.0–2.1.5 did
+//! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`).
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
 //! `--init-sql` files run only when `DIR` holds no state yet).
@@ -22,7 +25,8 @@ fn usage() -> ExitCode {
         "usage: doris-emulator [--host H] [--advertise-host H] [--fe-http-port P] \
          [--be-http-port P] [--query-port P] [--fe-flight-port P] [--be-flight-port P] \
          [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
-         [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only]"
+         [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
+         [--type-spelling lower|upper|legacy]"
     );
     ExitCode::from(2)
 }
@@ -69,6 +73,12 @@ async fn main() -> ExitCode {
             "--root-password" => config.root_password = value,
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
+            "--type-spelling" => match value.as_str() {
+                "lower" => config.type_spelling = doris_sql::Spelling::Lower,
+                "upper" => config.type_spelling = doris_sql::Spelling::Upper,
+                "legacy" => config.type_spelling = doris_sql::Spelling::Legacy,
+                _ => return usage(),
+            },
             "--mysql-prepare" => match value.parse() {
                 Ok(p) => config.prepare_profile = p,
                 Err(e) => {

@@ -129,6 +129,40 @@ async fn mariadb_client_reads_metadata_in_doris_shapes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_type_spellings_are_a_switch_and_still_parse() {
+    for (spelling, amount, id) in [
+        (
+            doris_sql::Spelling::Upper,
+            "`amount` DECIMAL(20, 6) NULL",
+            "BIGINT",
+        ),
+        (
+            doris_sql::Spelling::Legacy,
+            "`amount` decimal(20, 6) NULL",
+            "bigint(20)",
+        ),
+    ] {
+        let e = Emulator::start(EmulatorConfig {
+            type_spelling: spelling,
+            ..EmulatorConfig::default()
+        })
+        .await
+        .unwrap();
+        e.execute(None, DDL).unwrap();
+        let (out, _) = mariadb(&e, "root", "", "SHOW CREATE TABLE demo.orders");
+        let ddl = out.lines().skip(1).collect::<Vec<_>>().join("\n");
+        let ddl = ddl.strip_prefix("orders\t").unwrap().replace("\\n", "\n");
+        assert!(ddl.contains(amount), "{spelling:?}: {ddl}");
+        let shown = parse_show_create(&ddl).unwrap_or_else(|err| panic!("{err}\n{ddl}"));
+        let created = e.shared().catalog.table("demo", "orders").unwrap();
+        assert_eq!(shown.columns, created.schema.columns, "{spelling:?}");
+        let (out, _) = mariadb(&e, "root", "", "DESC demo.orders");
+        let first = out.lines().nth(1).unwrap();
+        assert_eq!(first.split('\t').nth(1), Some(id), "{spelling:?}: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_client_errors_match_doris() {
     let e = emulator().await;
     let (_, err) = mariadb(&e, "alice", "wrong", "SELECT 1");

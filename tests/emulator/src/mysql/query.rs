@@ -477,7 +477,10 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
             match shared.catalog.table(&db, &name) {
                 Ok(t) => Outcome::Rows(
                     vec![ColumnDef::text("Table"), ColumnDef::text("Create Table")],
-                    vec![vec![Some(name), Some(show_create_table(&t))]],
+                    vec![vec![
+                        Some(name),
+                        Some(show_create_table(&t, shared.config.type_spelling)),
+                    ]],
                 ),
                 Err(e) => from_error(&e),
             }
@@ -504,7 +507,7 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                         .iter()
                         .map(|c| ColumnDef::text(c))
                         .collect(),
-                    describe_rows(&t),
+                    describe_rows(&t, shared.config.type_spelling),
                 ),
                 Err(e) => from_error(&e),
             }

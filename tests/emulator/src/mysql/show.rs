@@ -104,14 +104,14 @@ fn default_properties(table: &Table) -> Vec<(String, String)> {
 }
 
 /// `SHOW CREATE TABLE` text.
-pub fn show_create_table(table: &Table) -> String {
+pub fn show_create_table(table: &Table, spelling: Spelling) -> String {
     let s = &table.schema;
     let mut out = format!("CREATE TABLE {} (\n", quote(&s.name));
     let lines: Vec<String> = s
         .columns
         .iter()
         .map(|c| {
-            let mut line = format!("  {} {}", quote(&c.name), c.ty.spell(Spelling::Lower));
+            let mut line = format!("  {} {}", quote(&c.name), c.ty.spell(spelling));
             if s.key_model == Some(KeyModel::Aggregate)
                 && let Some(a) = c.aggregation
             {
@@ -246,7 +246,7 @@ fn bucket_text(buckets: Buckets) -> String {
 /// `DESC` rows: Field, Type, Null (`Yes`/`No`), Key (`true`/`false`), Default (SQL NULL
 /// when none), Extra (the aggregation on AGGREGATE tables, `NONE` on other value columns,
 /// empty on keys).
-pub fn describe_rows(table: &Table) -> Vec<Vec<Option<String>>> {
+pub fn describe_rows(table: &Table, spelling: Spelling) -> Vec<Vec<Option<String>>> {
     let s = &table.schema;
     s.columns
         .iter()
@@ -266,7 +266,7 @@ pub fn describe_rows(table: &Table) -> Vec<Vec<Option<String>>> {
             };
             vec![
                 Some(c.name.clone()),
-                Some(c.ty.spell(Spelling::Lower)),
+                Some(c.ty.spell(spelling)),
                 Some(if c.nullable { "Yes" } else { "No" }.to_owned()),
                 Some(c.is_key.to_string()),
                 default,
