@@ -91,6 +91,9 @@ pub struct EmulatorConfig {
     /// How `DESC` and `SHOW CREATE TABLE` spell types: [`doris_sql::Spelling::Lower`] as
     /// 2.1.6+, 3.x and 4.x do (default), `Upper` as 2.1.0–2.1.5, `Legacy` as 1.x/2.0.
     pub type_spelling: doris_sql::Spelling,
+    /// Offer CLIENT_DEPRECATE_EOF on the MySQL face, as Doris master does (PR #67520);
+    /// `false` (default): classic EOF packets, as every 2.x/3.x release.
+    pub mysql_deprecate_eof: bool,
 }
 
 impl Default for EmulatorConfig {
@@ -112,6 +115,7 @@ impl Default for EmulatorConfig {
             data_dir: None,
             prepare_profile: mysql::prepared::PrepareProfile::default(),
             type_spelling: doris_sql::Spelling::Lower,
+            mysql_deprecate_eof: false,
         }
     }
 }

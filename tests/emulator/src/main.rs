@@ -6,11 +6,12 @@
 //!                [--be-flight-port 8050] [--flight-session-cap N] [--init-sql FILE]...
 //!                [--root-password P] [--s3-root DIR] [--data-dir DIR]
 //!                [--mysql-prepare server-side|point-query-only]
-//!                [--type-spelling lower|upper|legacy]
+//!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //! ```
 //! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did;
 //! `--type-spelling upper` spells types in DESC / SHOW CREATE TABLE as 2.1.0–2.1.5 did
-//! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`).
+//! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`);
+//! `--mysql-deprecate-eof on` negotiates CLIENT_DEPRECATE_EOF as Doris master does.
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
 //! `--init-sql` files run only when `DIR` holds no state yet).
@@ -26,7 +27,7 @@ fn usage() -> ExitCode {
          [--be-http-port P] [--query-port P] [--fe-flight-port P] [--be-flight-port P] \
          [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
-         [--type-spelling lower|upper|legacy]"
+         [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]"
     );
     ExitCode::from(2)
 }
@@ -73,6 +74,11 @@ async fn main() -> ExitCode {
             "--root-password" => config.root_password = value,
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
+            "--mysql-deprecate-eof" => match value.as_str() {
+                "on" => config.mysql_deprecate_eof = true,
+                "off" => config.mysql_deprecate_eof = false,
+                _ => return usage(),
+            },
             "--type-spelling" => match value.as_str() {
                 "lower" => config.type_spelling = doris_sql::Spelling::Lower,
                 "upper" => config.type_spelling = doris_sql::Spelling::Upper,

@@ -163,6 +163,64 @@ async fn older_type_spellings_are_a_switch_and_still_parse() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deprecate_eof_switch_is_negotiated_and_clients_still_read_results() {
+    use tokio::io::AsyncReadExt as _;
+    for on in [false, true] {
+        let e = Emulator::start(EmulatorConfig {
+            mysql_deprecate_eof: on,
+            ..EmulatorConfig::default()
+        })
+        .await
+        .unwrap();
+        e.execute(None, DDL).unwrap();
+        // The greeting's capability flags: CLIENT_DEPRECATE_EOF (1 << 24) only when switched on.
+        let mut raw = tokio::net::TcpStream::connect(e.query_addr())
+            .await
+            .unwrap();
+        let mut greeting = vec![0u8; 4096];
+        let n = raw.read(&mut greeting).await.unwrap();
+        let payload = &greeting[4..n];
+        let version_end = 1 + payload[1..].iter().position(|b| *b == 0).unwrap();
+        let at = version_end + 1 + 4 + 8 + 1;
+        let low = u32::from(u16::from_le_bytes([payload[at], payload[at + 1]]));
+        let high = u32::from(u16::from_le_bytes([payload[at + 5], payload[at + 6]]));
+        assert_eq!((low | high << 16) & (1 << 24) != 0, on);
+        // sqlx asks for DEPRECATE_EOF: text and prepared results must still frame correctly.
+        let url = format!("mysql://root@127.0.0.1:{}/demo", e.query_addr().port());
+        let options = MySqlConnectOptions::from_str(&url)
+            .unwrap()
+            .pipes_as_concat(false)
+            .no_engine_substitution(false)
+            .timezone(None)
+            .set_names(false);
+        let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
+        sqlx::raw_sql("INSERT INTO orders (id, region, seq) VALUES (1, 'eu', 1), (2, 'us', 2)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        for (sql, expected) in [("SELECT id FROM orders ORDER BY id", 2), ("DESC orders", 6)] {
+            let rows = sqlx::raw_sql(sql).fetch_all(&mut conn).await.unwrap();
+            assert_eq!(rows.len(), expected, "deprecate_eof={on}: {sql}");
+        }
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM orders WHERE seq >= ? ORDER BY id")
+            .bind(1i32)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(ids, [1, 2], "deprecate_eof={on}");
+        // And the mariadb client, whatever it negotiates.
+        let (out, err) = mariadb(
+            &e,
+            "root",
+            "",
+            "SELECT id, region FROM demo.orders ORDER BY id",
+        );
+        assert!(err.is_empty(), "{err}");
+        assert_eq!(out, "id\tregion\n1\teu\n2\tus\n", "deprecate_eof={on}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_client_errors_match_doris() {
     let e = emulator().await;
     let (_, err) = mariadb(&e, "alice", "wrong", "SELECT 1");

@@ -1,7 +1,8 @@
 //! The FE MySQL face (query port), in the Doris 2.x/3.x profile of protocol document §4:
 //! handshake v10 as `5.7.99` with charset 33, a 20-byte scramble and
 //! `mysql_native_password`; an AuthSwitch when the client answers with another plugin;
-//! 1045 on a bad password; capabilities without DEPRECATE_EOF (classic EOF packets);
+//! 1045 on a bad password; capabilities without DEPRECATE_EOF (classic EOF packets) unless
+//! the `mysql_deprecate_eof` switch selects Doris master's behaviour;
 //! COM_QUERY text results with Doris's column definitions; server-side prepared statements
 //! with binary rows ([`prepared`], profile switch); Doris's errors for the commands it does
 //! not handle (COM_STMT_FETCH, COM_STMT_SEND_LONG_DATA, …).
@@ -33,14 +34,20 @@ use crate::Shared;
 use crate::auth::access_denied;
 use wire::PacketIo;
 
-/// Doris 2.x/3.x `MysqlCapability.DEFAULT_CAPABILITY`.
-fn server_capabilities() -> CapabilityFlags {
-    CapabilityFlags::CLIENT_PROTOCOL_41
+/// Doris 2.x/3.x `MysqlCapability.DEFAULT_CAPABILITY`; with `deprecate_eof` (Doris master)
+/// also CLIENT_DEPRECATE_EOF.
+fn server_capabilities(deprecate_eof: bool) -> CapabilityFlags {
+    let base = CapabilityFlags::CLIENT_PROTOCOL_41
         | CapabilityFlags::CLIENT_CONNECT_WITH_DB
         | CapabilityFlags::CLIENT_SECURE_CONNECTION
         | CapabilityFlags::CLIENT_PLUGIN_AUTH
         | CapabilityFlags::CLIENT_LOCAL_FILES
-        | CapabilityFlags::CLIENT_LONG_FLAG
+        | CapabilityFlags::CLIENT_LONG_FLAG;
+    if deprecate_eof {
+        base | CapabilityFlags::CLIENT_DEPRECATE_EOF
+    } else {
+        base
+    }
 }
 
 static CONNECTION_IDS: AtomicU32 = AtomicU32::new(0);
@@ -100,7 +107,7 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
         id,
         <[u8; 8]>::try_from(&salt[..8]).unwrap_or_default(),
         Some(salt_2),
-        server_capabilities(),
+        server_capabilities(shared.config.mysql_deprecate_eof),
         33,
         StatusFlags::empty(),
         Some(&b"mysql_native_password"[..]),
@@ -116,8 +123,9 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
     // CONNECT_ATTRS without sending attributes to a server that never offered it).
     if packet.len() >= 4 {
         let client = u32::from_le_bytes([packet[0], packet[1], packet[2], packet[3]]);
-        let negotiated = client & server_capabilities().bits();
+        let negotiated = client & server_capabilities(shared.config.mysql_deprecate_eof).bits();
         packet[..4].copy_from_slice(&negotiated.to_le_bytes());
+        io.set_deprecate_eof(negotiated & CapabilityFlags::CLIENT_DEPRECATE_EOF.bits() != 0);
     }
     let response: HandshakeResponse<'_> = match ParseBuf(&packet).parse(()) {
         Ok(r) => r,

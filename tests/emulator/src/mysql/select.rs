@@ -521,7 +521,7 @@ pub async fn stream(
         }
         next = batches.next().await;
     }
-    io.eof().await?;
+    io.end_of_rows().await?;
     io.flush().await
 }
 

@@ -18,6 +18,7 @@ pub struct PacketIo {
     reader: BufReader<OwnedReadHalf>,
     writer: BufWriter<OwnedWriteHalf>,
     seq: u8,
+    deprecate_eof: bool,
 }
 
 /// One result column: its name and the Doris wire description.
@@ -52,6 +53,7 @@ impl PacketIo {
             reader: BufReader::with_capacity(64 * 1024, reader),
             writer: BufWriter::with_capacity(64 * 1024, writer),
             seq: 0,
+            deprecate_eof: false,
         }
     }
 
@@ -136,8 +138,38 @@ impl PacketIo {
         self.flush().await
     }
 
+    /// Both sides agreed on CLIENT_DEPRECATE_EOF (only offered with the switch that selects
+    /// Doris master's behaviour): result sets end with an OK packet (header 0xFE) and no EOF
+    /// follows the column definitions.
+    pub fn set_deprecate_eof(&mut self, on: bool) {
+        self.deprecate_eof = on;
+    }
+
+    /// Ends column (or PREPARE_OK parameter) definitions: a classic EOF, or nothing under
+    /// DEPRECATE_EOF (as Doris master's `MysqlProtocolAdapter` sends them).
+    async fn end_of_columns(&mut self) -> std::io::Result<()> {
+        if self.deprecate_eof {
+            return Ok(());
+        }
+        self.eof().await
+    }
+
+    /// Ends a result set's rows: a classic EOF, or an OK packet with the 0xFE header under
+    /// DEPRECATE_EOF.
+    pub async fn end_of_rows(&mut self) -> std::io::Result<()> {
+        if !self.deprecate_eof {
+            return self.eof().await;
+        }
+        let mut p = vec![0xFE];
+        lenenc_int(&mut p, 0);
+        lenenc_int(&mut p, 0);
+        p.extend_from_slice(&STATUS_AUTOCOMMIT.to_le_bytes());
+        p.extend_from_slice(&0u16.to_le_bytes());
+        self.write(&p).await
+    }
+
     /// Writes a classic EOF packet (Doris 2.x/3.x never negotiates DEPRECATE_EOF).
-    pub async fn eof(&mut self) -> std::io::Result<()> {
+    async fn eof(&mut self) -> std::io::Result<()> {
         let mut p = vec![0xFE];
         p.extend_from_slice(&0u16.to_le_bytes());
         p.extend_from_slice(&STATUS_AUTOCOMMIT.to_le_bytes());
@@ -173,7 +205,7 @@ impl PacketIo {
             self.row(row.iter().map(|c| c.as_deref().map(str::as_bytes)))
                 .await?;
         }
-        self.eof().await?;
+        self.end_of_rows().await?;
         self.flush().await
     }
 
@@ -193,7 +225,7 @@ impl PacketIo {
             );
             self.write(&packet).await?;
         }
-        self.eof().await?;
+        self.end_of_rows().await?;
         self.flush().await
     }
 
@@ -223,13 +255,13 @@ impl PacketIo {
                 self.column(&ColumnDef::text(&format!("${}", i + 1)))
                     .await?;
             }
-            self.eof().await?;
+            self.end_of_columns().await?;
         }
         if !columns.is_empty() {
             for c in columns {
                 self.column(c).await?;
             }
-            self.eof().await?;
+            self.end_of_columns().await?;
         }
         self.flush().await
     }
@@ -242,7 +274,7 @@ impl PacketIo {
         for c in columns {
             self.column(c).await?;
         }
-        self.eof().await
+        self.end_of_columns().await
     }
 
     /// Writes one column definition.
