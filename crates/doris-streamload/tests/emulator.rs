@@ -289,6 +289,32 @@ async fn a_lost_answer_after_commit_resolves_to_exactly_one_copy() {
 }
 
 #[tokio::test]
+async fn the_older_label_exists_wording_without_a_txn_id_resolves_the_same() {
+    let emulator = Emulator::start(EmulatorConfig {
+        legacy_label_exists_text: true,
+        ..EmulatorConfig::default()
+    })
+    .await
+    .unwrap();
+    emulator
+        .execute(None, &format!("CREATE DATABASE d; {DUP}"))
+        .unwrap();
+    let env = Env { emulator };
+    env.emulator.faults().arm(Fault::DropAfterCommit, 1);
+    let r = load(&env, &LoadOptions::default(), "old1", batch(0, 100))
+        .await
+        .unwrap();
+    assert_eq!(r.status, LoadStatus::CommittedByEarlierAttempt);
+    assert_eq!(env.row_count("t"), 100);
+    // A rerun of a finished label loads nothing and says so.
+    let r = load(&env, &LoadOptions::default(), "old1", batch(0, 100))
+        .await
+        .unwrap();
+    assert_eq!(r.status, LoadStatus::AlreadyLoaded);
+    assert_eq!(env.row_count("t"), 100);
+}
+
+#[tokio::test]
 async fn a_reset_mid_body_is_retried_under_the_same_label() {
     let env = Env::new(DUP).await;
     env.emulator.faults().arm(Fault::ResetMidBody, 1);

@@ -624,10 +624,17 @@ async fn be_stream_load(
                 &opts.label,
                 &comment,
                 two_phase,
-                format!(
-                    "[LABEL_ALREADY_EXISTS]TStatus: errCode = 2, detailMessage = Label [{}] has already been used, relate to txn [{}]",
-                    opts.label, exists.existing_txn_id
-                ),
+                if shared.config.legacy_label_exists_text {
+                    format!(
+                        "[LABEL_ALREADY_EXISTS]TStatus: errCode = 2, detailMessage = Label [{}] has already been used.",
+                        opts.label
+                    )
+                } else {
+                    format!(
+                        "[LABEL_ALREADY_EXISTS]TStatus: errCode = 2, detailMessage = Label [{}] has already been used, relate to txn [{}]",
+                        opts.label, exists.existing_txn_id
+                    )
+                },
             );
             r.status = "Label Already Exists".into();
             r.existing_job_status = Some(exists.existing_job_status.to_owned());

@@ -94,6 +94,9 @@ pub struct EmulatorConfig {
     /// Offer CLIENT_DEPRECATE_EOF on the MySQL face, as Doris master does (PR #67520);
     /// `false` (default): classic EOF packets, as every 2.x/3.x release.
     pub mysql_deprecate_eof: bool,
+    /// `Label Already Exists` in the older wording, `Label [l] has already been used.`,
+    /// without the `relate to txn [id]` part newer releases add (`false`: the newer one).
+    pub legacy_label_exists_text: bool,
 }
 
 impl Default for EmulatorConfig {
@@ -116,6 +119,7 @@ impl Default for EmulatorConfig {
             prepare_profile: mysql::prepared::PrepareProfile::default(),
             type_spelling: doris_sql::Spelling::Lower,
             mysql_deprecate_eof: false,
+            legacy_label_exists_text: false,
         }
     }
 }

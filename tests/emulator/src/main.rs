@@ -7,11 +7,13 @@
 //!                [--root-password P] [--s3-root DIR] [--data-dir DIR]
 //!                [--mysql-prepare server-side|point-query-only]
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
+//!                [--label-exists-text current|legacy]
 //! ```
 //! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did;
 //! `--type-spelling upper` spells types in DESC / SHOW CREATE TABLE as 2.1.0–2.1.5 did
 //! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`);
-//! `--mysql-deprecate-eof on` negotiates CLIENT_DEPRECATE_EOF as Doris master does.
+//! `--mysql-deprecate-eof on` negotiates CLIENT_DEPRECATE_EOF as Doris master does;
+//! `--label-exists-text legacy` words `Label Already Exists` without the txn id.
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
 //! `--init-sql` files run only when `DIR` holds no state yet).
@@ -27,7 +29,8 @@ fn usage() -> ExitCode {
          [--be-http-port P] [--query-port P] [--fe-flight-port P] [--be-flight-port P] \
          [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
-         [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]"
+         [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
+         [--label-exists-text current|legacy]"
     );
     ExitCode::from(2)
 }
@@ -74,6 +77,11 @@ async fn main() -> ExitCode {
             "--root-password" => config.root_password = value,
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
+            "--label-exists-text" => match value.as_str() {
+                "current" => config.legacy_label_exists_text = false,
+                "legacy" => config.legacy_label_exists_text = true,
+                _ => return usage(),
+            },
             "--mysql-deprecate-eof" => match value.as_str() {
                 "on" => config.mysql_deprecate_eof = true,
                 "off" => config.mysql_deprecate_eof = false,
