@@ -97,6 +97,9 @@ pub struct EmulatorConfig {
     /// `Label Already Exists` in the older wording, `Label [l] has already been used.`,
     /// without the `relate to txn [id]` part newer releases add (`false`: the newer one).
     pub legacy_label_exists_text: bool,
+    /// JSON/VARIANT result columns described as STRING (254), as older releases did;
+    /// `false`: JSON (245), as newer ones do.
+    pub json_as_string: bool,
 }
 
 impl Default for EmulatorConfig {
@@ -120,6 +123,7 @@ impl Default for EmulatorConfig {
             type_spelling: doris_sql::Spelling::Lower,
             mysql_deprecate_eof: false,
             legacy_label_exists_text: false,
+            json_as_string: false,
         }
     }
 }

@@ -7,13 +7,14 @@
 //!                [--root-password P] [--s3-root DIR] [--data-dir DIR]
 //!                [--mysql-prepare server-side|point-query-only]
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
-//!                [--label-exists-text current|legacy]
+//!                [--label-exists-text current|legacy] [--json-column-type json|string]
 //! ```
 //! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did;
 //! `--type-spelling upper` spells types in DESC / SHOW CREATE TABLE as 2.1.0–2.1.5 did
 //! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`);
 //! `--mysql-deprecate-eof on` negotiates CLIENT_DEPRECATE_EOF as Doris master does;
-//! `--label-exists-text legacy` words `Label Already Exists` without the txn id.
+//! `--label-exists-text legacy` words `Label Already Exists` without the txn id;
+//! `--json-column-type string` describes JSON result columns as STRING, as older releases.
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
 //! `--init-sql` files run only when `DIR` holds no state yet).
@@ -30,7 +31,7 @@ fn usage() -> ExitCode {
          [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
-         [--label-exists-text current|legacy]"
+         [--label-exists-text current|legacy] [--json-column-type json|string]"
     );
     ExitCode::from(2)
 }
@@ -77,6 +78,11 @@ async fn main() -> ExitCode {
             "--root-password" => config.root_password = value,
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
+            "--json-column-type" => match value.as_str() {
+                "json" => config.json_as_string = false,
+                "string" => config.json_as_string = true,
+                _ => return usage(),
+            },
             "--label-exists-text" => match value.as_str() {
                 "current" => config.legacy_label_exists_text = false,
                 "legacy" => config.legacy_label_exists_text = true,

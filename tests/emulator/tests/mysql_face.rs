@@ -221,6 +221,42 @@ async fn the_deprecate_eof_switch_is_negotiated_and_clients_still_read_results()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_columns_are_json_or_string_by_switch() {
+    use sqlx::{Column, TypeInfo};
+    for (json_as_string, expected) in [(false, "JSON"), (true, "CHAR")] {
+        let e = Emulator::start(EmulatorConfig {
+            json_as_string,
+            ..EmulatorConfig::default()
+        })
+        .await
+        .unwrap();
+        e.execute(
+            None,
+            "CREATE DATABASE j; CREATE TABLE j.t (`k` INT NOT NULL, `doc` JSON NULL) \
+             DUPLICATE KEY(`k`) DISTRIBUTED BY HASH(`k`) BUCKETS 1;",
+        )
+        .unwrap();
+        let url = format!("mysql://root@127.0.0.1:{}/j", e.query_addr().port());
+        let options = MySqlConnectOptions::from_str(&url)
+            .unwrap()
+            .pipes_as_concat(false)
+            .no_engine_substitution(false)
+            .timezone(None)
+            .set_names(false);
+        let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
+        sqlx::raw_sql("INSERT INTO t VALUES (1, '{\"a\": 1}')")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let row = sqlx::raw_sql("SELECT doc FROM t")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(row.columns()[0].type_info().name(), expected);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mariadb_client_errors_match_doris() {
     let e = emulator().await;
     let (_, err) = mariadb(&e, "alice", "wrong", "SELECT 1");

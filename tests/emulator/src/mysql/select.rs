@@ -313,10 +313,15 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
             .cloned()
             .flatten()
             .filter(|t| crate::catalog::storage_type(t) == *field.data_type());
-        columns.push(match &doris {
+        let mut def = match &doris {
             Some(t) => column_def(field.name(), t),
             None => arrow_column_def(field.name(), field.data_type()),
-        });
+        };
+        if shared.config.json_as_string && def.column_type == ColumnType::MYSQL_TYPE_JSON {
+            // Older releases sent JSON columns as STRING (254).
+            def.column_type = ColumnType::MYSQL_TYPE_STRING;
+        }
+        columns.push(def);
         doris_types.push(doris);
     }
     Ok(Planned {
