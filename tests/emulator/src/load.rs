@@ -1237,23 +1237,20 @@ fn numbers_from_text(batch: &RecordBatch) -> RecordBatch {
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
         let converted = column.as_string_opt::<i32>().and_then(|text| {
             // A NULL stays NULL; one value that does not parse keeps the column as text.
-            let ints: Option<arrow::array::Int64Array> = text
-                .iter()
-                .map(|v| match v {
-                    None => Some(None),
-                    Some(v) => v.trim().parse::<i64>().ok().map(Some),
-                })
-                .collect();
-            if let Some(ints) = ints {
-                return Some(Arc::new(ints) as ArrayRef);
+            fn all<T: std::str::FromStr>(
+                text: &arrow::array::StringArray,
+            ) -> Option<Vec<Option<T>>> {
+                text.iter()
+                    .map(|v| match v {
+                        None => Some(None),
+                        Some(v) => v.trim().parse::<T>().ok().map(Some),
+                    })
+                    .collect()
             }
-            let floats: Option<arrow::array::Float64Array> = text
-                .iter()
-                .map(|v| match v {
-                    None => Some(None),
-                    Some(v) => v.trim().parse::<f64>().ok().map(Some),
-                })
-                .collect();
+            if let Some(ints) = all::<i64>(text) {
+                return Some(Arc::new(arrow::array::Int64Array::from(ints)) as ArrayRef);
+            }
+            let floats = all::<f64>(text).map(arrow::array::Float64Array::from);
             floats.map(|f| Arc::new(f) as ArrayRef)
         });
         match converted {

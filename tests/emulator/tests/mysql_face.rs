@@ -7,11 +7,10 @@
 use std::process::Command;
 
 mod common;
-use std::str::FromStr;
 
 use doris_emulator::{Emulator, EmulatorConfig};
 use doris_sql::{DescRow, DorisType, KeyModel, parse_describe, parse_show_create};
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::mysql::MySqlConnection;
 use sqlx::{Connection, Row};
 
 const DDL: &str = "
@@ -187,12 +186,7 @@ async fn the_deprecate_eof_switch_is_negotiated_and_clients_still_read_results()
         assert_eq!((low | high << 16) & (1 << 24) != 0, on);
         // sqlx asks for DEPRECATE_EOF: text and prepared results must still frame correctly.
         let url = format!("mysql://root@127.0.0.1:{}/demo", e.query_addr().port());
-        let options = MySqlConnectOptions::from_str(&url)
-            .unwrap()
-            .pipes_as_concat(false)
-            .no_engine_substitution(false)
-            .timezone(None)
-            .set_names(false);
+        let options = common::doris_safe_sqlx(&url);
         let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
         sqlx::raw_sql("INSERT INTO orders (id, region, seq) VALUES (1, 'eu', 1), (2, 'us', 2)")
             .execute(&mut conn)
@@ -237,12 +231,7 @@ async fn json_columns_are_json_or_string_by_switch() {
         )
         .unwrap();
         let url = format!("mysql://root@127.0.0.1:{}/j", e.query_addr().port());
-        let options = MySqlConnectOptions::from_str(&url)
-            .unwrap()
-            .pipes_as_concat(false)
-            .no_engine_substitution(false)
-            .timezone(None)
-            .set_names(false);
+        let options = common::doris_safe_sqlx(&url);
         let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
         sqlx::raw_sql("INSERT INTO t VALUES (1, '{\"a\": 1}')")
             .execute(&mut conn)
@@ -317,12 +306,7 @@ async fn sqlx_default_options_fail_as_on_doris_and_the_workaround_works() {
         "{err}"
     );
     // The Doris-safe options send no statement on connect.
-    let options = MySqlConnectOptions::from_str(&url)
-        .unwrap()
-        .pipes_as_concat(false)
-        .no_engine_substitution(false)
-        .timezone(None)
-        .set_names(false);
+    let options = common::doris_safe_sqlx(&url);
     let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
     sqlx::raw_sql("SET time_zone = '+00:00'")
         .execute(&mut conn)
@@ -347,17 +331,10 @@ async fn sqlx_default_options_fail_as_on_doris_and_the_workaround_works() {
         "mysql://alice:nope@127.0.0.1:{}/demo",
         e.query_addr().port()
     );
-    let err = MySqlConnection::connect_with(
-        &MySqlConnectOptions::from_str(&bad)
-            .unwrap()
-            .set_names(false)
-            .pipes_as_concat(false)
-            .no_engine_substitution(false)
-            .timezone(None),
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = MySqlConnection::connect_with(&common::doris_safe_sqlx(&bad))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("1045") && err.contains("Access denied for user 'alice@127.0.0.1'"),
         "{err}"

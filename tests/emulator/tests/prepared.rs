@@ -4,11 +4,11 @@
 // Test code: a failed unwrap is a failed test, with the value in the message.
 #![allow(clippy::unwrap_used)]
 
-use std::str::FromStr;
+mod common;
 
 use doris_emulator::mysql::prepared::{POINT_QUERY_ONLY, PrepareProfile};
 use doris_emulator::{Emulator, EmulatorConfig};
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::mysql::MySqlConnection;
 use sqlx::{Column, Connection, Row, TypeInfo};
 
 const DDL: &str = "
@@ -26,12 +26,7 @@ async fn connect(config: EmulatorConfig) -> (Emulator, MySqlConnection) {
     let e = Emulator::start(config).await.unwrap();
     e.execute(None, DDL).unwrap();
     let url = format!("mysql://root@127.0.0.1:{}/demo", e.query_addr().port());
-    let options = MySqlConnectOptions::from_str(&url)
-        .unwrap()
-        .pipes_as_concat(false)
-        .no_engine_substitution(false)
-        .timezone(None)
-        .set_names(false);
+    let options = common::doris_safe_sqlx(&url);
     let mut conn = MySqlConnection::connect_with(&options).await.unwrap();
     sqlx::raw_sql(
         "INSERT INTO t VALUES (1, -3, 10, 'a''b', 0.5), (2, NULL, 20, NULL, -1.25), \
