@@ -161,7 +161,9 @@ class ChildFailed(Exception):
 
 
 def run_child_once(python: str, case: dict) -> dict:
-    env = {**os.environ, "DAFT_PROGRESS_BAR": "0"}
+    # One BLAS thread: numpy's OpenBLAS threads otherwise spin after make_table and take a
+    # core from whatever the child measures next (seen in a profile of workload 1b).
+    env = {**os.environ, "DAFT_PROGRESS_BAR": "0", "OPENBLAS_NUM_THREADS": "1"}
     process = subprocess.Popen(
         [python, __file__, "measure", json.dumps(case)],
         stdout=subprocess.PIPE,
