@@ -569,6 +569,13 @@ pub fn format_value(array: &ArrayRef, row: usize, doris: Option<&DorisType>, out
         DataType::Float64 => {
             let _ = write!(out, "{}", array.as_primitive::<Float64Type>().value(row));
         }
+        DataType::Decimal128(_, scale) if *scale >= 0 => {
+            push_decimal(
+                array.as_primitive::<Decimal128Type>().value(row),
+                *scale,
+                out,
+            );
+        }
         DataType::Decimal128(_, _) => {
             let a = array.as_primitive::<Decimal128Type>();
             out.extend_from_slice(a.value_as_string(row).as_bytes());
@@ -577,15 +584,7 @@ pub fn format_value(array: &ArrayRef, row: usize, doris: Option<&DorisType>, out
             let a = array.as_primitive::<Decimal256Type>();
             out.extend_from_slice(a.value_as_string(row).as_bytes());
         }
-        DataType::Date32 => {
-            let days = array.as_primitive::<Date32Type>().value(row);
-            match chrono_date(days) {
-                Some(d) => {
-                    let _ = write!(out, "{d}");
-                }
-                None => out.extend_from_slice(b"0000-00-00"),
-            }
-        }
+        DataType::Date32 => push_date(array.as_primitive::<Date32Type>().value(row), out),
         DataType::Timestamp(unit, _) => {
             let precision = match doris {
                 Some(DorisType::DateTime { precision }) => *precision,
@@ -696,12 +695,53 @@ fn nested(array: &ArrayRef, row: usize, out: &mut Vec<u8>, inside: bool) {
     }
 }
 
-/// `YYYY-MM-DD` for days since the epoch.
-fn chrono_date(days: i32) -> Option<String> {
+/// `YYYY-MM-DD` for days since the epoch (`0000-00-00` outside years 0–9999).
+fn push_date(days: i32, out: &mut Vec<u8>) {
     let (y, m, d) = civil_from_days(i64::from(days));
-    (0..=9999)
-        .contains(&y)
-        .then(|| format!("{y:04}-{m:02}-{d:02}"))
+    match u32::try_from(y) {
+        Ok(y) if y <= 9999 => {
+            push_padded(out, y, 4);
+            out.push(b'-');
+            push_padded(out, m, 2);
+            out.push(b'-');
+            push_padded(out, d, 2);
+        }
+        _ => out.extend_from_slice(b"0000-00-00"),
+    }
+}
+
+/// `v` in decimal with at least `width` digits (zero-padded).
+fn push_padded(out: &mut Vec<u8>, v: u32, width: usize) {
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(v).as_bytes();
+    out.extend(std::iter::repeat_n(
+        b'0',
+        width.saturating_sub(digits.len()),
+    ));
+    out.extend_from_slice(digits);
+}
+
+/// A DECIMAL's text: the unscaled value with the point `scale` digits from the right
+/// (`-0.05` for -5 at scale 2), as arrow's `value_as_string` writes it, without allocating.
+fn push_decimal(value: i128, scale: i8, out: &mut Vec<u8>) {
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(value.unsigned_abs()).as_bytes();
+    if value < 0 {
+        out.push(b'-');
+    }
+    let scale = usize::from(scale.unsigned_abs());
+    if scale == 0 {
+        out.extend_from_slice(digits);
+    } else if digits.len() > scale {
+        let (whole, frac) = digits.split_at(digits.len() - scale);
+        out.extend_from_slice(whole);
+        out.push(b'.');
+        out.extend_from_slice(frac);
+    } else {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', scale - digits.len()));
+        out.extend_from_slice(digits);
+    }
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
@@ -720,23 +760,27 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// `YYYY-MM-DD HH:MM:SS[.f…]` with `precision` fractional digits, from microseconds.
 fn write_datetime(micros: i64, precision: u8, out: &mut Vec<u8>) {
-    use std::io::Write as _;
     let days = micros.div_euclid(86_400_000_000);
     let rem = micros.rem_euclid(86_400_000_000);
     let (y, m, d) = civil_from_days(days);
-    let secs = rem / 1_000_000;
-    let frac = rem % 1_000_000;
-    let _ = write!(
-        out,
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        secs / 3600,
-        (secs / 60) % 60,
-        secs % 60
-    );
+    let secs = (rem / 1_000_000) as u32;
+    let frac = (rem % 1_000_000) as u32;
+    push_padded(out, u32::try_from(y).unwrap_or(0), 4);
+    out.push(b'-');
+    push_padded(out, m, 2);
+    out.push(b'-');
+    push_padded(out, d, 2);
+    out.push(b' ');
+    push_padded(out, secs / 3600, 2);
+    out.push(b':');
+    push_padded(out, (secs / 60) % 60, 2);
+    out.push(b':');
+    push_padded(out, secs % 60, 2);
     if precision > 0 {
-        let digits = format!("{frac:06}");
         out.push(b'.');
-        out.extend_from_slice(&digits.as_bytes()[..usize::from(precision)]);
+        let at = out.len();
+        push_padded(out, frac, 6);
+        out.truncate(at + usize::from(precision));
     }
 }
 
@@ -778,6 +822,33 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "1969-12-31 23:59:59.999999"
         );
-        assert_eq!(chrono_date(19_753).unwrap(), "2024-01-31");
+        let mut out = Vec::new();
+        push_date(19_753, &mut out);
+        push_date(-719_529, &mut out); // before year 0
+        assert_eq!(String::from_utf8(out).unwrap(), "2024-01-310000-00-00");
+    }
+
+    #[test]
+    fn decimals_print_like_arrow() {
+        use arrow::array::Decimal128Array;
+        let values = [
+            0i128,
+            5,
+            -5,
+            123_456,
+            -123_456,
+            100,
+            i128::from(i64::MAX) * 1000,
+        ];
+        for scale in [0i8, 2, 4, 6] {
+            let array = Decimal128Array::from(values.to_vec())
+                .with_precision_and_scale(38, scale)
+                .unwrap();
+            for (i, v) in values.iter().enumerate() {
+                let mut out = Vec::new();
+                push_decimal(*v, scale, &mut out);
+                assert_eq!(String::from_utf8(out).unwrap(), array.value_as_string(i));
+            }
+        }
     }
 }
