@@ -129,12 +129,7 @@ impl PacketIo {
 
     /// Writes an OK packet.
     pub async fn ok(&mut self, affected_rows: u64) -> std::io::Result<()> {
-        let mut p = vec![0x00];
-        lenenc_int(&mut p, affected_rows);
-        lenenc_int(&mut p, 0);
-        p.extend_from_slice(&STATUS_AUTOCOMMIT.to_le_bytes());
-        p.extend_from_slice(&0u16.to_le_bytes());
-        self.write(&p).await?;
+        self.write(&ok_payload(0x00, affected_rows)).await?;
         self.flush().await
     }
 
@@ -160,12 +155,7 @@ impl PacketIo {
         if !self.deprecate_eof {
             return self.eof().await;
         }
-        let mut p = vec![0xFE];
-        lenenc_int(&mut p, 0);
-        lenenc_int(&mut p, 0);
-        p.extend_from_slice(&STATUS_AUTOCOMMIT.to_le_bytes());
-        p.extend_from_slice(&0u16.to_le_bytes());
-        self.write(&p).await
+        self.write(&ok_payload(0xFE, 0)).await
     }
 
     /// Writes a classic EOF packet (Doris 2.x/3.x never negotiates DEPRECATE_EOF).
@@ -200,13 +190,7 @@ impl PacketIo {
         columns: &[ColumnDef],
         rows: &[Vec<Option<String>>],
     ) -> std::io::Result<()> {
-        self.columns(columns).await?;
-        for row in rows {
-            self.row(row.iter().map(|c| c.as_deref().map(str::as_bytes)))
-                .await?;
-        }
-        self.end_of_rows().await?;
-        self.flush().await
+        self.whole_result_set(columns, rows, false).await
     }
 
     /// Writes a whole binary-protocol result set (the answer to COM_STMT_EXECUTE).
@@ -215,14 +199,24 @@ impl PacketIo {
         columns: &[ColumnDef],
         rows: &[Vec<Option<String>>],
     ) -> std::io::Result<()> {
+        self.whole_result_set(columns, rows, true).await
+    }
+
+    async fn whole_result_set(
+        &mut self,
+        columns: &[ColumnDef],
+        rows: &[Vec<Option<String>>],
+        binary: bool,
+    ) -> std::io::Result<()> {
         self.columns(columns).await?;
         let mut packet = Vec::new();
         for row in rows {
-            binary_row(
-                columns,
-                row.iter().map(|c| c.as_deref().map(str::as_bytes)),
-                &mut packet,
-            );
+            let cells = row.iter().map(|c| c.as_deref().map(str::as_bytes));
+            if binary {
+                binary_row(columns, cells, &mut packet);
+            } else {
+                text_row(cells, &mut packet);
+            }
             self.write(&packet).await?;
         }
         self.end_of_rows().await?;
@@ -290,24 +284,31 @@ impl PacketIo {
             .serialize(&mut p);
         self.write(&p).await
     }
+}
 
-    /// Writes one text-protocol row.
-    pub async fn row<'a>(
-        &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
-    ) -> std::io::Result<()> {
-        let mut p = Vec::new();
-        for cell in cells {
-            match cell {
-                None => p.push(0xFB),
-                Some(bytes) => {
-                    lenenc_int(&mut p, bytes.len() as u64);
-                    p.extend_from_slice(bytes);
-                }
+/// A text-protocol row: each cell length-encoded, NULL as 0xFB.
+fn text_row<'a>(cells: impl Iterator<Item = Option<&'a [u8]>>, out: &mut Vec<u8>) {
+    out.clear();
+    for cell in cells {
+        match cell {
+            None => out.push(0xFB),
+            Some(bytes) => {
+                lenenc_int(out, bytes.len() as u64);
+                out.extend_from_slice(bytes);
             }
         }
-        self.write(&p).await
     }
+}
+
+/// An OK packet's payload with `header` (0x00, or 0xFE where it ends a result set under
+/// DEPRECATE_EOF).
+fn ok_payload(header: u8, affected_rows: u64) -> Vec<u8> {
+    let mut p = vec![header];
+    lenenc_int(&mut p, affected_rows);
+    lenenc_int(&mut p, 0);
+    p.extend_from_slice(&STATUS_AUTOCOMMIT.to_le_bytes());
+    p.extend_from_slice(&0u16.to_le_bytes());
+    p
 }
 
 /// Appends a length-encoded integer.
