@@ -87,7 +87,7 @@ pub async fn prepare(
         .filter(|t| matches!(t, Token::Placeholder(p) if p == "?"))
         .count();
     // The result columns, found by planning the statement with every parameter NULL.
-    let probe = bind(&tokens, &vec![Token::make_keyword("NULL"); params]);
+    let probe = bind(&tokens, &vec![null(); params]);
     let columns = match result_columns(shared, session, &probe).await {
         Ok(c) => c,
         Err((code, state, message)) => return io.error(code, state, &message).await,
