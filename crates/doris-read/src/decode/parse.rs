@@ -1,0 +1,380 @@
+//! Parsers for single MySQL text-protocol cells, straight from bytes.
+//!
+//! Each parser takes the common shape Doris (and MySQL) print on a fast path and hands
+//! anything else to arrow's own string parsers, so a value is accepted exactly when arrow's
+//! cast would accept it, without building an intermediate string column. None of them puts
+//! the value into its error.
+
+use arrow::compute::kernels::cast_utils::{parse_decimal, string_to_datetime};
+use arrow::datatypes::Decimal128Type;
+use arrow_schema::TimeUnit;
+
+/// Why a cell did not parse (the value itself is never included).
+pub type ParseResult<T> = Result<T, &'static str>;
+
+/// The cell as text.
+pub fn text(cell: &[u8]) -> ParseResult<&str> {
+    std::str::from_utf8(cell).map_err(|_| "not UTF-8")
+}
+
+/// A signed integer of at most `i64`: `[-+]digits`, anything else via `str::parse`.
+pub fn int(cell: &[u8]) -> ParseResult<i64> {
+    digits_i64(cell).map_or_else(|| fallback_number(cell), Ok)
+}
+
+/// An unsigned 64-bit integer.
+pub fn uint(cell: &[u8]) -> ParseResult<u64> {
+    let mut value: u64 = 0;
+    if cell.is_empty() || cell.len() > 20 {
+        return fallback_number(cell);
+    }
+    for &b in cell {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return fallback_number(cell);
+        }
+        value = match value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(digit)))
+        {
+            Some(v) => v,
+            None => return Err("not a number of this type"),
+        };
+    }
+    Ok(value)
+}
+
+/// A number through `str::parse` (surrounding whitespace allowed).
+pub fn fallback_number<T: std::str::FromStr>(cell: &[u8]) -> ParseResult<T> {
+    text(cell)?
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of this type")
+}
+
+/// `[-+]d…d` into an `i64`, `None` for any other shape or an overflow.
+fn digits_i64(cell: &[u8]) -> Option<i64> {
+    let (negative, digits) = match cell.split_first()? {
+        (b'-', rest) => (true, rest),
+        (b'+', rest) => (false, rest),
+        _ => (false, cell),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    // Accumulate negatively so i64::MIN parses.
+    let mut value: i64 = 0;
+    for &b in digits {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_sub(i64::from(digit))?;
+    }
+    if negative {
+        Some(value)
+    } else {
+        value.checked_neg()
+    }
+}
+
+/// A DECIMAL of `precision` and `scale` as its unscaled `i128`.
+///
+/// Fast path: `[-]int[.frac]` with at most `scale` fraction digits; other shapes (more
+/// fraction digits, exponents) go through arrow's `parse_decimal`. The result must fit the
+/// precision, as arrow's strict cast requires.
+pub fn decimal128(cell: &[u8], precision: u8, scale: i8) -> ParseResult<i128> {
+    let value = match decimal_fast(cell, scale) {
+        Some(v) => v,
+        None => parse_decimal::<Decimal128Type>(text(cell)?.trim(), precision, scale)
+            .map_err(|_| "not a decimal of this precision and scale")?,
+    };
+    let limit = 10i128.pow(u32::from(precision));
+    if value <= -limit || value >= limit {
+        return Err("too many digits for the column's precision");
+    }
+    Ok(value)
+}
+
+fn decimal_fast(cell: &[u8], scale: i8) -> Option<i128> {
+    let scale = usize::try_from(scale).ok()?;
+    let (negative, rest) = match cell.split_first()? {
+        (b'-', rest) => (true, rest),
+        _ => (false, cell),
+    };
+    let (whole, frac) = match rest.iter().position(|&b| b == b'.') {
+        Some(dot) => (&rest[..dot], &rest[dot + 1..]),
+        None => (rest, &rest[rest.len()..]),
+    };
+    if whole.is_empty() || frac.len() > scale || whole.len() + scale > 38 {
+        return None;
+    }
+    let mut value: i128 = 0;
+    for &b in whole.iter().chain(frac) {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value * 10 + i128::from(digit);
+    }
+    value *= 10i128.pow(u32::try_from(scale - frac.len()).ok()?);
+    Some(if negative { -value } else { value })
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (valid month and day assumed).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month = i64::from(month);
+    let day_of_year =
+        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// `n` ASCII digits as a number.
+fn number(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |acc, &b| {
+        let digit = b.wrapping_sub(b'0');
+        (digit <= 9).then(|| acc * 10 + u32::from(digit))
+    })
+}
+
+/// `YYYY-MM-DD` (a real calendar date) into days since the epoch.
+fn date_fast(cell: &[u8]) -> Option<i64> {
+    if cell.len() < 10 || cell[4] != b'-' || cell[7] != b'-' {
+        return None;
+    }
+    let year = i64::from(number(&cell[0..4])?);
+    let month = number(&cell[5..7])?;
+    let day = number(&cell[8..10])?;
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
+}
+
+/// A DATE into days since the epoch.
+pub fn date32(cell: &[u8]) -> ParseResult<i32> {
+    if cell.len() == 10
+        && let Some(days) = date_fast(cell)
+    {
+        return i32::try_from(days).map_err(|_| "not a DATE");
+    }
+    date32_arrow(cell)
+}
+
+/// A DATE through arrow's parser.
+fn date32_arrow(cell: &[u8]) -> ParseResult<i32> {
+    use arrow::compute::kernels::cast_utils::Parser;
+    arrow::datatypes::Date32Type::parse(text(cell)?.trim()).ok_or("not a DATE")
+}
+
+/// A DATETIME (no time zone: the session's wall clock) in `unit` since the epoch.
+pub fn timestamp(cell: &[u8], unit: TimeUnit) -> ParseResult<i64> {
+    match timestamp_fast(cell, unit) {
+        Some(v) => Ok(v),
+        None => timestamp_arrow(cell, unit),
+    }
+}
+
+/// A DATETIME through arrow's parser (any shape arrow's cast accepts).
+fn timestamp_arrow(cell: &[u8], unit: TimeUnit) -> ParseResult<i64> {
+    let parsed =
+        string_to_datetime(&chrono::Utc, text(cell)?.trim()).map_err(|_| "not a DATETIME")?;
+    let naive = parsed.naive_utc().and_utc();
+    match unit {
+        TimeUnit::Second => Some(naive.timestamp()),
+        TimeUnit::Millisecond => Some(naive.timestamp_millis()),
+        TimeUnit::Microsecond => Some(naive.timestamp_micros()),
+        TimeUnit::Nanosecond => naive.timestamp_nanos_opt(),
+    }
+    .ok_or("a DATETIME out of the range of this unit")
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.f…]`, fraction digits beyond the unit truncated.
+fn timestamp_fast(cell: &[u8], unit: TimeUnit) -> Option<i64> {
+    if cell.len() < 19 || (cell[10] != b' ' && cell[10] != b'T') {
+        return None;
+    }
+    let days = date_fast(&cell[..10])?;
+    if cell[13] != b':' || cell[16] != b':' {
+        return None;
+    }
+    let (h, m, s) = (
+        number(&cell[11..13])?,
+        number(&cell[14..16])?,
+        number(&cell[17..19])?,
+    );
+    if h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    let mut nanos: i64 = 0;
+    match &cell[19..] {
+        [] => {}
+        [b'.', frac @ ..] if !frac.is_empty() && frac.len() <= 9 => {
+            let digits = i64::from(number(frac)?);
+            nanos = digits * 10i64.pow(9 - frac.len() as u32);
+        }
+        _ => return None,
+    }
+    let seconds = days * 86_400 + i64::from(h * 3600 + m * 60 + s);
+    let (per_second, nanos_per_unit) = match unit {
+        TimeUnit::Second => (1, 1_000_000_000),
+        TimeUnit::Millisecond => (1_000, 1_000_000),
+        TimeUnit::Microsecond => (1_000_000, 1_000),
+        TimeUnit::Nanosecond => (1_000_000_000, 1),
+    };
+    seconds
+        .checked_mul(per_second)?
+        .checked_add(nanos / nanos_per_unit)
+}
+
+/// `[-]HH:MM:SS[.ffffff]` (hours may exceed 24) into microseconds.
+pub fn time_micros(cell: &[u8]) -> ParseResult<i64> {
+    const BAD: &str = "not a TIME";
+    let t = text(cell)?.trim();
+    let (negative, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let mut parts = whole.split(':');
+    let mut next =
+        || -> ParseResult<i64> { parts.next().ok_or(BAD)?.parse::<i64>().map_err(|_| BAD) };
+    let (h, m, s) = (next()?, next()?, next()?);
+    let mut micros = 0i64;
+    for (i, d) in frac.chars().take(6).enumerate() {
+        let digit = d.to_digit(10).ok_or(BAD)?;
+        micros += i64::from(digit) * 10i64.pow(5 - i as u32);
+    }
+    let total = ((h * 60 + m) * 60 + s) * 1_000_000 + micros;
+    Ok(if negative { -total } else { total })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn integers_take_every_i64_and_refuse_the_rest() {
+        assert_eq!(int(b"-9223372036854775808"), Ok(i64::MIN));
+        assert_eq!(int(b"9223372036854775807"), Ok(i64::MAX));
+        assert_eq!(int(b"+42"), Ok(42));
+        assert_eq!(int(b" 7 "), Ok(7));
+        assert!(int(b"9223372036854775808").is_err());
+        assert!(int(b"1e3").is_err());
+        assert!(int(b"-").is_err());
+        assert!(int(b"").is_err());
+        assert_eq!(uint(b"18446744073709551615"), Ok(u64::MAX));
+        assert!(uint(b"18446744073709551616").is_err());
+        assert!(uint(b"-1").is_err());
+        assert_eq!(narrow::<i8>(b"-128"), Ok(-128));
+        assert!(narrow::<i8>(b"128").is_err());
+    }
+
+    fn narrow<T: TryFrom<i64>>(cell: &[u8]) -> ParseResult<T> {
+        T::try_from(int(cell)?).map_err(|_| "out of range")
+    }
+
+    #[test]
+    fn decimals_are_scaled_and_bounded_by_precision() {
+        assert_eq!(decimal128(b"12.34", 18, 4), Ok(123_400));
+        assert_eq!(decimal128(b"-0.5", 18, 4), Ok(-5_000));
+        assert_eq!(decimal128(b"7", 18, 4), Ok(70_000));
+        assert_eq!(decimal128(b"-99.99", 4, 2), Ok(-9_999));
+        assert!(decimal128(b"100.00", 4, 2).is_err());
+        assert!(decimal128(b"1.2.3", 18, 4).is_err());
+        assert!(decimal128(b"abc", 18, 4).is_err());
+        // Shapes off the fast path agree with arrow's parser.
+        assert_eq!(
+            decimal128(b"1.23456", 18, 4),
+            Ok(parse_decimal::<Decimal128Type>("1.23456", 18, 4).unwrap())
+        );
+        assert_eq!(decimal128(b"1e2", 18, 0), Ok(100));
+    }
+
+    #[test]
+    fn dates_and_datetimes_refuse_impossible_calendars() {
+        assert_eq!(date32(b"1970-01-01"), Ok(0));
+        assert_eq!(date32(b"2024-02-29"), Ok(19_782));
+        assert!(date32(b"2023-02-29").is_err());
+        assert!(date32(b"0000-00-00").is_err());
+        assert_eq!(
+            timestamp(b"2024-01-31 12:00:00.123", TimeUnit::Millisecond),
+            Ok(1_706_702_400_123)
+        );
+        assert_eq!(
+            timestamp(b"1969-12-31 23:59:59.999999", TimeUnit::Microsecond),
+            Ok(-1)
+        );
+        assert!(timestamp(b"2024-01-31 24:00:00", TimeUnit::Second).is_err());
+        assert!(timestamp(b"0000-00-00 00:00:00", TimeUnit::Second).is_err());
+        assert!(timestamp(b"9999-12-31 23:59:59", TimeUnit::Nanosecond).is_err());
+        assert_eq!(time_micros(b"-838:59:59.000001"), Ok(-3_020_399_000_001));
+    }
+
+    fn unit() -> impl Strategy<Value = TimeUnit> {
+        prop_oneof![
+            Just(TimeUnit::Second),
+            Just(TimeUnit::Millisecond),
+            Just(TimeUnit::Microsecond),
+            Just(TimeUnit::Nanosecond),
+        ]
+    }
+
+    proptest! {
+        /// The fast path accepts a date exactly when arrow does, with the same value.
+        #[test]
+        fn date_fast_path_agrees_with_arrow(y in 0u32..10_000, m in 0u32..14, d in 0u32..33) {
+            let cell = format!("{y:04}-{m:02}-{d:02}");
+            let fast = date_fast(cell.as_bytes()).map(|v| i32::try_from(v).unwrap());
+            prop_assert_eq!(fast, date32_arrow(cell.as_bytes()).ok(), "{}", cell);
+        }
+
+        /// The same for datetimes with 0–9 fraction digits, in every unit.
+        #[test]
+        fn timestamp_fast_path_agrees_with_arrow(
+            y in 0u32..10_000, m in 1u32..13, d in 1u32..32,
+            h in 0u32..25, mi in 0u32..61, s in 0u32..61,
+            frac in proptest::option::of("[0-9]{1,9}"),
+            unit in unit(),
+        ) {
+            let mut cell = format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+            if let Some(frac) = frac {
+                cell.push('.');
+                cell.push_str(&frac);
+            }
+            let fast = timestamp_fast(cell.as_bytes(), unit);
+            let arrow = timestamp_arrow(cell.as_bytes(), unit).ok();
+            prop_assert_eq!(fast.or(arrow), arrow, "{}", cell);
+            // Every shape Doris prints for a valid value takes the fast path.
+            if arrow.is_some() && h < 24 && mi < 60 && s < 60 {
+                prop_assert!(fast.is_some(), "{}", cell);
+            }
+        }
+
+        /// Decimals on the fast path equal arrow's parse of the same text.
+        #[test]
+        fn decimal_fast_path_agrees_with_arrow(
+            negative in any::<bool>(), whole in "[0-9]{1,14}", frac in "[0-9]{0,4}",
+        ) {
+            let cell = format!("{}{whole}{}{frac}", if negative { "-" } else { "" },
+                if frac.is_empty() { "" } else { "." });
+            let arrow = parse_decimal::<Decimal128Type>(&cell, 18, 4).unwrap();
+            prop_assert_eq!(decimal_fast(cell.as_bytes(), 4), Some(arrow), "{}", cell);
+        }
+    }
+}
