@@ -52,6 +52,17 @@ def make_table(n: int, start: int = 0):
 # --- measurements (run in a child process) -------------------------------------------------
 
 
+class Clock:
+    """Wall time and this process's CPU time (user + system, every thread) from creation."""
+
+    def __init__(self) -> None:
+        self._wall = time.perf_counter()
+        self._cpu = time.process_time()
+
+    def stop(self) -> dict:
+        return {"seconds": time.perf_counter() - self._wall, "cpu_s": time.process_time() - self._cpu}
+
+
 def measure(case: dict) -> dict:
     kind = case["kind"]
     if kind == "read":
@@ -68,7 +79,7 @@ def measure(case: dict) -> dict:
         )
         if case.get("split"):
             kwargs.update(split=case["split"], target_tasks=8)
-        started = time.perf_counter()
+        started = Clock()
         frame = read_doris(**kwargs)
         if case.get("stream"):
             # Memory workloads consume batches as they come (a pipeline), so the peak
@@ -76,7 +87,7 @@ def measure(case: dict) -> dict:
             rows = sum(batch.num_rows for batch in frame.to_arrow_iter())
         else:
             rows = frame.to_arrow().num_rows
-        return {"seconds": time.perf_counter() - started, "rows": rows}
+        return {**started.stop(), "rows": rows}
     if kind == "write":
         import daft
         from daft_doris import DorisConnection, DorisTable, write_doris
@@ -94,15 +105,14 @@ def measure(case: dict) -> dict:
             redirect_hosts=("127.0.0.1",),
             redirect_ports=(ports["be_http_port"],),
         )
-        started = time.perf_counter()
+        started = Clock()
         summary = write_doris(frame, connection=connection, table=DorisTable("bench", case["table"]))
-        seconds = time.perf_counter() - started
-        return {"seconds": seconds, "rows": summary.to_pydict()["loaded_rows"][0]}
+        return {**started.stop(), "rows": summary.to_pydict()["loaded_rows"][0]}
     if kind == "scan":
         # The write workload's source alone: the floor under a writer's peak.
-        started = time.perf_counter()
+        started = Clock()
         rows = sum(batch.num_rows for batch in parquet_source(case["parquet_dir"]).to_arrow_iter())
-        return {"seconds": time.perf_counter() - started, "rows": rows}
+        return {**started.stop(), "rows": rows}
     if kind == "mariadb":
         sql = f"SELECT * FROM test.{case['table']}"
         # Imports stay outside the timed part for both implementations.
@@ -114,7 +124,7 @@ def measure(case: dict) -> dict:
 
             # The table's schema, as read_doris would have it from DESCRIBE.
             schema = pa.schema([f.with_nullable(f.name != "id") for f in make_table(1).schema])
-        started = time.perf_counter()
+        started = Clock()
         if case["impl"] == "connectorx":
             table = connectorx.read_sql(MARIADB_URL, sql, return_type="arrow", protocol="text")
             rows = table.num_rows
@@ -131,7 +141,7 @@ def measure(case: dict) -> dict:
             rows = 0
             while (batch := reader.next_batch()) is not None:
                 rows += batch.num_rows
-        return {"seconds": time.perf_counter() - started, "rows": rows}
+        return {**started.stop(), "rows": rows}
     raise SystemExit(f"unknown case {kind}")
 
 
@@ -189,24 +199,48 @@ def peak_rss_mb() -> float:
     return 0.0
 
 
+def process_cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds process `pid` has used so far (0 without a pid)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def mariadb_pid() -> int | None:
+    """The local MariaDB server's process id, if it runs."""
+    found = subprocess.run(["pgrep", "-o", "-x", "mariadbd"], capture_output=True, text=True)
+    return int(found.stdout.split()[0]) if found.returncode == 0 and found.stdout.split() else None
+
+
+# The process serving the measured reads and writes (the emulator), for its CPU time.
+SERVER = {"pid": None}
+
+
 def stats(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def compare(name, goal, pair, runs, expect_rows, setup=None):
-    """Alternates the two implementations `runs` times; returns the row of the results table."""
+def compare(name, goal, pair, runs, expect_rows, setup=None, server_pid=None):
+    """Alternates the two implementations `runs` times; returns the row of the results table.
+    Besides wall time it records each child's CPU time and the server's (the emulator's, or
+    `server_pid`'s) during the child, so a table row shows where the work went."""
     (a_name, a_python, a_case), (b_name, b_python, b_case) = pair
-    times = {a_name: [], b_name: []}
-    peaks = {a_name: [], b_name: []}
+    server_pid = server_pid or SERVER["pid"]
+    labels = (a_name, b_name)
+    times, peaks, cpu, server_cpu = ({label: [] for label in labels} for _ in range(4))
     for _ in range(runs):
         for label, python, case in ((a_name, a_python, a_case), (b_name, b_python, b_case)):
             if setup:
                 setup()
+            server_before = process_cpu_s(server_pid)
             result = run_child(python, case)
+            server_cpu[label].append(process_cpu_s(server_pid) - server_before)
             if result["rows"] != expect_rows:
                 raise SystemExit(f"{name}: {label} returned {result['rows']} rows, expected {expect_rows}")
             times[label].append(result["seconds"])
             peaks[label].append(result["peak_rss_mb"])
+            cpu[label].append(result["cpu_s"])
     ratio = statistics.median(times[b_name]) / statistics.median(times[a_name])
     row = {
         "workload": name,
@@ -218,6 +252,10 @@ def compare(name, goal, pair, runs, expect_rows, setup=None):
         "goal": goal,
         "ours_peak_rss_mb": max(peaks[a_name]),
         "peer_peak_rss_mb": max(peaks[b_name]),
+        "ours_cpu_s": statistics.median(cpu[a_name]),
+        "peer_cpu_s": statistics.median(cpu[b_name]),
+        "ours_server_cpu_s": statistics.median(server_cpu[a_name]),
+        "peer_server_cpu_s": statistics.median(server_cpu[b_name]),
     }
     print(json.dumps(row), flush=True)
     return row
@@ -300,6 +338,7 @@ def orchestrate(args) -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
+    SERVER["pid"] = emulator.pid
     results = []
     try:
         ports = json.loads(emulator.stdout.readline())
@@ -371,6 +410,7 @@ def orchestrate(args) -> None:
                 ),
                 runs,
                 rows,
+                server_pid=mariadb_pid(),
             )
         )
         results.append(
@@ -392,6 +432,18 @@ def orchestrate(args) -> None:
                 (
                     ("split auto", ours, {**read, "transport": "mysql", "split": "auto"}),
                     ("single", ours, {**read, "transport": "mysql"}),
+                ),
+                runs,
+                rows,
+            )
+        )
+        results.append(
+            compare(
+                "3b. split='auto' (8 tablets) vs single, Flight SQL",
+                ">= 1.6",
+                (
+                    ("split auto", ours, {**read, "transport": "flight", "split": "auto"}),
+                    ("single", ours, {**read, "transport": "flight"}),
                 ),
                 runs,
                 rows,
@@ -471,6 +523,28 @@ def orchestrate(args) -> None:
     write_report(results, extras, rows, runs, quick, load_s)
 
 
+CORES = os.cpu_count() or 1
+
+
+def split_bounds(results) -> list[str]:
+    """For each split workload: the fastest a split read could be on this machine, where the
+    reader and the emulator share the cores (all their CPU time spread evenly over them)."""
+    lines = []
+    for r in results:
+        if not r["workload"].startswith("3"):
+            continue
+        work = r["ours_cpu_s"] + r["ours_server_cpu_s"]
+        floor = work / CORES
+        single = r["peer_s"]["median"]
+        lines.append(
+            f"- {r['workload']}: the split read used {work:.2f} s of CPU (reader + emulator), so on"
+            f" {CORES} cores it cannot finish before {floor:.2f} s; with the single read at"
+            f" {single:.2f} s the best ratio this machine allows is {single / floor:.2f}×"
+            f" (measured {r['ratio']:.2f}×)."
+        )
+    return lines
+
+
 def write_report(results, extras, rows, runs, quick, load_s) -> None:
     if quick:
         print("quick run: docs/benchmarks.md is written by full runs only")
@@ -484,8 +558,9 @@ def write_report(results, extras, rows, runs, quick, load_s) -> None:
         f"Rows per workload: {rows:,} × 8 mixed columns; {runs} runs; ratio = peer time / our time",
         "(higher is better for us). Memory rows are one run each (peak RSS of the process).",
         "",
-        "| workload | ours | peer | ours (s) | peer (s) | ratio | goal | peak RSS ours / peer (MB) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| workload | ours | peer | ours (s) | peer (s) | ratio | goal | peak RSS ours / peer (MB) "
+        "| CPU s, client + server: ours / peer |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         o, p = r["ours_s"], r["peer_s"]
@@ -493,8 +568,11 @@ def write_report(results, extras, rows, runs, quick, load_s) -> None:
             f"| {r['workload']} | {r['ours']} | {r['peer']} "
             f"| {o['median']:.2f} ({o['min']:.2f}–{o['max']:.2f}) "
             f"| {p['median']:.2f} ({p['min']:.2f}–{p['max']:.2f}) | **{r['ratio']:.2f}×** | {r['goal']} "
-            f"| {r['ours_peak_rss_mb']:.0f} / {r['peer_peak_rss_mb']:.0f} |"
+            f"| {r['ours_peak_rss_mb']:.0f} / {r['peer_peak_rss_mb']:.0f} "
+            f"| {r['ours_cpu_s']:.2f} + {r['ours_server_cpu_s']:.2f} / "
+            f"{r['peer_cpu_s']:.2f} + {r['peer_server_cpu_s']:.2f} |"
         )
+    lines += ["", *split_bounds(results)]
     if memory_table:
         small, large = f"{rows_memory(quick) // 5:,}", f"{rows_memory(quick):,}"
         lines += [

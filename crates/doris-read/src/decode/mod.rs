@@ -14,7 +14,8 @@ use std::sync::Arc;
 use arrow::array::{
     Array, ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
     DurationMicrosecondBuilder, Float32Builder, Float64Builder, Int8Builder, Int16Builder,
-    Int32Builder, Int64Builder, StringBuilder, UInt64Builder, make_array,
+    Int32Builder, Int64Builder, LargeBinaryBuilder, LargeStringBuilder, StringBuilder,
+    UInt64Builder, make_array,
 };
 use arrow::compute::{CastOptions, cast_with_options};
 use arrow::record_batch::RecordBatch;
@@ -34,7 +35,10 @@ enum Column {
     F32(Float32Builder),
     F64(Float64Builder),
     Text(StringBuilder),
+    /// 64-bit offsets (Daft's own string layout, so it takes the batch without a copy).
+    LargeText(LargeStringBuilder),
     Binary(BinaryBuilder),
+    LargeBinary(LargeBinaryBuilder),
     Decimal(Decimal128Builder, u8, i8),
     Date(Date32Builder),
     /// Values in the unit; typed as the timestamp when the batch is finished.
@@ -57,7 +61,9 @@ fn new_column(ty: &DataType) -> Result<Column, String> {
         DataType::Float32 => Column::F32(Float32Builder::new()),
         DataType::Float64 => Column::F64(Float64Builder::new()),
         DataType::Utf8 => Column::Text(StringBuilder::new()),
+        DataType::LargeUtf8 => Column::LargeText(LargeStringBuilder::new()),
         DataType::Binary => Column::Binary(BinaryBuilder::new()),
+        DataType::LargeBinary => Column::LargeBinary(LargeBinaryBuilder::new()),
         DataType::Decimal128(p, s) => Column::Decimal(
             Decimal128Builder::new()
                 .with_precision_and_scale(*p, *s)
@@ -161,7 +167,9 @@ impl RowDecoder {
                 Column::F32(b) => b.append_null(),
                 Column::F64(b) => b.append_null(),
                 Column::Text(b) | Column::ViaCast(b) => b.append_null(),
+                Column::LargeText(b) => b.append_null(),
                 Column::Binary(b) => b.append_null(),
+                Column::LargeBinary(b) => b.append_null(),
                 Column::Decimal(b, _, _) => b.append_null(),
                 Column::Date(b) => b.append_null(),
                 Column::Time(b) => b.append_null(),
@@ -188,7 +196,9 @@ impl RowDecoder {
             Column::Text(b) | Column::ViaCast(b) => {
                 b.append_value(parse::text(cell).map_err(fail)?)
             }
+            Column::LargeText(b) => b.append_value(parse::text(cell).map_err(fail)?),
             Column::Binary(b) => b.append_value(cell),
+            Column::LargeBinary(b) => b.append_value(cell),
             Column::Decimal(b, precision, scale) => {
                 b.append_value(parse::decimal128(cell, *precision, *scale).map_err(fail)?)
             }
@@ -233,7 +243,9 @@ impl RowDecoder {
                 Column::F32(b) => Arc::new(b.finish()),
                 Column::F64(b) => Arc::new(b.finish()),
                 Column::Text(b) => Arc::new(b.finish()),
+                Column::LargeText(b) => Arc::new(b.finish()),
                 Column::Binary(b) => Arc::new(b.finish()),
+                Column::LargeBinary(b) => Arc::new(b.finish()),
                 Column::Time(b) => Arc::new(b.finish()),
                 Column::Decimal(b, _, _) => Arc::new(b.finish()),
                 Column::Date(b) => Arc::new(b.finish()),
@@ -333,9 +345,11 @@ mod tests {
                 DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
                 true,
             ),
+            Field::new("name", DataType::LargeUtf8, true),
+            Field::new("raw", DataType::LargeBinary, true),
         ]));
         let mut d = RowDecoder::new(schema).unwrap();
-        let rows: [[Option<&[u8]>; 7]; 2] = [
+        let rows: [[Option<&[u8]>; 9]; 2] = [
             [
                 Some(b"-7"),
                 Some(b"12.340000"),
@@ -344,8 +358,10 @@ mod tests {
                 Some(b"1"),
                 Some(b"-838:59:59.000001"),
                 Some(b"[1, null, 3]"),
+                Some("Zoë".as_bytes()),
+                Some(b"\x00\xff"),
             ],
-            [None, None, None, None, None, None, None],
+            [None, None, None, None, None, None, None, None, None],
         ];
         for row in rows {
             for (i, cell) in row.iter().enumerate() {
@@ -366,6 +382,8 @@ mod tests {
                 .value(0),
             1_706_702_400_123
         );
+        assert_eq!(b.column(7).as_string::<i64>().value(0), "Zoë");
+        assert_eq!(b.column(8).as_binary::<i64>().value(0), b"\x00\xff");
         let tags = b.column(6).as_list::<i32>().value(0);
         assert_eq!(tags.len(), 3);
         assert!(tags.is_null(1));
