@@ -425,30 +425,19 @@ def orchestrate(args) -> None:
                 rows,
             )
         )
-        results.append(
-            compare(
-                "3. split='auto' (8 tablets) vs single, MySQL",
-                ">= 1.6",
-                (
-                    ("split auto", ours, {**read, "transport": "mysql", "split": "auto"}),
-                    ("single", ours, {**read, "transport": "mysql"}),
-                ),
-                runs,
-                rows,
+        for number, transport, label in (("3", "mysql", "MySQL"), ("3b", "flight", "Flight SQL")):
+            results.append(
+                compare(
+                    f"{number}. split='auto' (8 tablets) vs single, {label}",
+                    ">= 1.6",
+                    (
+                        ("split auto", ours, {**read, "transport": transport, "split": "auto"}),
+                        ("single", ours, {**read, "transport": transport}),
+                    ),
+                    runs,
+                    rows,
+                )
             )
-        )
-        results.append(
-            compare(
-                "3b. split='auto' (8 tablets) vs single, Flight SQL",
-                ">= 1.6",
-                (
-                    ("split auto", ours, {**read, "transport": "flight", "split": "auto"}),
-                    ("single", ours, {**read, "transport": "flight"}),
-                ),
-                runs,
-                rows,
-            )
-        )
 
         def truncate():
             import pymysql
