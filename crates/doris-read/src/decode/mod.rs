@@ -84,11 +84,6 @@ fn new_column(ty: &DataType) -> Result<Column, String> {
     })
 }
 
-/// A narrower integer from its text.
-fn narrow<T: TryFrom<i64>>(cell: &[u8]) -> Result<T, &'static str> {
-    T::try_from(parse::int(cell)?).map_err(|_| "not a number of this type")
-}
-
 /// An error text with every single-quoted part (a value) replaced by `'…'`.
 fn without_quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -186,9 +181,9 @@ impl RowDecoder {
                 b"0" | b"false" | b"FALSE" => false,
                 _ => return Err(fail("not a boolean")),
             }),
-            Column::I8(b) => b.append_value(narrow(cell).map_err(fail)?),
-            Column::I16(b) => b.append_value(narrow(cell).map_err(fail)?),
-            Column::I32(b) => b.append_value(narrow(cell).map_err(fail)?),
+            Column::I8(b) => b.append_value(parse::narrow(cell).map_err(fail)?),
+            Column::I16(b) => b.append_value(parse::narrow(cell).map_err(fail)?),
+            Column::I32(b) => b.append_value(parse::narrow(cell).map_err(fail)?),
             Column::I64(b) => b.append_value(parse::int(cell).map_err(fail)?),
             Column::U64(b) => b.append_value(parse::uint(cell).map_err(fail)?),
             Column::F32(b) => b.append_value(parse::fallback_number(cell).map_err(fail)?),

@@ -22,6 +22,11 @@ pub fn int(cell: &[u8]) -> ParseResult<i64> {
     digits_i64(cell).map_or_else(|| fallback_number(cell), Ok)
 }
 
+/// A signed integer narrower than `i64` (TINYINT, SMALLINT, INT).
+pub fn narrow<T: TryFrom<i64>>(cell: &[u8]) -> ParseResult<T> {
+    T::try_from(int(cell)?).map_err(|_| "not a number of this type")
+}
+
 /// An unsigned 64-bit integer.
 pub fn uint(cell: &[u8]) -> ParseResult<u64> {
     let mut value: u64 = 0;
@@ -283,10 +288,6 @@ mod tests {
         assert!(uint(b"-1").is_err());
         assert_eq!(narrow::<i8>(b"-128"), Ok(-128));
         assert!(narrow::<i8>(b"128").is_err());
-    }
-
-    fn narrow<T: TryFrom<i64>>(cell: &[u8]) -> ParseResult<T> {
-        T::try_from(int(cell)?).map_err(|_| "out of range")
     }
 
     #[test]
