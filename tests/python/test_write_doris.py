@@ -2,7 +2,9 @@
 
 import datetime
 import decimal
+import json
 import pickle
+import urllib.request
 
 import daft
 import pyarrow as pa
@@ -32,6 +34,9 @@ CREATE TABLE w.uniq (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL, `score` INT 
   PROPERTIES ("enable_unique_key_merge_on_write" = "true");
 CREATE TABLE w.agg (`k` INT NOT NULL, `total` BIGINT SUM NULL) AGGREGATE KEY(`k`)
   DISTRIBUTED BY HASH(`k`) BUCKETS 1;
+CREATE TABLE w.part (`id` INT NOT NULL, `name` VARCHAR(8) NULL) DUPLICATE KEY(`id`)
+  PARTITION BY RANGE(`id`) (PARTITION p0 VALUES LESS THAN ("1000"))
+  DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
 GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 """
@@ -90,7 +95,9 @@ def test_load_writes_every_row_once_and_reads_back(doris):
     query(doris, "TRUNCATE TABLE dup")
 
 
-def test_an_idempotence_key_makes_a_rerun_load_nothing_twice(doris):
+def test_per_load_labels_make_a_rerun_of_the_same_partitioning_load_nothing_twice(doris):
+    # atomic=False: the older mode, one deterministic label per load (see docs/consistency.md
+    # for why it only holds for the same partitioning).
     data = frame(500)
     first = summary(
         write_doris(
@@ -99,6 +106,7 @@ def test_an_idempotence_key_makes_a_rerun_load_nothing_twice(doris):
             table=DorisTable("w", "dup"),
             idempotence_key="run-42",
             batch_rows=200,
+            atomic=False,
         )
     )
     assert first["loaded_rows"] == 500 and first["already_loaded_batches"] == 0
@@ -109,6 +117,7 @@ def test_an_idempotence_key_makes_a_rerun_load_nothing_twice(doris):
             table=DorisTable("w", "dup"),
             idempotence_key="run-42",
             batch_rows=200,
+            atomic=False,
         )
     )
     assert again["already_loaded_batches"] == again["batches"] == first["batches"]
@@ -117,10 +126,101 @@ def test_an_idempotence_key_makes_a_rerun_load_nothing_twice(doris):
     # The same data twice in one DataFrame is two writes, not one deduplicated by label.
     twice = frame(10, start=1000).concat(frame(10, start=1000))
     summary(
-        write_doris(twice, connection=conn(doris), table=DorisTable("w", "dup"), idempotence_key="run-43")
+        write_doris(
+            twice,
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            idempotence_key="run-43",
+            atomic=False,
+        )
     )
     assert query(doris, "SELECT count(*) FROM dup WHERE id >= 1000")[0][0] == 20
     query(doris, "TRUNCATE TABLE dup")
+
+
+def ids_in(ports, table):
+    return sorted(r[0] for r in query(ports, f"SELECT id FROM {table}"))
+
+
+def test_a_rerun_with_the_key_after_a_partitioning_change_writes_nothing(doris):
+    # The same 400 rows, first as one micropartition, then as two: one commit per key.
+    data = frame(400)
+    first = summary(
+        write_doris(
+            data,
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            idempotence_key="k-part",
+            batch_rows=64,
+        )
+    )
+    assert first["status"] == "success" and first["loaded_rows"] == 400
+    halves = frame(200).concat(frame(200, start=200))
+    again = summary(
+        write_doris(halves, connection=conn(doris), table=DorisTable("w", "dup"), idempotence_key="k-part")
+    )
+    assert again["status"] == "already_committed" and again["loaded_rows"] == 0
+    assert again["uploaded_bytes"] == 0
+    assert ids_in(doris, "dup") == list(range(400))
+    # A new key is a new commit: a second copy.
+    summary(
+        write_doris(halves, connection=conn(doris), table=DorisTable("w", "dup"), idempotence_key="k-part-2")
+    )
+    assert ids_in(doris, "dup") == sorted(list(range(400)) * 2)
+    # No staging table is left behind.
+    assert not [t for (t,) in query(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_a_checkpoint_idempotent_commit_selects_the_atomic_mode(doris, tmp_path):
+    commit = daft.IdempotentCommit(store=daft.CheckpointStore(str(tmp_path)), idempotence_key="ck-1")
+    for _ in range(2):
+        write_doris(frame(30), connection=conn(doris), table=DorisTable("w", "dup"), checkpoint=commit)
+    assert ids_in(doris, "dup") == list(range(30))
+    with pytest.raises(ConfigurationError, match="different keys"):
+        write_doris(
+            frame(1),
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            checkpoint=commit,
+            idempotence_key="other",
+        )
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_a_failed_atomic_write_changes_nothing_and_its_rerun_writes_every_row_once(doris):
+    # The second micropartition breaks the NOT NULL rule after the first was staged: the
+    # target must not change; the rerun with fixed data and the same key writes all rows.
+    good = frame(50)
+    bad = frame(5, start=50).with_column("id", daft.lit(None).cast(daft.DataType.int64()))
+    with pytest.raises(DorisTableCompatibilityError):
+        write_doris(
+            good.concat(bad), connection=conn(doris), table=DorisTable("w", "dup"), idempotence_key="k-fail"
+        )
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+    write_doris(
+        good.concat(frame(5, start=50)),
+        connection=conn(doris),
+        table=DorisTable("w", "dup"),
+        idempotence_key="k-fail",
+    )
+    assert ids_in(doris, "dup") == list(range(55))
+    assert not [t for (t,) in query(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_atomic_upsert_on_a_unique_table_and_unsupported_operations(doris):
+    table = DorisTable("w", "uniq")
+    rows = daft.from_pydict({"id": [1, 2, 3], "name": ["a", "b", "c"], "score": [1, 2, 3]})
+    write_doris(rows, connection=conn(doris), table=table, operation="upsert", idempotence_key="u-1")
+    changed = daft.from_pydict({"id": [2, 4], "name": ["B", "d"], "score": [20, 4]})
+    write_doris(changed, connection=conn(doris), table=table, operation="upsert", idempotence_key="u-2")
+    write_doris(changed, connection=conn(doris), table=table, operation="upsert", idempotence_key="u-2")
+    got = sorted(query(doris, "SELECT id, name, score FROM uniq"))
+    assert got == [(1, "a", 1), (2, "B", 20), (3, "c", 3), (4, "d", 4)]
+    with pytest.raises(ConfigurationError, match="atomic writes support"):
+        write_doris(changed, connection=conn(doris), table=table, operation="delete", atomic=True)
+    query(doris, "TRUNCATE TABLE uniq")
 
 
 def test_upsert_partial_update_and_delete_on_a_unique_table(doris):
@@ -209,6 +309,37 @@ def test_two_phase_commit_aborts_every_load_when_the_write_fails(doris):
     write_doris(good, connection=conn(doris), table=DorisTable("w", "dup"), two_phase_commit=True)
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 5
     query(doris, "TRUNCATE TABLE dup")
+
+
+def txn_states(ports, table):
+    """The emulator's transactions of `w.<table>`: label -> state."""
+    url = f"http://127.0.0.1:{ports['fe_http_port']}/_emulator/txns/w"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        txns = json.load(response)["txns"]
+    return {t["label"]: t["state"] for t in txns if t["table"] == table}
+
+
+def test_a_failing_load_aborts_the_loads_it_follows_in_the_same_micropartition(doris):
+    # One micropartition, loads of two rows: [0, 1] and [2, 3] pre-commit, then [5000, 4]
+    # is refused by Doris (no partition holds 5000, strict mode). The two pre-committed
+    # loads must be aborted, not left PRECOMMITTED for an hour.
+    ids = [0, 1, 2, 3, 5000, 4]
+    data = daft.from_pydict({"id": ids, "name": [f"n{i}" for i in ids]})
+    with pytest.raises(DorisWriteError, match="2 pre-committed load"):
+        write_doris(
+            data,
+            connection=conn(doris),
+            table=DorisTable("w", "part"),
+            two_phase_commit=True,
+            batch_rows=2,
+            label_prefix="abort3",
+        )
+    states = txn_states(doris, "part")
+    ours = {label: state for label, state in states.items() if label.startswith("abort3")}
+    # The two pre-committed loads, and the refused one if Doris had begun its transaction.
+    assert set(ours.values()) == {"ABORTED"} and len(ours) >= 2, ours
+    assert "PRECOMMITTED" not in states.values()
+    assert query(doris, "SELECT count(*) FROM part")[0][0] == 0
 
 
 def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):

@@ -57,15 +57,20 @@ pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
 
 /// A Stream Load error as its exception class.
 pub(crate) fn load_error(e: &StreamLoadError) -> PyErr {
-    let class = match e {
+    raise(load_error_class(e), e.to_string())
+}
+
+/// The exception class of a Stream Load error.
+pub(crate) fn load_error_class(e: &StreamLoadError) -> &'static str {
+    match e {
         StreamLoadError::Config(_) => "ConfigurationError",
         StreamLoadError::Auth { .. } => "DorisWriteAuthenticationError",
         StreamLoadError::LabelExists { .. } => "DorisLabelExistsError",
         StreamLoadError::Ambiguous { .. } | StreamLoadError::CounterMismatch { .. } => {
             "DorisAmbiguousWriteError"
         }
+        StreamLoadError::PartialCommit { .. } => "DorisPartialCommitError",
         StreamLoadError::Encode(_) => "DorisTableCompatibilityError",
         _ => "DorisWriteError",
-    };
-    raise(class, e.to_string())
+    }
 }

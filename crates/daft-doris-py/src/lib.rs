@@ -10,6 +10,7 @@
 //! that uses them (a `SecretRef` is resolved on each worker), and are kept in `secrecy`
 //! types from there on.
 
+mod atomic;
 mod errors;
 mod jobs;
 mod read;
@@ -27,6 +28,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
     m.add_class::<write::TableWriter>()?;
+    m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
+    m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
+    m.add_function(wrap_pyfunction!(atomic::atomic_discard, m)?)?;
+    m.add_function(wrap_pyfunction!(atomic::atomic_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_create, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_alter, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_control, m)?)?;

@@ -12,8 +12,9 @@ use arrow::util::display::FormatOptions;
 use arrow_schema::Schema;
 use doris_sql::{KeyModel, ValueCheck, WriteOperation};
 use doris_streamload::{
-    ClientConfig, Credentials, Format, HostPort, LabelScheme, LoadOptions, LoadStatus, Loader,
-    LoaderConfig, MergeType, NewKeyBehavior, RedirectPolicy, StreamLoadClient, TxnRef, UpdateMode,
+    ClientConfig, Credentials, Format, HostPort, Label, LabelScheme, LoadOptions, LoadStatus,
+    Loader, LoaderConfig, MergeType, NewKeyBehavior, RedirectPolicy, StreamLoadClient, TxnRef,
+    UpdateMode,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -21,7 +22,7 @@ use pyo3_arrow::{PyRecordBatchReader, PySchema};
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 
-use crate::errors::{load_error, raise, write_metadata_error};
+use crate::errors::{load_error, load_error_class, raise, write_metadata_error};
 use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
 
@@ -162,6 +163,9 @@ struct WriteRequest {
     redirect_policy: String,
     #[serde(default)]
     max_retries: Option<u32>,
+    /// An atomic write's staging table: loads go there, tagged (see `write`).
+    #[serde(default)]
+    staging_table: Option<String>,
 }
 
 /// Loads micropartitions into one table.
@@ -175,6 +179,7 @@ pub(crate) struct TableWriter {
     max_rows: usize,
     max_bytes: u64,
     label_prefix: String,
+    staging_table: Option<String>,
 }
 
 fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<LoadOptions> {
@@ -299,6 +304,7 @@ impl TableWriter {
             max_rows: request.batch_rows,
             max_bytes: request.batch_bytes,
             label_prefix: request.label_prefix,
+            staging_table: request.staging_table,
         })
     }
 
@@ -306,13 +312,17 @@ impl TableWriter {
     ///
     /// With `label_key` the labels are `prefix_key_partition_sequence` (deterministic:
     /// a rerun over the same data loads nothing twice); without, random per load.
-    #[pyo3(signature = (data, label_key=None, partition=0))]
+    ///
+    /// With `tag` (an atomic write) the rows go to the staging table, every one tagged
+    /// `tag`; only the tags of attempts that succeed are published.
+    #[pyo3(signature = (data, label_key=None, partition=0, tag=None))]
     fn write<'py>(
         &self,
         py: Python<'py>,
         data: PyRecordBatchReader,
         label_key: Option<String>,
         partition: u32,
+        tag: Option<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let reader = data.into_reader()?;
         let labels = match label_key {
@@ -337,21 +347,37 @@ impl TableWriter {
             batches.push(self.prepare(batch)?);
         }
         let client = self.client.clone();
-        let (db, table, options) = (
+        let (db, mut table, mut options) = (
             self.database.clone(),
             self.table.clone(),
             self.options.clone(),
         );
+        if let (Some(tag), Some(staging)) = (&tag, &self.staging_table) {
+            let fields: Vec<String> = batches
+                .first()
+                .map(|b| {
+                    b.schema()
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            options = doris_streamload::atomic::staging_load_options(&options, &fields, tag)
+                .map_err(|e| load_error(&e))?;
+            table = staging.clone();
+        }
         let outcome = block_on(py, move || async move {
-            let mut loader = Loader::new(client, &db, &table, options, config)?;
-            for batch in batches {
-                if batch.num_rows() > 0 {
-                    loader.write(batch).await?;
-                }
-            }
-            loader.finish().await.map_err(|e| e.error)
+            let loader = Loader::new(client, &db, &table, options, config)
+                .map_err(|e| (load_error_class(&e), e.to_string()))?;
+            // A failure waits for the loads in flight and aborts what this micropartition
+            // pre-committed (two-phase mode) before it is raised.
+            loader
+                .load_all(batches)
+                .await
+                .map_err(|e| (load_error_class(&e.error), e.to_string()))
         });
-        let summary = outcome.map_err(|e| load_error(&e))?;
+        let summary = outcome.map_err(|(class, message)| raise(class, message))?;
         let out = PyDict::new(py);
         out.set_item("batches", summary.ledger.len())?;
         out.set_item("attempted_rows", summary.rows)?;
@@ -366,7 +392,7 @@ impl TableWriter {
                 LoadStatus::Success => "success",
                 LoadStatus::PublishTimeout => "publish_timeout",
                 LoadStatus::Precommitted => {
-                    precommitted.push(entry.report.txn_id);
+                    precommitted.push((entry.report.txn_id, entry.report.label.clone()));
                     "precommitted"
                 }
                 LoadStatus::CommittedByEarlierAttempt => "committed_by_earlier_attempt",
@@ -375,25 +401,40 @@ impl TableWriter {
             *statuses.entry(name).or_default() += 1;
         }
         out.set_item("statuses", statuses)?;
-        out.set_item("precommitted_txn_ids", precommitted)?;
+        out.set_item("precommitted", precommitted)?;
         Ok(out)
     }
 
-    /// Commits (or aborts) pre-committed loads by transaction id; idempotent.
-    fn settle(&self, py: Python<'_>, txn_ids: Vec<i64>, commit: bool) -> PyResult<()> {
+    /// Commits (or aborts) pre-committed loads, each named by `(txn_id, label)` (the label
+    /// when Doris gave no id); idempotent. A commit that fails aborts every later load and
+    /// raises `DorisPartialCommitError` naming what committed.
+    fn settle(
+        &self,
+        py: Python<'_>,
+        txns: Vec<(i64, Option<String>)>,
+        commit: bool,
+    ) -> PyResult<()> {
+        let txns = txns
+            .into_iter()
+            .map(|(id, label)| match (id, label) {
+                (id, _) if id >= 0 => Ok(TxnRef::Id(id)),
+                (_, Some(label)) => Label::new(label).map(TxnRef::Label),
+                (_, None) => Err(doris_streamload::StreamLoadError::Config(
+                    "a pre-committed load without label or transaction id".into(),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| load_error(&e))?;
         let client = self.client.clone();
         let db = self.database.clone();
         block_on(py, move || async move {
-            for id in txn_ids {
-                let txn = TxnRef::Id(id);
-                if commit {
-                    client.commit(&db, &txn).await?;
-                } else {
-                    client.abort(&db, &txn).await?;
-                }
+            if commit {
+                client.commit_or_abort_all(&db, &txns).await
+            } else {
+                client.abort_every(&db, &txns).await
             }
-            Ok(())
         })
+        .map(|_| ())
         .map_err(|e| load_error(&e))
     }
 }

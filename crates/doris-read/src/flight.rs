@@ -29,11 +29,12 @@ use base64::Engine as _;
 use futures::TryStreamExt;
 use prost::Message;
 use secrecy::{ExposeSecret, SecretString};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tonic::transport::{Channel, ClientTlsConfig};
 use tonic::{Code, Request, Status};
 
 use crate::error::{ReadError, scrub};
+use crate::feed::{self, Feed};
 use crate::mysql::stream::{BatchLimits, BatchStream};
 
 /// Where and how to reach the FE's Flight SQL service. `Debug` hides the password.
@@ -319,7 +320,13 @@ fn endpoint_address(
         .unwrap_or_else(|| host_port.to_owned()))
 }
 
-type Sender = mpsc::Sender<Result<RecordBatch, ReadError>>;
+/// How one endpoint's fetch ended.
+enum Fetched {
+    /// Every batch of the endpoint was handed on: this many rows.
+    All(u64),
+    /// The reader went away first.
+    Abandoned,
+}
 
 /// Streams one endpoint into the channel.
 async fn fetch(
@@ -328,8 +335,8 @@ async fn fetch(
     token: String,
     schema: SchemaRef,
     limits: BatchLimits,
-    tx: Sender,
-) -> Result<(), ReadError> {
+    feed: Feed,
+) -> Result<Fetched, ReadError> {
     let address = endpoint_address(&endpoint, &ep)?;
     let ticket = ep
         .ticket
@@ -346,6 +353,7 @@ async fn fetch(
     // Servers send small batches (a few thousand rows); each one handed on costs the
     // consumer a round trip (into Python and Daft), so they are gathered up to the bounds.
     let mut pending = Coalescer::new(schema.clone(), limits);
+    let mut rows = 0u64;
     loop {
         let next = tokio::time::timeout(endpoint.read_timeout, batches.try_next())
             .await
@@ -361,12 +369,13 @@ async fn fetch(
             None => pending.flush()?,
         };
         for piece in ready.into_iter().flat_map(|b| cut(b, limits)) {
-            if tx.send(Ok(piece)).await.is_err() {
-                return Ok(());
+            rows += piece.num_rows() as u64;
+            if !feed.batch(piece).await {
+                return Ok(Fetched::Abandoned);
             }
         }
         if pending.done {
-            return Ok(());
+            return Ok(Fetched::All(rows));
         }
     }
 }
@@ -443,32 +452,46 @@ pub async fn query(
     let mut token = endpoint.handshake(&mut fe).await?;
     let info = flight_info(endpoint, &mut fe, &mut token, &sql).await?;
     let endpoint = Arc::new(endpoint.clone());
-    let (tx, rx) = mpsc::channel(2);
     let out_schema = schema.clone();
-    let task = tokio::spawn(async move {
+    // The FE may announce the row count (`total_records`, -1 when it does not): a result
+    // that ends cleanly with another count is short or padded, and fails.
+    let announced = u64::try_from(info.total_records).ok();
+    let (rx, task) = feed::spawn(2, move |feed| async move {
         let permits = Arc::new(Semaphore::new(endpoint.max_parallel));
         let mut fetches = tokio::task::JoinSet::new();
         for ep in info.endpoint {
-            let (endpoint, token, schema, tx, permits) = (
+            let (endpoint, token, schema, feed, permits) = (
                 endpoint.clone(),
                 token.clone(),
                 schema.clone(),
-                tx.clone(),
+                feed.clone(),
                 permits.clone(),
             );
             fetches.spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                fetch(endpoint, ep, token, schema, limits, tx).await
+                fetch(endpoint, ep, token, schema, limits, feed).await
             });
         }
+        let mut received = 0u64;
         while let Some(done) = fetches.join_next().await {
-            let failure = match done {
-                Ok(Ok(())) => continue,
-                Ok(Err(e)) => e,
-                Err(e) => ReadError::Transport(format!("a fetch task failed: {e}")),
-            };
-            let _ = tx.send(Err(failure)).await;
-            return;
+            match done {
+                Ok(Ok(Fetched::All(rows))) => received += rows,
+                Ok(Ok(Fetched::Abandoned)) => return Ok(()),
+                Ok(Err(e)) => return Err(e),
+                Err(e) => {
+                    return Err(ReadError::Transport(if e.is_panic() {
+                        "a fetch failed on a malformed result".into()
+                    } else {
+                        "a fetch was cancelled".into()
+                    }));
+                }
+            }
+        }
+        match announced {
+            Some(expected) if expected != received => Err(ReadError::Transport(format!(
+                "the FE announced {expected} rows and the endpoints sent {received}"
+            ))),
+            _ => Ok(()),
         }
     });
     Ok(BatchStream::from_parts(out_schema, rx, task))

@@ -22,6 +22,7 @@
 
 pub mod decode;
 pub mod error;
+mod feed;
 pub mod flight;
 pub mod jobs;
 pub mod mysql;

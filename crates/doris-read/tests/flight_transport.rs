@@ -205,6 +205,26 @@ async fn a_result_stream_cut_midway_is_an_error_never_a_short_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_ends_cleanly_but_short_of_the_announced_count_fails() {
+    use doris_emulator::faults::Fault;
+    let (e, _mysql, flight) = setup(EmulatorConfig::default()).await;
+    // The table holds 300 rows; a server that announces 301 and sends 300 is short.
+    e.faults().arm(Fault::AnnounceFlightRows { rows: 301 }, 1);
+    let err = flight_error(&flight, "SELECT `id` FROM `d`.`t`").await;
+    assert!(matches!(err, ReadError::Transport(_)), "{err}");
+    assert!(err.to_string().contains("announced 301"), "{err}");
+    // The announced count, when right, is accepted; -1 (Doris's "unknown") is not checked.
+    e.faults().arm(Fault::AnnounceFlightRows { rows: 300 }, 1);
+    let rows: usize = fetch(&flight, "SELECT `id` FROM `d`.`t`", id_schema())
+        .await
+        .iter()
+        .map(RecordBatch::num_rows)
+        .sum();
+    assert_eq!(rows, 300);
+    assert_eq!(e.faults().fired().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fe_local_statements_are_served_by_the_fe_without_a_location() {
     let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;
     let status = one_column("StatusResult", arrow_schema::DataType::Int32, false);

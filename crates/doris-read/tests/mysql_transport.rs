@@ -199,6 +199,44 @@ async fn a_cut_stream_is_a_transport_error_not_a_short_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_row_after_good_ones_fails_the_read() {
+    // The server sends all 2000 rows, then a row with one cell where two were announced
+    // (sqlx's row decoder panics on it): the read must fail, not end with 2000 rows.
+    let (e, endpoint) = emulator().await;
+    e.faults().arm(Fault::ShortMysqlRow, 1);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+    ]));
+    let mut stream = query(
+        &endpoint,
+        "SELECT id, name FROM t".into(),
+        schema,
+        BatchLimits {
+            rows: 500,
+            bytes: usize::MAX,
+        },
+    )
+    .await
+    .unwrap();
+    let mut rows = 0;
+    let error = loop {
+        match stream.next_batch().await {
+            Some(Ok(b)) => rows += b.num_rows(),
+            Some(Err(e)) => break e,
+            None => panic!("the read ended after {rows} rows without an error"),
+        }
+    };
+    assert!(matches!(error, ReadError::Transport(_)), "{error}");
+    assert!(rows <= 2000);
+    assert!(
+        stream.next_batch().await.is_none(),
+        "nothing after the error"
+    );
+    assert_eq!(e.faults().fired().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_typed_and_carry_no_password() {
     let (_e, endpoint) = emulator().await;
     let mut bad = endpoint.clone();

@@ -19,6 +19,7 @@
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
+//! | atomic writes | the staging table, its names, the labelled publishing INSERT | [`staging`] |
 //!
 //! ## A read task's statement, end to end
 //!
@@ -62,6 +63,7 @@ pub mod metadata;
 pub mod nested;
 pub mod params;
 pub mod select;
+pub mod staging;
 pub mod translate;
 pub mod types;
 pub mod write_compat;

@@ -79,7 +79,8 @@ pub enum TxnRef {
 }
 
 impl TxnRef {
-    fn describe(&self) -> String {
+    /// `transaction [id]` or `label [label]`, as Doris's 2PC messages name them.
+    pub fn describe(&self) -> String {
         match self {
             Self::Id(id) => format!("transaction [{id}]"),
             Self::Label(l) => format!("label [{l}]"),
@@ -692,6 +693,18 @@ impl StreamLoadClient {
                                 tokio::time::sleep(retry.running_probe_interval).await;
                                 attempts -= 1;
                                 continue;
+                            }
+                            ExistingJobStatus::Running | ExistingJobStatus::Unknown => {
+                                // The label's transaction may still commit: nobody can say
+                                // the rows are absent, so this is not "someone else's label".
+                                return Err(StreamLoadError::Ambiguous {
+                                    label: label_text,
+                                    attempts,
+                                    detail: format!(
+                                        "the label was still {existing:?} in Doris when the \
+                                         retry time ran out; it may still commit"
+                                    ),
+                                });
                             }
                             existing => {
                                 return Err(StreamLoadError::LabelExists {

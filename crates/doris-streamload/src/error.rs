@@ -39,8 +39,8 @@ pub enum StreamLoadError {
     },
 
     /// The label is held by a transaction this client cannot resolve by itself: a
-    /// pre-committed 2PC transaction, one still running after every probe, or a finished
-    /// one that this client did not start when the caller asked for a fresh load.
+    /// pre-committed 2PC transaction this call did not pre-commit. (A label still running
+    /// after every probe is [`StreamLoadError::Ambiguous`]: it may yet commit.)
     #[error("label {label} already exists in Doris with status {existing:?}{}", txn_id.map(|t| format!(" (txn {t})")).unwrap_or_default())]
     LabelExists {
         /// The label.
@@ -102,6 +102,35 @@ pub enum StreamLoadError {
     #[error("cannot encode the load body: {0}")]
     Encode(String),
 
+    /// Settling several pre-committed loads stopped part-way: `committed` are visible,
+    /// `aborted` were rolled back, `left` are still pre-committed (Doris aborts them at
+    /// its pre-commit timeout). Each entry is `transaction [id]` or `label [l]`.
+    #[error(
+        "two-phase settlement stopped: committed [{}], aborted [{}], left pre-committed [{}]: {source}",
+        committed.join(", "), aborted.join(", "), left.join(", ")
+    )]
+    PartialCommit {
+        /// Committed (visible) before the failure.
+        committed: Vec<String>,
+        /// Aborted after the failure.
+        aborted: Vec<String>,
+        /// Neither: their commit or abort failed.
+        left: Vec<String>,
+        /// The first failure.
+        #[source]
+        source: Box<StreamLoadError>,
+    },
+
+    /// A statement of an atomic write failed on the MySQL protocol (the message is the
+    /// server's, statement text omitted).
+    #[error("atomic write: could not {step}: {message}")]
+    Sql {
+        /// What the statement was for.
+        step: &'static str,
+        /// The session's message.
+        message: String,
+    },
+
     /// A two-phase-commit operation failed.
     #[error("two-phase {operation} of {target} failed: {status}: {message}")]
     TwoPhase {
@@ -121,7 +150,10 @@ impl StreamLoadError {
     pub fn may_have_loaded(&self) -> bool {
         matches!(
             self,
-            Self::Ambiguous { .. } | Self::CounterMismatch { .. } | Self::LabelExists { .. }
+            Self::Ambiguous { .. }
+                | Self::CounterMismatch { .. }
+                | Self::LabelExists { .. }
+                | Self::PartialCommit { .. }
         )
     }
 }

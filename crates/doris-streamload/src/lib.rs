@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod atomic;
 mod client;
 mod config;
 mod encode;
@@ -48,7 +49,7 @@ pub use config::{
 pub use encode::{Encoded, Limits, encode};
 pub use error::StreamLoadError;
 pub use label::{Label, LabelScheme, MAX_LABEL_LEN};
-pub use loader::{LedgerEntry, LoadSummary, Loader, LoaderConfig, LoaderError};
+pub use loader::{LedgerEntry, LoadSummary, Loader, LoaderConfig, LoaderError, txn_ref};
 pub use options::{
     Columns, Compression, CsvOptions, Format, GroupCommit, LoadOptions, MANAGED_HEADERS, MergeType,
     NewKeyBehavior, UpdateMode, quote_column,

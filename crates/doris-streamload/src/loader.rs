@@ -99,14 +99,27 @@ impl LoadSummary {
 }
 
 /// A loader that failed: the error, and what had been loaded before it (never lost).
+///
+/// In two-phase mode every load the loader had pre-committed is aborted before this error
+/// is returned ([`LoaderError::aborted`]); a load whose abort failed is listed in
+/// [`LoaderError::left_precommitted`] (Doris aborts it at its pre-commit timeout).
 #[derive(Debug, thiserror::Error)]
-#[error("{error} ({} load(s) had finished before)", summary.ledger.len())]
+#[error(
+    "{error} ({} load(s) had finished before{}{})",
+    summary.ledger.len(),
+    if aborted.is_empty() { String::new() } else { format!("; {} pre-committed load(s) aborted", aborted.len()) },
+    if left_precommitted.is_empty() { String::new() } else { format!("; could not abort {}", left_precommitted.join(", ")) }
+)]
 pub struct LoaderError {
     /// The first error.
     #[source]
     pub error: StreamLoadError,
     /// The loads that finished, with their labels and transaction ids.
     pub summary: LoadSummary,
+    /// Labels of the pre-committed loads aborted because of the failure.
+    pub aborted: Vec<String>,
+    /// Labels of pre-committed loads whose abort failed.
+    pub left_precommitted: Vec<String>,
 }
 
 type Running = (u64, JoinHandle<Result<LoadReport, StreamLoadError>>);
@@ -295,6 +308,9 @@ impl Loader {
     }
 
     /// Loads what is left, waits for every load and returns the ledger.
+    ///
+    /// On a failure it waits for the loads still in flight (none is left running in the
+    /// background) and, in two-phase mode, aborts every load it pre-committed.
     pub async fn finish(mut self) -> Result<LoadSummary, LoaderError> {
         let result = async {
             while self.pending_rows > 0 {
@@ -306,66 +322,186 @@ impl Loader {
             Ok::<(), StreamLoadError>(())
         }
         .await;
-        // Whatever happened, book every load that finished.
+        match result {
+            Ok(()) => {
+                self.summary.elapsed = self.started.elapsed();
+                Ok(self.summary)
+            }
+            Err(error) => Err(self.fail(error).await),
+        }
+    }
+
+    /// Ends the loader after `error` (a failed [`Loader::write`], or the caller's own):
+    /// waits for the loads in flight and books those that finished, then, in two-phase
+    /// mode, aborts every load this loader pre-committed. Nothing it started keeps running.
+    pub async fn fail(mut self, error: StreamLoadError) -> LoaderError {
+        // Loads whose outcome is unknown may have been pre-committed under their label.
+        let mut unsettled: Vec<Label> = unsettled_label(&error).into_iter().collect();
         while let Some((sequence, handle)) = self.running.pop_front() {
-            if let Ok(Ok(report)) = handle.await {
-                self.summary.add(LedgerEntry { sequence, report });
+            match handle.await {
+                Ok(Ok(report)) => self.summary.add(LedgerEntry { sequence, report }),
+                Ok(Err(e)) => unsettled.extend(unsettled_label(&e)),
+                Err(_) => {}
             }
         }
         self.summary.elapsed = self.started.elapsed();
-        match result {
-            Ok(()) => Ok(self.summary),
-            Err(error) => Err(LoaderError {
-                error,
-                summary: self.summary,
-            }),
+        let mut aborted = Vec::new();
+        let mut left_precommitted = Vec::new();
+        if self.options.two_phase_commit {
+            let txns: Vec<(String, TxnRef)> = self
+                .summary
+                .ledger
+                .iter()
+                .filter(|e| e.report.status == LoadStatus::Precommitted)
+                .filter_map(|e| Some((e.report.label.clone()?, txn_ref(&e.report).ok()?)))
+                .collect();
+            for (label, txn) in txns {
+                match self.client.abort(&self.db, &txn).await {
+                    Ok(_) => aborted.push(label),
+                    Err(_) => left_precommitted.push(label),
+                }
+            }
+            for label in unsettled {
+                match self
+                    .client
+                    .abort_precommitted(&self.db, [label.clone()])
+                    .await
+                {
+                    Ok(done) => aborted.extend(done.iter().map(Label::to_string)),
+                    Err(_) => left_precommitted.push(label.to_string()),
+                }
+            }
         }
+        LoaderError {
+            error,
+            summary: self.summary,
+            aborted,
+            left_precommitted,
+        }
+    }
+
+    /// Writes every batch, then finishes; a failure anywhere ends as [`Loader::fail`] does.
+    pub async fn load_all(
+        mut self,
+        batches: impl IntoIterator<Item = RecordBatch>,
+    ) -> Result<LoadSummary, LoaderError> {
+        for batch in batches {
+            if let Err(e) = self.write(batch).await {
+                return Err(self.fail(e).await);
+            }
+        }
+        self.finish().await
     }
 }
 
 impl StreamLoadClient {
-    /// Commits every pre-committed load of a summary (idempotent).
+    /// Commits every pre-committed load of a summary; see
+    /// [`StreamLoadClient::commit_or_abort_all`].
     pub async fn commit_all(
         &self,
         db: &str,
         summary: &LoadSummary,
     ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
-        self.settle_precommitted(db, summary, true).await
+        self.commit_or_abort_all(db, &precommitted(summary)?).await
     }
 
-    /// Aborts every pre-committed load of a summary (idempotent).
+    /// Aborts every pre-committed load of a summary; see [`StreamLoadClient::abort_every`].
     pub async fn abort_all(
         &self,
         db: &str,
         summary: &LoadSummary,
     ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
-        self.settle_precommitted(db, summary, false).await
+        self.abort_every(db, &precommitted(summary)?).await
     }
 
-    async fn settle_precommitted(
+    /// Commits `txns` in order (each commit is idempotent). When one cannot be committed,
+    /// every later one is aborted, and the error says exactly which committed: Doris has
+    /// no commit across transactions, so the loads before the failure stay visible.
+    pub async fn commit_or_abort_all(
         &self,
         db: &str,
-        summary: &LoadSummary,
-        commit: bool,
+        txns: &[TxnRef],
     ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
-        let mut out = Vec::new();
-        for entry in summary
-            .ledger
-            .iter()
-            .filter(|e| e.report.status == LoadStatus::Precommitted)
-        {
-            let txn = txn_ref(&entry.report)?;
-            out.push(if commit {
-                self.commit(db, &txn).await?
-            } else {
-                self.abort(db, &txn).await?
-            });
+        let mut out = Vec::with_capacity(txns.len());
+        for (at, txn) in txns.iter().enumerate() {
+            match self.commit(db, txn).await {
+                Ok(outcome) => out.push(outcome),
+                Err(error) => {
+                    let rest = &txns[at..];
+                    let (aborted, left) = match self.abort_every(db, rest).await {
+                        Ok(_) => (rest.iter().map(TxnRef::describe).collect(), Vec::new()),
+                        Err(StreamLoadError::PartialCommit { aborted, left, .. }) => {
+                            (aborted, left)
+                        }
+                        Err(_) => (Vec::new(), rest.iter().map(TxnRef::describe).collect()),
+                    };
+                    return Err(StreamLoadError::PartialCommit {
+                        committed: txns[..at].iter().map(TxnRef::describe).collect(),
+                        aborted,
+                        left,
+                        source: Box::new(error),
+                    });
+                }
+            }
         }
         Ok(out)
     }
+
+    /// Aborts every one of `txns`, going on past a failed abort; when any failed, the
+    /// error lists which were aborted and which were left pre-committed.
+    pub async fn abort_every(
+        &self,
+        db: &str,
+        txns: &[TxnRef],
+    ) -> Result<Vec<TwoPhaseOutcome>, StreamLoadError> {
+        let mut out = Vec::with_capacity(txns.len());
+        let (mut aborted, mut left) = (Vec::new(), Vec::new());
+        let mut first_error = None;
+        for txn in txns {
+            match self.abort(db, txn).await {
+                Ok(outcome) => {
+                    out.push(outcome);
+                    aborted.push(txn.describe());
+                }
+                Err(e) => {
+                    left.push(txn.describe());
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            None => Ok(out),
+            Some(error) => Err(StreamLoadError::PartialCommit {
+                committed: Vec::new(),
+                aborted,
+                left,
+                source: Box::new(error),
+            }),
+        }
+    }
 }
 
-fn txn_ref(report: &LoadReport) -> Result<TxnRef, StreamLoadError> {
+/// The label of a load whose outcome is unknown (it may hold a transaction).
+fn unsettled_label(error: &StreamLoadError) -> Option<Label> {
+    match error {
+        StreamLoadError::Ambiguous { label, .. } => Label::new(label).ok(),
+        _ => None,
+    }
+}
+
+/// The transactions of a summary's pre-committed loads, in sequence order.
+fn precommitted(summary: &LoadSummary) -> Result<Vec<TxnRef>, StreamLoadError> {
+    summary
+        .ledger
+        .iter()
+        .filter(|e| e.report.status == LoadStatus::Precommitted)
+        .map(|e| txn_ref(&e.report))
+        .collect()
+}
+
+/// How to name a load's transaction for commit or abort: its id, or its label when Doris
+/// gave no id (the older `Label Already Exists` wording carries none).
+pub fn txn_ref(report: &LoadReport) -> Result<TxnRef, StreamLoadError> {
     if report.txn_id >= 0 {
         return Ok(TxnRef::Id(report.txn_id));
     }

@@ -51,6 +51,26 @@ impl Env {
     fn row_count(&self, table: &str) -> usize {
         self.rows(table).num_rows()
     }
+
+    /// The `TransactionStatus` of the transaction holding `label` in `d`, if any.
+    fn label_state(&self, label: &str) -> Option<String> {
+        let txns = &self.emulator.shared().txns;
+        let id = txns.resolve("d", &doris_emulator::txn::TxnRef::Label(label.into()))?;
+        txns.describe(id)
+            .map(|(_, state, _, _)| state.as_str().to_owned())
+    }
+}
+
+/// Polls `done` every 10 ms for up to 10 s (a state reached, not a time slept).
+async fn wait_until(mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the state was not reached in 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 const DUP: &str = "CREATE TABLE d.t (id BIGINT NOT NULL, name VARCHAR(64), n INT) \
@@ -363,6 +383,34 @@ async fn a_running_label_is_probed_until_it_finishes() {
     // The probes saw RUNNING, then FINISHED: nothing was sent twice.
     assert_eq!(second.status, LoadStatus::AlreadyLoaded);
     assert_eq!(second.uploaded_bytes, 0);
+    assert_eq!(first.await.unwrap().unwrap().status, LoadStatus::Success);
+    assert_eq!(env.row_count("t"), 100);
+}
+
+#[tokio::test]
+async fn a_label_still_running_when_retries_stop_is_ambiguous() {
+    let env = Env::new(DUP).await;
+    // The first load holds its label RUNNING for 3 s, then commits; the second gives up
+    // probing after 1 s. Its outcome is unknown (the rows may commit), not "someone else's".
+    env.emulator
+        .faults()
+        .arm(Fault::HoldRunning { ms: 3000 }, 1);
+    let first = {
+        let client = env.client();
+        let b = batch(0, 100);
+        tokio::spawn(async move { labeled(&client, &LoadOptions::default(), "amb1", b).await })
+    };
+    wait_until(|| env.label_state("amb1").as_deref() == Some("PREPARE")).await;
+    let mut config = env.config();
+    config.retry.max_total = Duration::from_secs(1);
+    config.retry.running_probe_interval = Duration::from_millis(200);
+    let impatient = StreamLoadClient::new(config).unwrap();
+    let e = labeled(&impatient, &LoadOptions::default(), "amb1", batch(0, 100))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StreamLoadError::Ambiguous { .. }), "{e}");
+    assert!(e.to_string().contains("amb1"), "{e}");
+    // And indeed it commits: the rows are there once.
     assert_eq!(first.await.unwrap().unwrap().status, LoadStatus::Success);
     assert_eq!(env.row_count("t"), 100);
 }
@@ -784,4 +832,140 @@ async fn a_mismatched_schema_stops_the_loader_and_keeps_the_ledger() {
     assert_eq!(summary.loaded_rows, 25);
     assert!(summary.ledger.iter().all(|e| e.report.rows <= 10));
     let _ = env.rows("t").column(0).len();
+}
+
+const PARTITIONED: &str = "CREATE TABLE d.t (id BIGINT NOT NULL, name VARCHAR(64), n INT) \
+    DUPLICATE KEY(id) PARTITION BY RANGE(id) (PARTITION p0 VALUES LESS THAN (\"1000\")) \
+    DISTRIBUTED BY HASH(id) BUCKETS 1";
+
+/// Labels and states of the transactions on `d.t`.
+fn txn_states(env: &Env) -> Vec<(String, String)> {
+    env.emulator
+        .shared()
+        .txns
+        .list("d")
+        .into_iter()
+        .filter(|(_, table, _, _)| table == "t")
+        .map(|(_, _, label, state)| (label, state.as_str().to_owned()))
+        .collect()
+}
+
+fn two_phase() -> LoadOptions {
+    LoadOptions {
+        two_phase_commit: true,
+        ..LoadOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_failed_two_phase_loader_aborts_every_load_it_pre_committed() {
+    let env = Env::new(PARTITIONED).await;
+    let loader = Loader::new(
+        env.client(),
+        "d",
+        "t",
+        two_phase(),
+        LoaderConfig {
+            max_rows: 2,
+            labels: LabelScheme::Random {
+                prefix: "fail3".into(),
+            },
+            ..LoaderConfig::default()
+        },
+    )
+    .unwrap();
+    // Loads [0, 1] and [2, 3] pre-commit; [5000, 5001] has no partition and is refused.
+    let err = loader
+        .load_all([batch(0, 4), batch(5000, 2)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.error, StreamLoadError::Rejected { .. }),
+        "{err}"
+    );
+    assert_eq!(err.summary.count(LoadStatus::Precommitted), 2);
+    assert_eq!(err.aborted.len(), 2, "{err}");
+    assert!(err.left_precommitted.is_empty(), "{err}");
+    let states = txn_states(&env);
+    assert!(
+        states.iter().all(|(_, s)| s == "ABORTED"),
+        "nothing may stay pre-committed: {states:?}"
+    );
+    for label in &err.aborted {
+        assert!(
+            states.contains(&(label.clone(), "ABORTED".into())),
+            "{label}: {states:?}"
+        );
+    }
+    assert_eq!(env.row_count("t"), 0);
+}
+
+#[tokio::test]
+async fn a_commit_that_fails_part_way_aborts_the_rest_and_names_what_committed() {
+    let env = Env::new(DUP).await;
+    let client = env.client();
+    let mut txns = Vec::new();
+    for (i, from) in [0i64, 100, 200].into_iter().enumerate() {
+        let b = batch(from, 10);
+        let r = labeled(&client, &two_phase(), &format!("part{i}"), b)
+            .await
+            .unwrap();
+        assert_eq!(r.status, LoadStatus::Precommitted);
+        txns.push(txn_ref(&r).unwrap());
+    }
+    // The second transaction is aborted behind the writer's back (as a pre-commit timeout
+    // would): its commit fails, so the third must be aborted, not left pre-committed.
+    client.abort("d", &txns[1]).await.unwrap();
+    let err = client.commit_or_abort_all("d", &txns).await.unwrap_err();
+    let StreamLoadError::PartialCommit {
+        committed,
+        aborted,
+        left,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!(committed, &vec![txns[0].describe()]);
+    assert_eq!(aborted, &vec![txns[1].describe(), txns[2].describe()]);
+    assert!(left.is_empty());
+    assert!(err.to_string().contains(&txns[0].describe()), "{err}");
+    assert_eq!(env.row_count("t"), 10);
+    let states = txn_states(&env);
+    assert!(
+        !states.iter().any(|(_, s)| s == "PRECOMMITTED"),
+        "{states:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_two_phase_load_known_only_by_label_is_committed_by_label() {
+    // The older `Label Already Exists` wording carries no txn id: the report's txn id is
+    // -1, and the transaction is named by its label.
+    let report = LoadReport {
+        label: Some("only_label".into()),
+        txn_id: -1,
+        status: LoadStatus::Precommitted,
+        rows: 1,
+        encoded_bytes: 0,
+        uploaded_bytes: 0,
+        attempts: 1,
+        elapsed: Duration::ZERO,
+        response: None,
+    };
+    assert_eq!(
+        txn_ref(&report).unwrap(),
+        TxnRef::Label(Label::new("only_label").unwrap())
+    );
+    let env = Env::new(DUP).await;
+    let client = env.client();
+    labeled(&client, &two_phase(), "only_label", batch(0, 10))
+        .await
+        .unwrap();
+    let done = client
+        .commit_or_abort_all("d", &[txn_ref(&report).unwrap()])
+        .await
+        .unwrap();
+    assert_eq!(done, vec![TwoPhaseOutcome::Done]);
+    assert_eq!(env.row_count("t"), 10);
 }

@@ -337,6 +337,17 @@ impl Catalog {
             .clone()
             .or_else(|| current_db.map(str::to_owned))
             .ok_or(EmulatorError::NoDatabaseSelected)?;
+        self.create_table_from_schema(&db, schema, if_not_exists)
+    }
+
+    /// A new table in `db` from a parsed schema (`CREATE TABLE` and `CREATE TABLE … LIKE`).
+    pub fn create_table_from_schema(
+        &self,
+        db: &str,
+        schema: doris_sql::TableSchema,
+        if_not_exists: bool,
+    ) -> Result<Arc<Table>, EmulatorError> {
+        let db = db.to_owned();
         let mut state = self.write()?;
         let State { databases, ids } = &mut *state;
         let database = databases

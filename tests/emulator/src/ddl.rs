@@ -2,7 +2,7 @@
 //!
 //! `CREATE DATABASE [IF NOT EXISTS] d`, `DROP DATABASE [IF EXISTS] d`, `USE d`,
 //! `CREATE TABLE [IF NOT EXISTS] [d.]t (…) …` in Doris syntax, `DROP TABLE [IF EXISTS] [d.]t`,
-//! `TRUNCATE TABLE [d.]t`, `CREATE USER 'u'[@'h'] IDENTIFIED BY 'p'`, and
+//! `CREATE TABLE [IF NOT EXISTS] [d.]t LIKE [d.]s`, `TRUNCATE TABLE [d.]t`, `CREATE USER 'u'[@'h'] IDENTIFIED BY 'p'`, and
 //! `GRANT|REVOKE SELECT_PRIV[, LOAD_PRIV, ALTER_PRIV | ALL] ON db.tbl|db.*|*.* TO|FROM 'u'@'h'`.
 //! Privilege checks for these statements are the MySQL face's (scripts run as root).
 
@@ -122,6 +122,12 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
             *db = Some(name);
             Ok(())
         }
+        ["CREATE", "TABLE", "IF", "NOT", "EXISTS", _, "LIKE", _] => {
+            create_table_like(shared, db.as_deref(), stmt, 5, true)
+        }
+        ["CREATE", "TABLE", _, "LIKE", _] => {
+            create_table_like(shared, db.as_deref(), stmt, 2, false)
+        }
         ["CREATE", "TABLE", "IF", "NOT", "EXISTS", ..] => shared
             .catalog
             .create_table(db.as_deref(), stmt, true)
@@ -164,6 +170,43 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
             w.iter().take(3).copied().collect::<Vec<_>>().join(" ")
         ))),
     }
+}
+
+/// `CREATE TABLE [IF NOT EXISTS] [d.]new LIKE [d.]existing`: the same columns, keys, model,
+/// partitions, buckets and properties, and no rows (as Doris copies the DDL, not the data).
+/// `skip` is the number of words before the new table's name.
+fn create_table_like(
+    shared: &Shared,
+    current_db: Option<&str>,
+    stmt: &str,
+    skip: usize,
+    if_not_exists: bool,
+) -> Result<(), EmulatorError> {
+    let rest: Vec<&str> = stmt.split_whitespace().skip(skip).collect();
+    let (target, source) = match rest.as_slice() {
+        [target, _like, source] => (qualified_name(target), qualified_name(source)),
+        _ => {
+            return Err(EmulatorError::Analysis(
+                "CREATE TABLE … LIKE needs two names".into(),
+            ));
+        }
+    };
+    let resolve = |(qualifier, name): (Option<String>, String)| {
+        qualifier
+            .or_else(|| current_db.map(str::to_owned))
+            .map(|db| (db, name))
+            .ok_or(EmulatorError::NoDatabaseSelected)
+    };
+    let (source_db, source_name) = resolve(source)?;
+    let (target_db, target_name) = resolve(target)?;
+    let existing = shared.catalog.table(&source_db, &source_name)?;
+    let mut schema = existing.schema.clone();
+    schema.name = target_name;
+    schema.database = Some(target_db.clone());
+    shared
+        .catalog
+        .create_table_from_schema(&target_db, schema, if_not_exists)
+        .map(|_| ())
 }
 
 /// `GRANT privs ON target TO user` / `REVOKE privs ON target FROM user`.

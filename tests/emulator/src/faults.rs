@@ -52,6 +52,16 @@ pub enum Fault {
         /// Rows sent before the cut.
         rows: u64,
     },
+    /// MySQL face: after the last row of the next text result set, one more row packet that
+    /// carries only its first cell (a hostile or broken server; clients must fail, not
+    /// return the rows so far as the whole result).
+    ShortMysqlRow,
+    /// FE Flight `GetFlightInfo`: announce this `total_records` for the next query,
+    /// whatever its result holds (a server whose streams end cleanly but short).
+    AnnounceFlightRows {
+        /// The announced count.
+        rows: i64,
+    },
     /// BE Flight `DoGet`: after this many rows the result stream fails (`UNAVAILABLE`),
     /// as when the BE or the connection dies mid-result.
     CutFlightStream {
@@ -85,6 +95,8 @@ impl Fault {
             Fault::Delay { .. } => "delay",
             Fault::CutResultStream { .. } => "cut_result_stream",
             Fault::CutFlightStream { .. } => "cut_flight_stream",
+            Fault::ShortMysqlRow => "short_mysql_row",
+            Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
         }
     }
@@ -94,7 +106,8 @@ impl Fault {
         match self {
             Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
             Fault::Delay { .. } => Point::AnyRequest,
-            Fault::CutResultStream { .. } => Point::MysqlResult,
+            Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
+            Fault::AnnounceFlightRows { .. } => Point::FlightInfo,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
@@ -117,6 +130,8 @@ pub enum Point {
     QueryPlan,
     /// A result stream of the BE Flight face.
     FlightResult,
+    /// The FE Flight face's `GetFlightInfo` answer.
+    FlightInfo,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).

@@ -283,6 +283,12 @@ impl FlightSqlService for Face {
             }
             info = info.with_endpoint(endpoint);
         }
+        if let Some(f @ Fault::AnnounceFlightRows { rows }) =
+            self.shared.faults.take(Point::FlightInfo)
+        {
+            self.shared.faults.record(&f, None, None, false);
+            info = info.with_total_records(rows);
+        }
         Ok(Response::new(info))
     }
 

@@ -315,6 +315,7 @@ pub fn fe_router(shared: Arc<Shared>) -> Router {
             post(arm_fault).get(fault_report).delete(clear_faults),
         )
         .route("/_emulator/tables/{db}/{table}", get(table_report))
+        .route("/_emulator/txns/{db}", get(txn_report))
         .with_state(shared)
 }
 
@@ -400,6 +401,19 @@ async fn table_report(
         })),
         Err(e) => (StatusCode::NOT_FOUND, e.to_string()).into_response(),
     }
+}
+
+/// `GET /_emulator/txns/{db}`: every transaction of the database the emulator remembers.
+async fn txn_report(State(shared): State<Arc<Shared>>, Path(db): Path<String>) -> Response {
+    let txns: Vec<serde_json::Value> = shared
+        .txns
+        .list(&db)
+        .into_iter()
+        .map(|(id, table, label, state)| {
+            serde_json::json!({"txn_id": id, "table": table, "label": label, "state": state.as_str()})
+        })
+        .collect();
+    json_response(&serde_json::json!({ "txns": txns }))
 }
 
 /// The Stream Load response, field for field in Doris's order.

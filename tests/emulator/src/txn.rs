@@ -283,6 +283,21 @@ impl TxnRegistry {
         }
     }
 
+    /// Every transaction of `database` Doris still remembers, by id: `(id, table, label,
+    /// state)` (for the `/_emulator/txns` report and tests).
+    pub fn list(&self, database: &str) -> Vec<(i64, String, String, TxnState)> {
+        let mut s = self.lock();
+        self.expire(&mut s);
+        let mut out: Vec<_> = s
+            .txns
+            .values()
+            .filter(|t| t.database == database)
+            .map(|t| (t.id, t.table.clone(), t.label.clone(), t.state))
+            .collect();
+        out.sort_by_key(|t| t.0);
+        out
+    }
+
     /// A copy of the transaction's public fields (for `SHOW TRANSACTION` and tests).
     pub fn describe(&self, id: i64) -> Option<(String, TxnState, SystemTime, String)> {
         let s = self.lock();

@@ -21,6 +21,7 @@ from daft_doris.errors import (
     DorisAmbiguousWriteError,
     DorisLabelExistsError,
     DorisMetadataError,
+    DorisPartialCommitError,
     DorisStreamingJobError,
     DorisTableCompatibilityError,
     DorisTimeoutError,
@@ -34,7 +35,14 @@ from daft_doris.errors import (
 from daft_doris.read import DorisDataSource, read_doris
 from daft_doris.secrets import SecretRef
 from daft_doris.streaming import S3Source, StreamingJob
-from daft_doris.write import DorisConnection, DorisDataSink, DorisTable, DorisWriteOptions, write_doris
+from daft_doris.write import (
+    DorisConnection,
+    DorisDataSink,
+    DorisTable,
+    DorisWriteOptions,
+    cleanup_staging,
+    write_doris,
+)
 
 __all__ = [
     "AuthenticationError",
@@ -50,6 +58,7 @@ __all__ = [
     "DorisDataSink",
     "DorisDataSource",
     "DorisLabelExistsError",
+    "DorisPartialCommitError",
     "DorisMetadataError",
     "DorisStreamingJobError",
     "DorisTable",
@@ -67,5 +76,6 @@ __all__ = [
     "UnsupportedPredicateError",
     "__version__",
     "read_doris",
+    "cleanup_staging",
     "write_doris",
 ]

@@ -75,6 +75,14 @@ class DorisAmbiguousWriteError(DorisWriteError):
     """
 
 
+class DorisPartialCommitError(DorisWriteError):
+    """Settling a two-phase write stopped part-way: the message names the transactions that
+    committed (their rows are visible), those aborted, and any left pre-committed (Doris
+    aborts those at its pre-commit timeout). Doris commits one transaction at a time, so a
+    two-phase write is all-or-nothing per load, not across loads.
+    """
+
+
 class DorisLabelExistsError(DorisWriteError):
     """A label is taken by a load that is not this write's own earlier attempt."""
 
@@ -106,6 +114,7 @@ __all__ = [
     "DiscoveryError",
     "DorisAmbiguousWriteError",
     "DorisLabelExistsError",
+    "DorisPartialCommitError",
     "DorisMetadataError",
     "DorisStreamingJobError",
     "DorisTableCompatibilityError",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -123,6 +124,7 @@ class DorisWriteOptions:
     load_properties: tuple[tuple[str, str], ...] = ()
     two_phase_commit: bool = False
     max_retries: int = 4
+    atomic: bool = False
 
     def __post_init__(self) -> None:
         check.choice("operation", self.operation, _OPERATIONS)
@@ -151,6 +153,17 @@ class DorisWriteOptions:
         if self.request_timeout_seconds is not None:
             check.timeout("request_timeout_seconds", self.request_timeout_seconds)
         check.bounded_int("max_retries", self.max_retries, 0, 20)
+        check.flag("atomic", self.atomic)
+        if self.atomic:
+            if self.operation not in ("load", "upsert"):
+                raise ConfigurationError(
+                    "atomic writes support operation='load' and 'upsert' (partial updates and "
+                    "deletes are not staged; see docs/consistency.md)"
+                )
+            if self.two_phase_commit:
+                raise ConfigurationError(
+                    "atomic writes commit once themselves: two_phase_commit does not apply"
+                )
         for key, value in self.load_properties:
             if not isinstance(key, str) or not key or key.lower() in _MANAGED:
                 raise ConfigurationError("load_properties contains a managed or invalid key")
@@ -190,7 +203,9 @@ class DorisDataSink(DataSink[dict]):
         self._data_schema: pa.Schema | None = None
         self._lock = threading.Lock()
         self._occurrences: dict[str, int] = {}
-        self._precommitted: list[int] = []
+        self._precommitted: list[tuple[int, str | None]] = []
+        # Atomic mode: the run's key, label state and staging table (set by start()).
+        self._atomic: dict[str, Any] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -218,9 +233,10 @@ class DorisDataSink(DataSink[dict]):
         self._data_schema = schema
 
     def start(self) -> None:
-        if _runner() != "native":
+        if _runner() != "native" and not self._options.atomic:
             raise ConfigurationError(
-                "Doris Stream Load writes require Daft's native runner; reads work on Ray"
+                "on Daft's Ray runner, Doris writes need atomic=True (or an idempotence key with "
+                "atomic=True): only the atomic mode keeps its guarantees when Ray retries tasks"
             )
         if self._data_schema is None:
             raise ConfigurationError("the sink has no data schema (use write_doris)")
@@ -233,6 +249,17 @@ class DorisDataSink(DataSink[dict]):
             self._data_schema,
             self._options.operation,
         )
+        if self._options.atomic:
+            key = self._options.idempotence_key or uuid.uuid4().hex
+            begun = _native.atomic_begin(
+                endpoint.to_json(),
+                endpoint.password_value(),
+                self._table.database,
+                self._table.name,
+                self._options.label_prefix,
+                key,
+            )
+            self._atomic = {"key": key, **begun}
 
     def _request(self) -> str:
         assert self._target is not None
@@ -257,6 +284,7 @@ class DorisDataSink(DataSink[dict]):
                 "redirect_ports": list(c.redirect_ports),
                 "redirect_policy": c.redirect_policy,
                 "max_retries": o.max_retries,
+                "staging_table": (self._atomic or {}).get("staging"),
             }
         )
 
@@ -275,17 +303,28 @@ class DorisDataSink(DataSink[dict]):
     def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[dict]]:
         if self._target is None:
             raise ConfigurationError("write() was called before start()")
+        if self._atomic is not None and self._atomic["state"] == "committed":
+            # The key's write was committed by an earlier run: load nothing.
+            for _ in micropartitions:
+                pass
+            return
         endpoint = self._connection.endpoint()
         writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request())
+        # Atomic mode: this attempt's tag; a failed or retried attempt's tag is never published.
+        tag = uuid.uuid4().hex if self._atomic is not None else None
         for micropartition in micropartitions:
             table = micropartition.to_arrow()
             if table.num_rows == 0:
                 continue
-            label_key, occurrence = self._label_key(table)
-            summary = writer.write(table, label_key, occurrence)
-            if summary["precommitted_txn_ids"]:
+            if tag is None:
+                label_key, occurrence = self._label_key(table)
+                summary = writer.write(table, label_key, occurrence)
+            else:
+                summary = writer.write(table, None, 0, tag)
+                summary["tag"] = tag
+            if summary["precommitted"]:
                 with self._lock:
-                    self._precommitted.extend(summary["precommitted_txn_ids"])
+                    self._precommitted.extend(summary["precommitted"])
             yield WriteResult(
                 result=summary,
                 bytes_written=summary["uploaded_bytes"],
@@ -293,17 +332,78 @@ class DorisDataSink(DataSink[dict]):
             )
 
     def settle(self, commit: bool) -> None:
-        """Commits (or aborts) every pre-committed load of a two-phase write."""
+        """Commits (or aborts) every pre-committed load of a two-phase write.
+
+        A commit that fails aborts every load not yet committed and raises
+        ``DorisPartialCommitError`` naming those that did; an abort goes on past a failed
+        one. The list is emptied only once the native layer has handled every load.
+        """
         with self._lock:
-            txn_ids, self._precommitted = self._precommitted, []
-        if not txn_ids:
+            txns = list(self._precommitted)
+        if not txns:
             return
         endpoint = self._connection.endpoint()
         writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request())
-        writer.settle(txn_ids, commit)
+        try:
+            writer.settle(txns, commit)
+        finally:
+            # Committed, aborted or reported: nothing here is to be settled again.
+            with self._lock:
+                self._precommitted = [t for t in self._precommitted if t not in txns]
+
+    def discard(self) -> None:
+        """Drops a failed atomic run's staging table (a rerun with the key would too)."""
+        if self._atomic is None or self._atomic["state"] != "fresh":
+            return
+        endpoint = self._connection.endpoint()
+        _native.atomic_discard(
+            endpoint.to_json(),
+            endpoint.password_value(),
+            self._table.database,
+            self._table.name,
+            self._options.label_prefix,
+            self._atomic["key"],
+            self._atomic["staging"],
+        )
+
+    def _publish(self, results: list[dict]) -> dict[str, Any]:
+        """Atomic mode: one labelled INSERT of every successful attempt's rows."""
+        assert self._atomic is not None and self._target is not None
+        if self._atomic["state"] == "committed":
+            return {"status": "already_committed", "loaded_rows": 0}
+        tags = sorted({r["tag"] for r in results if r.get("tag") and r["loaded_rows"] > 0})
+        endpoint = self._connection.endpoint()
+        published = _native.atomic_publish(
+            endpoint.to_json(),
+            endpoint.password_value(),
+            self._table.database,
+            self._table.name,
+            self._options.label_prefix,
+            self._atomic["key"],
+            self._atomic["staging"],
+            [c for c in self._data_schema.names if c in set(self._target["columns"])],
+            tags,
+        )
+        staged = sum(r["loaded_rows"] for r in results if r.get("tag") in tags)
+        if not published["by_this_run"]:
+            return {"status": "already_committed", "loaded_rows": 0}
+        rows = published["rows"] if published["rows"] is not None else staged
+        return {"status": "success", "loaded_rows": rows}
 
     def finalize(self, write_results: list[WriteResult[dict]]) -> MicroPartition:
         results = [r.result for r in write_results]
+        if self._atomic is not None:
+            outcome = self._publish(results)
+            row = {
+                "status": [outcome["status"]],
+                "batches": [sum(r["batches"] for r in results)],
+                "attempted_rows": [sum(r["attempted_rows"] for r in results)],
+                "loaded_rows": [outcome["loaded_rows"]],
+                "filtered_rows": [sum(r["filtered_rows"] for r in results)],
+                "uploaded_bytes": [sum(r["uploaded_bytes"] for r in results)],
+                "already_loaded_batches": [0],
+            }
+            return MicroPartition.from_arrow(pa.table(row, schema=SUMMARY_SCHEMA))
         statuses: dict[str, int] = {}
         for r in results:
             for name, count in r["statuses"].items():
@@ -345,6 +445,8 @@ def write_doris(
     load_properties: Mapping[str, str] | None = None,
     two_phase_commit: bool = False,
     max_retries: int = 4,
+    atomic: bool | None = None,
+    checkpoint: daft.IdempotentCommit | None = None,
 ) -> daft.DataFrame:
     """Writes a DataFrame into an existing Doris table; returns a one-row summary.
 
@@ -354,9 +456,24 @@ def write_doris(
     failure loads nothing twice. Loads are retried under the same label; ``Label Already
     Exists`` is resolved by the existing job's status. ``two_phase_commit=True``
     pre-commits every load and commits them all at the end (aborting them on failure).
+
+    ``atomic=True`` (the default when an ``idempotence_key`` or a ``checkpoint`` is given)
+    makes the whole write one Doris transaction labelled by the key: rows are staged,
+    then published with one ``INSERT … WITH LABEL``; a rerun with the same key after any
+    failure, partitioning or task retry writes nothing twice, and a committed key is a
+    no-op (``status = "already_committed"``). It works on Daft's Ray runner too. See
+    docs/consistency.md for what every mode guarantees.
     """
     if not isinstance(dataframe, daft.DataFrame):
         raise ConfigurationError("dataframe must be a daft.DataFrame")
+    if checkpoint is not None:
+        if not isinstance(checkpoint, daft.IdempotentCommit):
+            raise ConfigurationError("checkpoint must be a daft.IdempotentCommit")
+        if idempotence_key is not None and idempotence_key != checkpoint.idempotence_key:
+            raise ConfigurationError("idempotence_key and checkpoint name different keys")
+        idempotence_key = checkpoint.idempotence_key
+    if atomic is None:
+        atomic = idempotence_key is not None and not two_phase_commit and operation in ("load", "upsert")
     options = DorisWriteOptions.from_mapping(
         load_properties,
         operation=operation,
@@ -370,18 +487,17 @@ def write_doris(
         request_timeout_seconds=request_timeout_seconds,
         two_phase_commit=two_phase_commit,
         max_retries=max_retries,
+        atomic=atomic,
     )
     sink = DorisDataSink(connection, table, options)
     sink.bind_schema(dataframe.schema().to_pyarrow_schema())
     try:
         return dataframe.write_sink(sink)
     except DaftOlapError:
-        if two_phase_commit:
-            sink.settle(commit=False)
+        _clean_up_after_failure(sink, two_phase_commit)
         raise
     except RuntimeError as error:
-        if two_phase_commit:
-            sink.settle(commit=False)
+        _clean_up_after_failure(sink, two_phase_commit)
         # Daft wraps exceptions raised in write() in a RuntimeError; give back the typed one.
         cause = error.__cause__
         while cause is not None and not isinstance(cause, DaftOlapError):
@@ -389,3 +505,31 @@ def write_doris(
         if isinstance(cause, DaftOlapError):
             raise cause from None
         raise
+
+
+def _clean_up_after_failure(sink: DorisDataSink, two_phase_commit: bool) -> None:
+    """Aborts a failed two-phase write's loads; drops a failed atomic run's staging table
+    (best effort: a rerun with the same key drops it as well)."""
+    if two_phase_commit:
+        sink.settle(commit=False)
+    try:
+        sink.discard()
+    except DaftOlapError:
+        pass
+
+
+def cleanup_staging(
+    connection: DorisConnection, database: str, older_than_seconds: float = 86_400.0
+) -> list[str]:
+    """Drops atomic-write staging tables of ``database`` made more than
+    ``older_than_seconds`` ago (left by runs that crashed and were never rerun); returns
+    their names."""
+    if not isinstance(connection, DorisConnection):
+        raise ConfigurationError("connection must be a DorisConnection")
+    check.identifier("database", database)
+    endpoint = connection.endpoint()
+    return list(
+        _native.atomic_cleanup(
+            endpoint.to_json(), endpoint.password_value(), database, float(older_than_seconds)
+        )
+    )

@@ -246,8 +246,12 @@ fn timestamp_fast(cell: &[u8], unit: TimeUnit) -> Option<i64> {
 }
 
 /// `[-]HH:MM:SS[.ffffff]` (hours may exceed 24) into microseconds.
+///
+/// Minutes and seconds are below 60 and unsigned; hours that would overflow `i64`
+/// microseconds are an error, never a wrapped value.
 pub fn time_micros(cell: &[u8]) -> ParseResult<i64> {
     const BAD: &str = "not a TIME";
+    const RANGE: &str = "a TIME out of the 64-bit microsecond range";
     let t = text(cell)?.trim();
     let (negative, t) = match t.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -255,15 +259,30 @@ pub fn time_micros(cell: &[u8]) -> ParseResult<i64> {
     };
     let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
     let mut parts = whole.split(':');
-    let mut next =
-        || -> ParseResult<i64> { parts.next().ok_or(BAD)?.parse::<i64>().map_err(|_| BAD) };
+    let mut next = || -> ParseResult<i64> {
+        let part = parts.next().ok_or(BAD)?;
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(BAD);
+        }
+        part.parse::<i64>().map_err(|_| RANGE)
+    };
     let (h, m, s) = (next()?, next()?, next()?);
-    let mut micros = 0i64;
-    for (i, d) in frac.chars().take(6).enumerate() {
-        let digit = d.to_digit(10).ok_or(BAD)?;
-        micros += i64::from(digit) * 10i64.pow(5 - i as u32);
+    if parts.next().is_some() || m >= 60 || s >= 60 || frac.len() > 9 {
+        return Err(BAD);
     }
-    let total = ((h * 60 + m) * 60 + s) * 1_000_000 + micros;
+    let mut micros = 0i64;
+    for (i, d) in frac.chars().enumerate() {
+        let digit = d.to_digit(10).ok_or(BAD)?;
+        if i < 6 {
+            micros += i64::from(digit) * 10i64.pow(5 - i as u32);
+        }
+    }
+    let total = h
+        .checked_mul(3600)
+        .and_then(|v| v.checked_add(m * 60 + s))
+        .and_then(|v| v.checked_mul(1_000_000))
+        .and_then(|v| v.checked_add(micros))
+        .ok_or(RANGE)?;
     Ok(if negative { -total } else { total })
 }
 
@@ -272,6 +291,56 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn times_refuse_overflow_and_impossible_minutes() {
+        assert_eq!(time_micros(b"838:59:59.5").unwrap(), 3_020_399_500_000);
+        assert_eq!(time_micros(b"-01:02:03").unwrap(), -3_723_000_000);
+        assert_eq!(time_micros(b"00:00:00.1234567").unwrap(), 123_456);
+        // i64::MAX µs is 2562047788:00:54.775807: one second more is refused, not wrapped.
+        assert!(time_micros(b"2562047788:00:54").is_ok());
+        assert_eq!(
+            time_micros(b"2562047788:00:55"),
+            Err("a TIME out of the 64-bit microsecond range")
+        );
+        assert_eq!(
+            time_micros(b"99999999999999999999:00:00"),
+            Err("a TIME out of the 64-bit microsecond range")
+        );
+        for bad in [
+            &b"01:60:00"[..],
+            b"01:00:60",
+            b"1:-2:03",
+            b"1:2:3:4",
+            b"--1:00:00",
+            b"1:2",
+            b"a:b:c",
+            b"1:02:03.x",
+        ] {
+            assert_eq!(
+                time_micros(bad),
+                Err("not a TIME"),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_time_text_parses_or_fails_without_panicking(h in any::<u64>(), m in 0u32..100, s in 0u32..100, neg in any::<bool>()) {
+            let text = format!("{}{h}:{m:02}:{s:02}", if neg { "-" } else { "" });
+            let parsed = time_micros(text.as_bytes());
+            let exact = (i128::from(h) * 3600 + i128::from(m) * 60 + i128::from(s)) * 1_000_000;
+            match parsed {
+                Ok(v) => {
+                    prop_assert!(m < 60 && s < 60);
+                    prop_assert_eq!(i128::from(v), if neg { -exact } else { exact });
+                }
+                Err(_) => prop_assert!(m >= 60 || s >= 60 || exact > i128::from(i64::MAX)),
+            }
+        }
+    }
 
     #[test]
     fn integers_take_every_i64_and_refuse_the_rest() {

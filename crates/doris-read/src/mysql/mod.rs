@@ -2,4 +2,5 @@
 //! no cursor fetch.
 
 pub mod connect;
+pub mod session;
 pub mod stream;

@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use super::connect::MySqlEndpoint;
 use crate::decode::RowDecoder;
 use crate::error::ReadError;
+use crate::feed::{self, Drain, Item};
 
 /// Bounds of one batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +40,14 @@ impl Default for BatchLimits {
 }
 
 /// Record batches of one query, produced while they are consumed.
+///
+/// The stream ends (`None`) only after the producer said that every row was sent: a
+/// producer that failed, panicked or was cancelled ends the stream with an error, so a read
+/// is never short without one.
 #[derive(Debug)]
 pub struct BatchStream {
     schema: SchemaRef,
-    rx: mpsc::Receiver<Result<RecordBatch, ReadError>>,
+    drain: Drain,
     task: JoinHandle<()>,
 }
 
@@ -50,10 +55,14 @@ impl BatchStream {
     /// A stream fed by `task` through `rx` (the task is aborted when the stream is dropped).
     pub(crate) fn from_parts(
         schema: SchemaRef,
-        rx: mpsc::Receiver<Result<RecordBatch, ReadError>>,
+        rx: mpsc::Receiver<Item>,
         task: JoinHandle<()>,
     ) -> Self {
-        Self { schema, rx, task }
+        Self {
+            schema,
+            drain: Drain::new(rx),
+            task,
+        }
     }
 
     /// The batches' schema.
@@ -61,9 +70,13 @@ impl BatchStream {
         self.schema.clone()
     }
 
-    /// The next batch; `None` at the end of the result.
+    /// The next batch; `None` at the end of the result (and after an error).
     pub async fn next_batch(&mut self) -> Option<Result<RecordBatch, ReadError>> {
-        self.rx.recv().await
+        if self.drain.is_over() {
+            return None;
+        }
+        let item = self.drain.rx().recv().await;
+        self.drain.take(item)
     }
 
     /// Every remaining batch.
@@ -80,7 +93,13 @@ impl futures::Stream for BatchStream {
     type Item = Result<RecordBatch, ReadError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
+        if self.drain.is_over() {
+            return Poll::Ready(None);
+        }
+        match self.drain.rx().poll_recv(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(item) => Poll::Ready(self.drain.take(item)),
+        }
     }
 }
 
@@ -106,8 +125,7 @@ pub async fn query(
     let mut decoder = RowDecoder::new(schema.clone())?;
     let mut conn = endpoint.connect().await?;
     let read_timeout = endpoint.read_timeout;
-    let (tx, rx) = mpsc::channel(1);
-    let task = tokio::spawn(async move {
+    let (rx, task) = feed::spawn(1, move |feed| async move {
         let mut rows = sqlx::raw_sql(&sql).fetch(&mut conn);
         let width = decoder.schema().fields().len();
         loop {
@@ -116,64 +134,48 @@ pub async fn query(
             // under the read timeout. Dropping the unfinished `try_next` loses nothing: the
             // stream keeps its own state.
             let next = match rows.try_next().now_or_never() {
-                Some(r) => r.map_err(ReadError::from_sqlx),
-                None => match tokio::time::timeout(read_timeout, rows.try_next()).await {
-                    Err(_) => Err(ReadError::Timeout(format!(
-                        "no row arrived within {} s",
-                        read_timeout.as_secs()
-                    ))),
-                    Ok(r) => r.map_err(ReadError::from_sqlx),
-                },
+                Some(r) => r.map_err(ReadError::from_sqlx)?,
+                None => tokio::time::timeout(read_timeout, rows.try_next())
+                    .await
+                    .map_err(|_| {
+                        ReadError::Timeout(format!(
+                            "no row arrived within {} s",
+                            read_timeout.as_secs()
+                        ))
+                    })?
+                    .map_err(ReadError::from_sqlx)?,
             };
-            let row = match next {
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-                Ok(None) => break,
-                Ok(Some(row)) => row,
-            };
+            let Some(row) = next else { break };
             if row.len() != width {
-                let _ = tx
-                    .send(Err(ReadError::Metadata(format!(
-                        "the result has {} columns where {width} were planned",
-                        row.len()
-                    ))))
-                    .await;
-                return;
+                return Err(ReadError::Metadata(format!(
+                    "the result has {} columns where {width} were planned",
+                    row.len()
+                )));
             }
             for i in 0..width {
-                let cell = match row.try_get_raw(i) {
-                    Ok(v) if v.is_null() => None,
-                    Ok(v) => match <&[u8] as Decode<MySql>>::decode(v) {
-                        Ok(bytes) => Some(bytes),
-                        Err(e) => {
-                            let _ = tx.send(Err(ReadError::Transport(e.to_string()))).await;
-                            return;
-                        }
-                    },
-                    Err(e) => {
-                        let _ = tx.send(Err(ReadError::from_sqlx(e))).await;
-                        return;
-                    }
+                let raw = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
+                let cell = if raw.is_null() {
+                    None
+                } else {
+                    Some(
+                        <&[u8] as Decode<MySql>>::decode(raw)
+                            .map_err(|e| ReadError::Transport(e.to_string()))?,
+                    )
                 };
-                if let Err(e) = decoder.push(i, cell) {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
+                decoder.push(i, cell)?;
             }
             decoder.end_row();
-            if decoder.rows() >= limits.rows || decoder.bytes() >= limits.bytes {
-                let batch = decoder.finish();
-                if tx.send(batch).await.is_err() {
-                    // The reader went away: drop the rows and the connection unread.
-                    return;
-                }
+            if (decoder.rows() >= limits.rows || decoder.bytes() >= limits.bytes)
+                && !feed.batch(decoder.finish()?).await
+            {
+                // The reader went away: drop the rows and the connection unread.
+                return Ok(());
             }
         }
         if !decoder.is_empty() {
-            let _ = tx.send(decoder.finish()).await;
+            feed.batch(decoder.finish()?).await;
         }
+        Ok(())
     });
-    Ok(BatchStream { schema, rx, task })
+    Ok(BatchStream::from_parts(schema, rx, task))
 }

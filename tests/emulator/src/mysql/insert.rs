@@ -40,8 +40,9 @@ pub async fn run(
 }
 
 async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, SelectError> {
+    let (sql, label) = take_label(sql)?;
     let statements =
-        sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, sql).map_err(analysis)?;
+        sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql).map_err(analysis)?;
     let [Statement::Insert(insert)] = statements.as_slice() else {
         return Err(analysis("expected one INSERT statement"));
     };
@@ -105,15 +106,22 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
     }
     let mut opts = parse_options(&HeaderMap::new()).map_err(analysis)?;
     opts.columns = Some(targets);
-    opts.label = format!("insert_{}", uuid::Uuid::new_v4().simple());
+    opts.label = label.unwrap_or_else(|| format!("insert_{}", uuid::Uuid::new_v4().simple()));
     let mut decoded = Decoded::default();
     for batch in &batches {
         conform_batch(&table, &opts, batch, &mut decoded).map_err(analysis)?;
     }
+    // Labels are one namespace per database, shared with Stream Load: a label a load or
+    // another INSERT holds (running or finished) is refused with Doris's text.
     let txn = shared
         .txns
         .begin(&db, &table_name, &opts.label)
-        .map_err(|_| analysis("the insert label is already used"))?;
+        .map_err(|e| {
+            analysis(format!(
+                "Label [{}] has already been used, relate to txn [{}]",
+                opts.label, e.existing_txn_id
+            ))
+        })?;
     let fail = |message: String| {
         shared.txns.abort(txn, &message);
         analysis(message)
@@ -137,6 +145,64 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
     shared.txns.make_visible(txn);
     crate::persist::save(shared);
     Ok(rows)
+}
+
+/// Cuts Doris's `WITH LABEL <label>` (between the table name and the column list or the
+/// source) out of an INSERT, which sqlparser does not know. Quoted text is skipped. The
+/// label follows Doris's grammar: 1-128 letters, digits, `-`, `_` and `:`, optionally in
+/// backticks.
+fn take_label(sql: &str) -> Result<(String, Option<String>), SelectError> {
+    let bytes = sql.as_bytes();
+    let mut at = 0;
+    let mut quote: Option<u8> = None;
+    while at < bytes.len() {
+        let b = bytes[at];
+        match quote {
+            Some(q) if b == b'\\' && q != b'`' => at += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if matches!(b, b'\'' | b'"' | b'`') => quote = Some(b),
+            None if starts_word(sql, at, "WITH") => {
+                let rest = &sql[at + 4..];
+                let after = rest.trim_start();
+                if after.len() >= 5
+                    && after.as_bytes()[..5].eq_ignore_ascii_case(b"LABEL")
+                    && after[5..].starts_with(char::is_whitespace)
+                {
+                    let tail = after[5..].trim_start();
+                    let end = tail
+                        .find(|c: char| c.is_whitespace() || c == '(')
+                        .unwrap_or(tail.len());
+                    let label = tail[..end].trim_matches('`');
+                    let valid = !label.is_empty()
+                        && label.len() <= 128
+                        && label
+                            .bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b':'));
+                    if !valid {
+                        return Err(analysis(
+                            "Label format error. regex: ^[-_A-Za-z0-9:]{1,128}$",
+                        ));
+                    }
+                    let remainder = format!("{} {}", &sql[..at], &tail[end..]);
+                    return Ok((remainder, Some(label.to_owned())));
+                }
+            }
+            None => {}
+        }
+        at += 1;
+    }
+    Ok((sql.to_owned(), None))
+}
+
+/// Whether the word `word` (any case) starts at byte `at` of `sql`, bounded on both sides.
+fn starts_word(sql: &str, at: usize, word: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let end = at + word.len();
+    end <= bytes.len()
+        && bytes[at..end].eq_ignore_ascii_case(word.as_bytes())
+        && (at == 0 || !bytes[at - 1].is_ascii_alphanumeric() && bytes[at - 1] != b'_')
+        && (end == bytes.len() || !bytes[end].is_ascii_alphanumeric() && bytes[end] != b'_')
 }
 
 /// An integer literal beyond BIGINT (a LARGEINT value) becomes its text, so the engine does
@@ -181,6 +247,34 @@ fn keep_backslashes(expr: &mut Expr) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_label_is_cut_out_of_the_statement() {
+        let (sql, label) =
+            take_label("INSERT INTO d.t WITH LABEL my_l-1 (a, b) SELECT a, b FROM s").unwrap();
+        assert_eq!(label.as_deref(), Some("my_l-1"));
+        assert_eq!(
+            sql.split_whitespace().collect::<Vec<_>>().join(" "),
+            "INSERT INTO d.t (a, b) SELECT a, b FROM s"
+        );
+        let (sql, label) = take_label("insert into t with label `x` values (1)").unwrap();
+        assert_eq!(label.as_deref(), Some("x"));
+        assert!(sql.contains("values (1)"));
+        let (sql, none) = take_label("INSERT INTO t VALUES ('żółw 🐢', 'ünïcödé')").unwrap();
+        assert_eq!(
+            (sql.as_str(), none),
+            ("INSERT INTO t VALUES ('żółw 🐢', 'ünïcödé')", None)
+        );
+        let (_, none) = take_label("INSERT INTO t VALUES ('WITH LABEL x')").unwrap();
+        assert!(
+            take_label("INSERT INTO t WITH é VALUES (1)")
+                .unwrap()
+                .1
+                .is_none()
+        );
+        assert_eq!(none, None, "quoted text is not a label clause");
+        assert!(take_label("INSERT INTO t WITH LABEL a.b VALUES (1)").is_err());
+    }
 
     #[test]
     fn integers_beyond_bigint_stay_exact() {

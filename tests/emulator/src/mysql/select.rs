@@ -169,6 +169,7 @@ pub fn resolve_table(
 }
 
 /// Why a SELECT could not run: a MySQL error to send.
+#[derive(Debug)]
 pub struct SelectError {
     /// Error code.
     pub code: u16,
@@ -457,12 +458,16 @@ pub async fn stream(
             return io.error(e.code, e.state, &e.message).await;
         }
     };
-    let cut = match shared.faults.take(Point::MysqlResult) {
+    let (cut, short_row) = match shared.faults.take(Point::MysqlResult) {
         Some(f @ Fault::CutResultStream { rows }) => {
             shared.faults.record(&f, None, None, false);
-            Some(rows)
+            (Some(rows), false)
         }
-        _ => None,
+        Some(f @ Fault::ShortMysqlRow) if protocol == Protocol::Text => {
+            shared.faults.record(&f, None, None, false);
+            (None, true)
+        }
+        _ => (None, false),
     };
     // The first batch decides whether an error comes before the column definitions.
     let first = match batches.next().await {
@@ -525,6 +530,13 @@ pub async fn stream(
             ));
         }
         next = batches.next().await;
+    }
+    if short_row && planned.columns.len() > 1 {
+        // A text row packet with one lenenc cell where the result has more columns.
+        packet.clear();
+        super::wire::lenenc_int(&mut packet, 1);
+        packet.push(b'1');
+        io.write(&packet).await?;
     }
     io.end_of_rows().await?;
     io.flush().await

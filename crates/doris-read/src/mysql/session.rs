@@ -1,0 +1,91 @@
+//! A plain SQL session on the FE's MySQL port: statements and small queries as text
+//! (COM_QUERY), for DDL, labelled INSERTs and `SHOW` statements. Results are read whole,
+//! so use it for metadata-sized answers; table data goes through [`super::stream::query`].
+
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use sqlx::{Column, Decode, MySql, MySqlConnection, Row, ValueRef};
+
+use super::connect::MySqlEndpoint;
+use crate::error::ReadError;
+
+/// The most rows a session query returns before failing (its answers are metadata).
+pub const MAX_SESSION_ROWS: usize = 100_000;
+
+/// Rows of a session query: column names (empty when no row came back) and text cells.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextRows {
+    /// Column names, from the first row.
+    pub columns: Vec<String>,
+    /// Rows; `None` is SQL NULL; cells that are not UTF-8 are replaced lossily.
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+/// One connection, used statement by statement.
+#[derive(Debug)]
+pub struct Session {
+    conn: MySqlConnection,
+    timeout: Duration,
+}
+
+impl Session {
+    /// Connects as [`MySqlEndpoint::connect`] does; each statement is bounded by the
+    /// endpoint's read timeout.
+    pub async fn open(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
+        Ok(Self {
+            conn: endpoint.connect().await?,
+            timeout: endpoint.read_timeout,
+        })
+    }
+
+    /// Runs a statement; returns the affected-row count.
+    pub async fn execute(&mut self, sql: &str) -> Result<u64, ReadError> {
+        let timeout = self.timeout;
+        tokio::time::timeout(timeout, sqlx::raw_sql(sql).execute(&mut self.conn))
+            .await
+            .map_err(|_| elapsed(timeout))?
+            .map(|r| sqlx::mysql::MySqlQueryResult::rows_affected(&r))
+            .map_err(ReadError::from_sqlx)
+    }
+
+    /// Runs a query and reads its rows as text.
+    pub async fn query(&mut self, sql: &str) -> Result<TextRows, ReadError> {
+        let timeout = self.timeout;
+        let conn = &mut self.conn;
+        let read = async move {
+            let mut out = TextRows::default();
+            let mut rows = sqlx::raw_sql(sql).fetch(conn);
+            while let Some(row) = rows.try_next().await.map_err(ReadError::from_sqlx)? {
+                if out.rows.len() >= MAX_SESSION_ROWS {
+                    return Err(ReadError::Metadata(format!(
+                        "a session query returned more than {MAX_SESSION_ROWS} rows"
+                    )));
+                }
+                if out.columns.is_empty() {
+                    out.columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
+                }
+                let mut cells = Vec::with_capacity(row.len());
+                for i in 0..row.len() {
+                    let raw = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
+                    cells.push(if raw.is_null() {
+                        None
+                    } else {
+                        let bytes = <&[u8] as Decode<MySql>>::decode(raw)
+                            .map_err(|e| ReadError::Transport(e.to_string()))?;
+                        Some(String::from_utf8_lossy(bytes).into_owned())
+                    });
+                }
+                out.rows.push(cells);
+            }
+            Ok(out)
+        };
+        tokio::time::timeout(timeout, read)
+            .await
+            .map_err(|_| elapsed(timeout))?
+    }
+}
+
+fn elapsed(timeout: Duration) -> ReadError {
+    ReadError::Timeout(format!("no answer within {} s", timeout.as_secs()))
+}

@@ -1,0 +1,360 @@
+//! The statements of an atomic, idempotent write (no I/O): a staging table per run, the
+//! `INSERT … WITH LABEL … SELECT` that publishes a run in one transaction, and the names
+//! that tie a staging table to its idempotence key and its creation time.
+//!
+//! A run loads its rows into a DUPLICATE staging table through Stream Load, each task
+//! attempt tagging its rows with its own tag in [`LOAD_TAG_COLUMN`]; the run then copies the
+//! rows of the attempts that succeeded into the target with one labelled INSERT, so the
+//! target changes once, or not at all. See `docs/consistency.md`.
+//!
+//! ```
+//! use doris_sql::staging::*;
+//! let name = StagingName::new("nightly-2024-06-01", 1_717_200_000, 0xabcdef12);
+//! assert!(name.to_string().starts_with("__dd_stage_"));
+//! let parsed = StagingName::parse(&name.to_string()).unwrap();
+//! assert_eq!(parsed, name);
+//! assert!(parsed.belongs_to("nightly-2024-06-01"));
+//! ```
+
+use std::fmt;
+
+use crate::error::{Result, SqlError};
+use crate::ident::quote_ident;
+use crate::literal::Literal;
+use crate::metadata::TableSchema;
+use crate::types::DorisType;
+
+/// The staging table's tag column: which task attempt loaded the row.
+pub const LOAD_TAG_COLUMN: &str = "__dd_load";
+
+/// Every staging table's name starts with this.
+pub const STAGING_PREFIX: &str = "__dd_stage_";
+
+/// A staging table's name: the key's hash, the creation time and a random part
+/// (`__dd_stage_<16 hex>_<unix seconds hex>_<8 hex>`, 45 characters at most).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StagingName {
+    /// FNV-1a hash of the idempotence key.
+    pub key_hash: u64,
+    /// Creation time, Unix seconds.
+    pub created: u64,
+    /// Random part, so two runs of one key never share a table.
+    pub run: u32,
+}
+
+impl StagingName {
+    /// A new name for a run of `key`.
+    pub fn new(key: &str, created_unix_seconds: u64, run: u32) -> Self {
+        Self {
+            key_hash: key_hash(key),
+            created: created_unix_seconds,
+            run,
+        }
+    }
+
+    /// Reads a name this module made; `None` for any other table name.
+    pub fn parse(name: &str) -> Option<Self> {
+        let rest = name.strip_prefix(STAGING_PREFIX)?;
+        let mut parts = rest.split('_');
+        let key_hash = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let created = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let run = u32::from_str_radix(parts.next()?, 16).ok()?;
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(Self {
+            key_hash,
+            created,
+            run,
+        })
+    }
+
+    /// Whether this staging table was made for `key`.
+    pub fn belongs_to(&self, key: &str) -> bool {
+        self.key_hash == key_hash(key)
+    }
+}
+
+impl fmt::Display for StagingName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{STAGING_PREFIX}{:016x}_{:x}_{:08x}",
+            self.key_hash, self.created, self.run
+        )
+    }
+}
+
+/// FNV-1a, 64 bits: stable across releases and platforms (unlike `std`'s hasher).
+fn key_hash(key: &str) -> u64 {
+    key.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// `CREATE TABLE` for a run's staging table beside `target` in `database`: the tag column,
+/// then every target column with its type (all nullable, no aggregation), DUPLICATE KEY on
+/// the tag, one bucket per tag hash, and the target's replication property when it has one.
+///
+/// Columns whose types a DUPLICATE table cannot hold as values (HLL, BITMAP,
+/// QUANTILE_STATE, AGG_STATE) are refused: such tables are loaded through their own
+/// aggregation, not by copying rows.
+pub fn staging_table_ddl(
+    database: &str,
+    name: &StagingName,
+    target: &TableSchema,
+) -> Result<String> {
+    let mut columns = vec![format!(
+        "{} VARCHAR(128) NOT NULL",
+        quote_ident("column", LOAD_TAG_COLUMN)?
+    )];
+    for column in &target.columns {
+        if column.name == LOAD_TAG_COLUMN {
+            return Err(SqlError::InvalidQuery(format!(
+                "the table has a column named {LOAD_TAG_COLUMN}, which atomic writes use"
+            )));
+        }
+        if matches!(
+            column.ty,
+            DorisType::Hll
+                | DorisType::Bitmap
+                | DorisType::QuantileState
+                | DorisType::AggState { .. }
+        ) {
+            return Err(SqlError::InvalidQuery(format!(
+                "column {} has an aggregate-state type, which an atomic write cannot stage",
+                column.name
+            )));
+        }
+        columns.push(format!(
+            "{} {} NULL",
+            quote_ident("column", &column.name)?,
+            column.ty.spell(crate::types::Spelling::Upper)
+        ));
+    }
+    let replication = ["replication_allocation", "replication_num"]
+        .iter()
+        .find_map(|key| target.property(key).map(|v| (*key, v)));
+    let mut properties = vec![("light_schema_change", "true")];
+    if let Some(r) = replication {
+        properties.push(r);
+    }
+    let properties = properties
+        .iter()
+        .map(|(k, v)| format!("{} = {}", double_quoted(k), double_quoted(v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok(format!(
+        "CREATE TABLE {}.{} ({}) DUPLICATE KEY({tag}) DISTRIBUTED BY HASH({tag}) BUCKETS 1 PROPERTIES ({properties})",
+        quote_ident("database", database)?,
+        quote_ident("table", &name.to_string())?,
+        columns.join(", "),
+        tag = quote_ident("column", LOAD_TAG_COLUMN)?,
+    ))
+}
+
+/// The Stream Load `columns` header that loads `fields` into a staging table and sets the
+/// tag column to `tag` (a constant mapping, so the body carries no tag).
+pub fn staging_columns_header(fields: &[String], tag: &str) -> Result<String> {
+    validate_tag(tag)?;
+    let mut out: Vec<String> = fields
+        .iter()
+        .map(|f| quote_ident("column", f))
+        .collect::<Result<_>>()?;
+    out.push(format!(
+        "{}={}",
+        quote_ident("column", LOAD_TAG_COLUMN)?,
+        string(tag)?
+    ));
+    Ok(out.join(","))
+}
+
+/// The one statement that publishes a run: `INSERT INTO target WITH LABEL … (columns)
+/// SELECT columns FROM staging WHERE tag IN (tags)`.
+pub fn publish_insert(
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    label: &str,
+    columns: &[String],
+    tags: &[String],
+) -> Result<String> {
+    if tags.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "a publish needs at least one tag".into(),
+        ));
+    }
+    if label.is_empty()
+        || !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b':'))
+        || label.len() > 128
+    {
+        return Err(SqlError::InvalidQuery(
+            "a label is 1-128 letters, digits, '-', '_' or ':'".into(),
+        ));
+    }
+    let cols = columns
+        .iter()
+        .map(|c| quote_ident("column", c))
+        .collect::<Result<Vec<_>>>()?
+        .join(", ");
+    let tags = tags
+        .iter()
+        .map(|t| {
+            validate_tag(t)?;
+            string(t)
+        })
+        .collect::<Result<Vec<_>>>()?
+        .join(", ");
+    Ok(format!(
+        "INSERT INTO {db}.{target} WITH LABEL {label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {tag} IN ({tags})",
+        db = quote_ident("database", database)?,
+        target = quote_ident("table", target)?,
+        staging = quote_ident("table", &staging.to_string())?,
+        tag = quote_ident("column", LOAD_TAG_COLUMN)?,
+    ))
+}
+
+/// Tags are made by the writer: letters, digits, `-` and `_`, at most 128.
+fn validate_tag(tag: &str) -> Result<()> {
+    if tag.is_empty()
+        || tag.len() > 128
+        || !tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+    {
+        return Err(SqlError::InvalidQuery(
+            "a load tag is 1-128 letters, digits, '-' or '_'".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A property string as `SHOW CREATE TABLE` prints them: double quotes, `\` and `"`
+/// escaped with a backslash.
+fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        if ch == '"' || ch == '\\' {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out.push('"');
+    out
+}
+
+fn string(s: &str) -> Result<String> {
+    Literal::String(s.to_owned()).to_sql()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    fn target() -> TableSchema {
+        crate::parse_show_create(
+            "CREATE TABLE `t` (`id` BIGINT NOT NULL, `total` BIGINT SUM NULL) \
+             AGGREGATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 4 \
+             PROPERTIES (\"replication_allocation\" = \"tag.location.default: 1\")",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_staging_table_is_duplicate_on_the_tag_with_every_column_plain() {
+        let ddl = staging_table_ddl("d", &StagingName::new("k", 16, 1), &target()).unwrap();
+        assert_eq!(
+            ddl,
+            "CREATE TABLE `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` (`__dd_load` VARCHAR(128) NOT NULL, \
+             `id` BIGINT NULL, `total` BIGINT NULL) DUPLICATE KEY(`__dd_load`) \
+             DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1 PROPERTIES (\"light_schema_change\" = \"true\", \
+             \"replication_allocation\" = \"tag.location.default: 1\")"
+        );
+        let parsed = crate::parse_show_create(&ddl).unwrap();
+        assert_eq!(parsed.key_columns, [LOAD_TAG_COLUMN]);
+        assert!(
+            parsed
+                .columns
+                .iter()
+                .skip(1)
+                .all(|c| c.nullable && c.aggregation.is_none())
+        );
+    }
+
+    #[test]
+    fn aggregate_state_columns_and_a_clashing_name_are_refused() {
+        let hll = crate::parse_show_create(
+            "CREATE TABLE `t` (`id` INT NOT NULL, `h` HLL HLL_UNION NOT NULL) AGGREGATE KEY(`id`) \
+             DISTRIBUTED BY HASH(`id`) BUCKETS 1",
+        )
+        .unwrap();
+        assert!(staging_table_ddl("d", &StagingName::new("k", 1, 1), &hll).is_err());
+        let clash = crate::parse_show_create(
+            "CREATE TABLE `t` (`__dd_load` INT NOT NULL) DUPLICATE KEY(`__dd_load`) \
+             DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1",
+        )
+        .unwrap();
+        assert!(staging_table_ddl("d", &StagingName::new("k", 1, 1), &clash).is_err());
+    }
+
+    #[test]
+    fn the_publish_selects_only_the_given_tags() {
+        let staging = StagingName::new("k", 16, 1);
+        let sql = publish_insert(
+            "d",
+            "t",
+            &staging,
+            "dd_k",
+            &["id".into(), "na`me".into()],
+            &["a1".into(), "b-2".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            "INSERT INTO `d`.`t` WITH LABEL dd_k (`id`, `na``me`) SELECT `id`, `na``me` FROM \
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1', 'b-2')"
+        );
+        assert!(publish_insert("d", "t", &staging, "dd_k", &["id".into()], &[]).is_err());
+        assert!(
+            publish_insert(
+                "d",
+                "t",
+                &staging,
+                "dd_k",
+                &["id".into()],
+                &["x' OR 1=1 --".into()]
+            )
+            .is_err()
+        );
+        assert!(publish_insert("d", "t", &staging, "a b", &["id".into()], &["x".into()]).is_err());
+    }
+
+    #[test]
+    fn the_columns_header_maps_the_tag_as_a_constant() {
+        assert_eq!(
+            staging_columns_header(&["id".into(), "v".into()], "t-1").unwrap(),
+            "`id`,`v`,`__dd_load`='t-1'"
+        );
+        assert!(staging_columns_header(&["id".into()], "t'1").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn names_round_trip_and_other_tables_are_not_staging(key in ".{0,80}", created in any::<u64>(), run in any::<u32>(), other in "[a-z_]{1,40}") {
+            let name = StagingName::new(&key, created, run);
+            let text = name.to_string();
+            prop_assert!(text.len() <= 64);
+            prop_assert_eq!(StagingName::parse(&text), Some(name));
+            prop_assert!(name.belongs_to(&key));
+            prop_assert!(crate::validate_ident("table", &text).is_ok());
+            if !other.starts_with(STAGING_PREFIX) {
+                prop_assert_eq!(StagingName::parse(&other), None);
+            }
+        }
+    }
+}

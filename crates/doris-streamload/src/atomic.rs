@@ -1,0 +1,498 @@
+//! Atomic, idempotent writes: the visible change of a whole write is one Doris transaction
+//! whose label comes from an idempotence key.
+//!
+//! 1. [`AtomicWrite::begin`] looks the key's label up. Committed: the write was done
+//!    before, nothing is loaded ([`Begun::AlreadyCommitted`]). Otherwise the key's
+//!    leftover staging tables are dropped and a new one is made for this run.
+//! 2. Every task attempt loads its rows into the staging table through Stream Load with a
+//!    tag of its own ([`AtomicWrite::load_options`]). Loads of attempts that fail or are
+//!    retried carry tags nobody reports, so they are never published.
+//! 3. [`AtomicWrite::publish`] runs `INSERT INTO target WITH LABEL <key label> … SELECT …
+//!    FROM staging WHERE tag IN (<tags of the attempts that succeeded>)`: the target
+//!    changes once or not at all. A lost answer is resolved by the label's state; the
+//!    staging table is dropped afterwards.
+//!
+//! The SQL statements run over the MySQL protocol, which this crate does not speak: the
+//! caller hands in a [`SqlSession`] (the `daft_doris` binding uses `doris-read`'s; the
+//! `atomic_write` example implements one with sqlx). What each step guarantees, and the
+//! Doris settings it relies on, is in `docs/consistency.md`.
+
+use std::future::Future;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use doris_sql::TableSchema;
+use doris_sql::staging::{
+    STAGING_PREFIX, StagingName, publish_insert, staging_columns_header, staging_table_ddl,
+};
+
+use crate::error::StreamLoadError;
+use crate::label::Label;
+use crate::options::{Columns, LoadOptions, MergeType, UpdateMode};
+
+/// The rows of a statement, as text cells, with the column names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SqlRows {
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// Rows; `None` is SQL NULL.
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+impl SqlRows {
+    /// The cells of the column named `name` (case-insensitive).
+    pub fn column(&self, name: &str) -> Option<impl Iterator<Item = Option<&str>>> {
+        let at = self
+            .columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))?;
+        Some(
+            self.rows
+                .iter()
+                .map(move |r| r.get(at).and_then(|c| c.as_deref())),
+        )
+    }
+}
+
+/// How a statement failed, as the [`SqlSession`] classifies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlFailure {
+    /// The server answered with an error: the statement did not take effect.
+    Refused(String),
+    /// No answer arrived (the connection broke or timed out): it may have taken effect.
+    Unanswered(String),
+}
+
+/// A session on the FE's MySQL port. Implementations run statements as plain text
+/// (COM_QUERY) and keep statement text and bound values out of their messages.
+///
+/// The futures are not required to be `Send` (sqlx's are not provably so): drive the
+/// coordinator with `block_on`, on a `LocalSet`, or inside one spawned task that owns it.
+pub trait SqlSession {
+    /// Runs a statement without rows; returns the affected-row count.
+    fn execute(&mut self, sql: &str) -> impl Future<Output = Result<u64, SqlFailure>>;
+    /// Runs a query and returns its rows.
+    fn query(&mut self, sql: &str) -> impl Future<Output = Result<SqlRows, SqlFailure>>;
+}
+
+/// The state of a label in Doris (`SHOW TRANSACTION … WHERE LABEL = …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelState {
+    /// No transaction holds it (never used, aborted, or forgotten by Doris).
+    Free,
+    /// A transaction holds it and has not finished.
+    Running,
+    /// Committed (visible now or after publish).
+    Committed,
+}
+
+/// How long [`AtomicWrite`] waits on a label that is still running, and how often it looks.
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicPolicy {
+    /// Longest wait for a running label to finish.
+    pub settle_timeout: Duration,
+    /// Time between two looks.
+    pub poll_interval: Duration,
+    /// Attempts of the publishing INSERT when it was refused for a passing reason or its
+    /// answer was lost and the label is free again.
+    pub publish_attempts: u32,
+}
+
+impl Default for AtomicPolicy {
+    fn default() -> Self {
+        Self {
+            settle_timeout: Duration::from_secs(600),
+            poll_interval: Duration::from_secs(1),
+            publish_attempts: 3,
+        }
+    }
+}
+
+/// What [`AtomicWrite::begin`] found.
+#[derive(Debug)]
+pub enum Begun {
+    /// The key's label is committed: this write was done before; load nothing.
+    AlreadyCommitted {
+        /// The key's label.
+        label: Label,
+    },
+    /// A new run, with its staging table made.
+    Fresh(AtomicWrite),
+}
+
+/// The outcome of [`AtomicWrite::publish`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    /// The key's label.
+    pub label: String,
+    /// Rows the INSERT reported, `None` when its answer was lost and the label's state
+    /// told the outcome (or when nothing was to be published).
+    pub rows: Option<u64>,
+    /// Whether this run committed it (`false`: an earlier or concurrent run had).
+    pub by_this_run: bool,
+    /// A staging table that could not be dropped (the `cleanup` helper removes it later).
+    pub staging_left: Option<String>,
+}
+
+/// One run of an atomic write.
+#[derive(Debug, Clone)]
+pub struct AtomicWrite {
+    database: String,
+    table: String,
+    label: Label,
+    staging: StagingName,
+    policy: AtomicPolicy,
+}
+
+/// The key's label: `<prefix>_<key>`.
+pub fn key_label(prefix: &str, key: &str) -> Result<Label, StreamLoadError> {
+    Label::new(format!("{prefix}_{key}"))
+}
+
+impl AtomicWrite {
+    /// Starts a run of the write named by `label` into `database.table` (whose schema is
+    /// `target`): see the module docs.
+    pub async fn begin<S: SqlSession>(
+        session: &mut S,
+        database: &str,
+        target: &TableSchema,
+        label: Label,
+        policy: AtomicPolicy,
+    ) -> Result<Begun, StreamLoadError> {
+        let state = settled_state(session, database, &label, &policy).await?;
+        drop_staging_of(session, database, label.as_str()).await?;
+        if state == LabelState::Committed {
+            return Ok(Begun::AlreadyCommitted { label });
+        }
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let staging = StagingName::new(label.as_str(), created, rand::random());
+        let ddl = staging_table_ddl(database, &staging, target)
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+        session
+            .execute(&ddl)
+            .await
+            .map_err(|f| sql_error("create the staging table", f))?;
+        Ok(Begun::Fresh(Self {
+            database: database.to_owned(),
+            table: target.name.clone(),
+            label,
+            staging,
+            policy,
+        }))
+    }
+
+    /// The staging table's name (Stream Loads of this run go there).
+    pub fn staging_table(&self) -> String {
+        self.staging.to_string()
+    }
+
+    /// The key's label.
+    pub fn label(&self) -> &Label {
+        &self.label
+    }
+
+    /// Options for a task attempt's loads into the staging table: `base` with the columns
+    /// header that maps `fields` and sets the tag to `tag`. Updates and deletes are not
+    /// staged (the staging table is DUPLICATE): `base` must be a plain load.
+    pub fn load_options(
+        &self,
+        base: &LoadOptions,
+        fields: &[String],
+        tag: &str,
+    ) -> Result<LoadOptions, StreamLoadError> {
+        staging_load_options(base, fields, tag)
+    }
+
+    /// The run started by `begin` elsewhere (e.g. on the driver, when tasks and the final
+    /// publish run in other processes), from its label and staging table name.
+    pub fn resume(
+        database: &str,
+        table: &str,
+        label: Label,
+        staging_table: &str,
+        policy: AtomicPolicy,
+    ) -> Result<Self, StreamLoadError> {
+        let staging = StagingName::parse(staging_table)
+            .filter(|s| s.belongs_to(label.as_str()))
+            .ok_or_else(|| {
+                StreamLoadError::Config(
+                    "the staging table's name does not belong to this label".into(),
+                )
+            })?;
+        Ok(Self {
+            database: database.to_owned(),
+            table: table.to_owned(),
+            label,
+            staging,
+            policy,
+        })
+    }
+
+    /// Publishes the rows of the attempts tagged `tags` into the target (columns
+    /// `columns`) in one transaction under the key's label, then drops the staging table.
+    /// With no tag there is nothing to publish: the staging table is dropped and the label
+    /// stays free.
+    pub async fn publish<S: SqlSession>(
+        self,
+        session: &mut S,
+        columns: &[String],
+        tags: &[String],
+    ) -> Result<Published, StreamLoadError> {
+        let mut published = Published {
+            label: self.label.to_string(),
+            rows: None,
+            by_this_run: true,
+            staging_left: None,
+        };
+        if !tags.is_empty() {
+            let insert = publish_insert(
+                &self.database,
+                &self.table,
+                &self.staging,
+                self.label.as_str(),
+                columns,
+                tags,
+            )
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+            let (rows, by_this_run) = self.run_publish(session, &insert).await?;
+            published.rows = rows;
+            published.by_this_run = by_this_run;
+        }
+        let drop = format!(
+            "DROP TABLE IF EXISTS {}.{}",
+            doris_sql::quote_ident("database", &self.database)
+                .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+            doris_sql::quote_ident("table", &self.staging.to_string())
+                .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+        );
+        if session.execute(&drop).await.is_err() {
+            published.staging_left = Some(self.staging.to_string());
+        }
+        Ok(published)
+    }
+
+    /// Drops this run's staging table (after a failed run; a rerun would drop it too).
+    pub async fn discard<S: SqlSession>(self, session: &mut S) -> Result<(), StreamLoadError> {
+        drop_table(session, &self.database, &self.staging.to_string()).await
+    }
+
+    /// The INSERT, with the label deciding every unclear case. Returns the reported rows
+    /// and whether this run committed.
+    async fn run_publish<S: SqlSession>(
+        &self,
+        session: &mut S,
+        insert: &str,
+    ) -> Result<(Option<u64>, bool), StreamLoadError> {
+        let mut last = String::new();
+        for _ in 0..self.policy.publish_attempts.max(1) {
+            match session.execute(insert).await {
+                Ok(rows) => return Ok((Some(rows), true)),
+                Err(failure) => {
+                    last = match &failure {
+                        SqlFailure::Refused(m) | SqlFailure::Unanswered(m) => m.clone(),
+                    };
+                    // Whatever the failure, the label says what happened.
+                    let state =
+                        settled_state(session, &self.database, &self.label, &self.policy).await?;
+                    match (state, &failure) {
+                        // Refused as "already used": an earlier or concurrent run committed.
+                        (LabelState::Committed, _) => {
+                            return Ok((None, !last.contains("has already been used")));
+                        }
+                        (_, SqlFailure::Refused(_)) => {
+                            return Err(StreamLoadError::Rejected {
+                                label: self.label.to_string(),
+                                message: last,
+                                error_url: None,
+                                error_log_head: Vec::new(),
+                            });
+                        }
+                        // No answer and the label is free: it did not commit; try again.
+                        _ => continue,
+                    }
+                }
+            }
+        }
+        Err(StreamLoadError::Ambiguous {
+            label: self.label.to_string(),
+            attempts: self.policy.publish_attempts,
+            detail: format!("the publishing INSERT got no answer: {last}"),
+        })
+    }
+}
+
+/// Options for a task attempt's loads into a staging table (see
+/// [`AtomicWrite::load_options`]).
+pub fn staging_load_options(
+    base: &LoadOptions,
+    fields: &[String],
+    tag: &str,
+) -> Result<LoadOptions, StreamLoadError> {
+    if base.merge_type != MergeType::Append || base.update_mode != UpdateMode::Upsert {
+        return Err(StreamLoadError::Config(
+            "an atomic write stages plain loads only (partial updates and deletes are not staged)"
+                .into(),
+        ));
+    }
+    if base.two_phase_commit || base.group_commit.is_some() {
+        return Err(StreamLoadError::Config(
+            "an atomic write commits once itself: two-phase and group commit do not apply".into(),
+        ));
+    }
+    let header =
+        staging_columns_header(fields, tag).map_err(|e| StreamLoadError::Config(e.to_string()))?;
+    let mut options = base.clone();
+    options.columns = Columns::Raw(header);
+    Ok(options)
+}
+
+/// The label's state once it is no longer running; still running after the policy's
+/// timeout is an ambiguous outcome (the transaction may yet commit).
+async fn settled_state<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    label: &Label,
+    policy: &AtomicPolicy,
+) -> Result<LabelState, StreamLoadError> {
+    let deadline = Instant::now() + policy.settle_timeout;
+    loop {
+        let state = label_state(session, database, label).await?;
+        if state != LabelState::Running {
+            return Ok(state);
+        }
+        if Instant::now() + policy.poll_interval > deadline {
+            return Err(StreamLoadError::Ambiguous {
+                label: label.to_string(),
+                attempts: 1,
+                detail: format!(
+                    "the key's transaction was still running after {} s; rerun with the same key later",
+                    policy.settle_timeout.as_secs()
+                ),
+            });
+        }
+        tokio::time::sleep(policy.poll_interval).await;
+    }
+}
+
+/// The label's state from `SHOW TRANSACTION FROM db WHERE LABEL = '…'`.
+pub async fn label_state<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    label: &Label,
+) -> Result<LabelState, StreamLoadError> {
+    let sql = format!(
+        "SHOW TRANSACTION FROM {} WHERE LABEL = '{}'",
+        doris_sql::quote_ident("database", database)
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+        label.as_str()
+    );
+    let rows = session
+        .query(&sql)
+        .await
+        .map_err(|f| sql_error("look the label up", f))?;
+    if rows.rows.is_empty() {
+        return Ok(LabelState::Free);
+    }
+    let states: Vec<String> = rows
+        .column("TransactionStatus")
+        .ok_or_else(|| {
+            StreamLoadError::Malformed("SHOW TRANSACTION has no TransactionStatus column".into())
+        })?
+        .map(|s| s.unwrap_or_default().to_ascii_uppercase())
+        .collect();
+    Ok(
+        if states.iter().any(|s| s == "VISIBLE" || s == "COMMITTED") {
+            LabelState::Committed
+        } else if states.iter().any(|s| s == "PREPARE" || s == "PRECOMMITTED") {
+            LabelState::Running
+        } else {
+            LabelState::Free
+        },
+    )
+}
+
+/// Staging tables of `database` with their names parsed.
+async fn staging_tables<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+) -> Result<Vec<(String, StagingName)>, StreamLoadError> {
+    let sql = format!(
+        "SHOW TABLES FROM {} LIKE '{STAGING_PREFIX}%'",
+        doris_sql::quote_ident("database", database)
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?
+    );
+    let rows = session
+        .query(&sql)
+        .await
+        .map_err(|f| sql_error("list staging tables", f))?;
+    Ok(rows
+        .rows
+        .iter()
+        .filter_map(|r| r.first().cloned().flatten())
+        .filter_map(|name| StagingName::parse(&name).map(|s| (name, s)))
+        .collect())
+}
+
+/// Drops every staging table of the key of `label` (leftovers of crashed runs).
+async fn drop_staging_of<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    label: &str,
+) -> Result<(), StreamLoadError> {
+    for (name, staging) in staging_tables(session, database).await? {
+        if staging.belongs_to(label) {
+            drop_table(session, database, &name).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn drop_table<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    name: &str,
+) -> Result<(), StreamLoadError> {
+    let sql = format!(
+        "DROP TABLE IF EXISTS {}.{}",
+        doris_sql::quote_ident("database", database)
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+        doris_sql::quote_ident("table", name)
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+    );
+    session
+        .execute(&sql)
+        .await
+        .map(|_| ())
+        .map_err(|f| sql_error("drop a staging table", f))
+}
+
+/// Drops the staging tables of `database` made more than `older_than` ago (runs that
+/// crashed and were never rerun). Returns the names dropped.
+pub async fn cleanup<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    older_than: Duration,
+) -> Result<Vec<String>, StreamLoadError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut dropped = Vec::new();
+    for (name, staging) in staging_tables(session, database).await? {
+        if now.saturating_sub(staging.created) >= older_than.as_secs() {
+            drop_table(session, database, &name).await?;
+            dropped.push(name);
+        }
+    }
+    Ok(dropped)
+}
+
+fn sql_error(step: &'static str, failure: SqlFailure) -> StreamLoadError {
+    match failure {
+        SqlFailure::Refused(message) => StreamLoadError::Sql { step, message },
+        SqlFailure::Unanswered(message) => StreamLoadError::Sql {
+            step,
+            message: format!("no answer: {message}"),
+        },
+    }
+}
