@@ -35,7 +35,8 @@ SCRIPT = textwrap.dedent(
         refused = str(e)
     # An atomic write from four partitions, then the same write again (a rerun of a job whose
     # partitioning differs): one commit for the key.
-    connection = DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"], mysql_port=ports["query_port"])
+    connection = DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"],
+                                 mysql_port=ports["query_port"])
     rows = daft.from_pydict({"id": list(range(1000, 1300)), "v": list(range(300))})
     statuses = []
     for parts in (4, 3):

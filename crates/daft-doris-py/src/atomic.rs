@@ -1,8 +1,8 @@
 //! Atomic, idempotent writes: the Python sink's `start` and `finalize` steps, over
 //! `doris_streamload::atomic` (the coordination) and `doris_read`'s SQL session.
 
-use doris_read::ReadError;
 use doris_read::mysql::session::Session;
+use doris_read::{MySqlEndpoint, ReadError};
 use doris_streamload::StreamLoadError;
 use doris_streamload::atomic::{
     self, AtomicPolicy, AtomicWrite, Begun, SqlFailure, SqlRows, SqlSession,
@@ -15,7 +15,7 @@ use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
 
 /// `doris_read`'s session as the coordinator's [`SqlSession`].
-struct FeSession(Session);
+struct FeSession(Session, MySqlEndpoint);
 
 fn failure(e: ReadError) -> SqlFailure {
     match e {
@@ -36,12 +36,18 @@ impl SqlSession for FeSession {
             rows: rows.rows,
         })
     }
+
+    async fn reconnect(&mut self) -> Result<(), SqlFailure> {
+        self.0 = Session::open(&self.1).await.map_err(failure)?;
+        Ok(())
+    }
 }
 
 async fn open(connection: &Connection, password: &str) -> Result<FeSession, StreamLoadError> {
-    Session::open(&connection.mysql(password, None))
+    let endpoint = connection.mysql(password, None);
+    Session::open(&endpoint)
         .await
-        .map(FeSession)
+        .map(|s| FeSession(s, endpoint))
         .map_err(|e| StreamLoadError::Sql {
             step: "connect to the FE's MySQL port",
             message: e.to_string(),
@@ -98,8 +104,8 @@ pub(crate) fn atomic_begin<'py>(
     Ok(out)
 }
 
-/// Publishes the attempts tagged `tags` in one labelled INSERT; returns `rows` (or None),
-/// `by_this_run` and `staging_left`.
+/// Publishes the attempts in `tags` (`(tag, rows its loads reported)`) in one labelled
+/// INSERT; returns `rows` (or None), `by_this_run` and `staging_left`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_publish<'py>(
@@ -112,7 +118,7 @@ pub(crate) fn atomic_publish<'py>(
     key: &str,
     staging: &str,
     columns: Vec<String>,
-    tags: Vec<String>,
+    tags: Vec<(String, u64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: Connection = parse_json("connection", connection)?;
     let run = AtomicWrite::resume(

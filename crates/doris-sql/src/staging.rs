@@ -216,6 +216,17 @@ pub fn publish_insert(
     ))
 }
 
+/// `SELECT tag, COUNT(*) FROM staging GROUP BY tag`: the rows each attempt staged, to be
+/// checked against what the loads reported before anything is published.
+pub fn staged_counts_query(database: &str, staging: &StagingName) -> Result<String> {
+    Ok(format!(
+        "SELECT {tag}, COUNT(*) FROM {}.{} GROUP BY {tag}",
+        quote_ident("database", database)?,
+        quote_ident("table", &staging.to_string())?,
+        tag = quote_ident("column", LOAD_TAG_COLUMN)?,
+    ))
+}
+
 /// Tags are made by the writer: letters, digits, `-` and `_`, at most 128.
 fn validate_tag(tag: &str) -> Result<()> {
     if tag.is_empty()

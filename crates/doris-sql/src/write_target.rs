@@ -192,6 +192,12 @@ pub fn check_write_target(
         }
         let mut cast_to = None;
         let value_checks = match check_writable(field.data_type(), &column.ty) {
+            // An all-null column of Arrow's Null type is sent in the column's own type:
+            // Doris (and its Arrow reader) knows no Null type.
+            Ok(plan) if field.data_type() == &DataType::Null => {
+                cast_to = column.ty.to_arrow().ok();
+                plan.value_checks
+            }
             Ok(plan) => plan.value_checks,
             Err(incompatible) => {
                 match column.ty.to_arrow() {
@@ -269,6 +275,23 @@ mod tests {
                 .map(|(n, t)| Field::new(*n, t.clone(), true))
                 .collect::<Vec<_>>(),
         )
+    }
+
+    #[test]
+    fn an_all_null_column_is_sent_in_the_column_type() {
+        let data = schema(&[
+            ("id", DataType::Int32),
+            ("name", DataType::Null),
+            ("score", DataType::Null),
+        ]);
+        let t =
+            check_write_target(&table("DUPLICATE", false), &data, WriteOperation::Load).unwrap();
+        let name = &t.column_writes[1];
+        assert!(
+            matches!(name.cast_to, Some(DataType::Utf8 | DataType::LargeUtf8)),
+            "{:?}",
+            name.cast_to
+        );
     }
 
     #[test]

@@ -22,7 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use doris_sql::TableSchema;
 use doris_sql::staging::{
-    STAGING_PREFIX, StagingName, publish_insert, staging_columns_header, staging_table_ddl,
+    STAGING_PREFIX, StagingName, publish_insert, staged_counts_query, staging_columns_header,
+    staging_table_ddl,
 };
 
 use crate::error::StreamLoadError;
@@ -72,6 +73,9 @@ pub trait SqlSession {
     fn execute(&mut self, sql: &str) -> impl Future<Output = Result<u64, SqlFailure>>;
     /// Runs a query and returns its rows.
     fn query(&mut self, sql: &str) -> impl Future<Output = Result<SqlRows, SqlFailure>>;
+    /// Replaces the connection with a new one (after a statement got no answer, the old
+    /// connection is unusable).
+    fn reconnect(&mut self) -> impl Future<Output = Result<(), SqlFailure>>;
 }
 
 /// The state of a label in Doris (`SHOW TRANSACTION … WHERE LABEL = …`).
@@ -101,7 +105,7 @@ impl Default for AtomicPolicy {
     fn default() -> Self {
         Self {
             settle_timeout: Duration::from_secs(600),
-            poll_interval: Duration::from_secs(1),
+            poll_interval: Duration::from_millis(250),
             publish_attempts: 3,
         }
     }
@@ -229,15 +233,20 @@ impl AtomicWrite {
         })
     }
 
-    /// Publishes the rows of the attempts tagged `tags` into the target (columns
-    /// `columns`) in one transaction under the key's label, then drops the staging table.
-    /// With no tag there is nothing to publish: the staging table is dropped and the label
-    /// stays free.
+    /// Publishes the rows of the attempts in `tags` (each with the rows its loads reported)
+    /// into the target (columns `columns`) in one transaction under the key's label, then
+    /// drops the staging table. With no tag there is nothing to publish: the staging table
+    /// is dropped and the label stays free.
+    ///
+    /// Before the INSERT, the rows staged under each tag are counted and must equal what its
+    /// loads reported: rows not visible yet (a `Publish Timeout` load) are waited for, and
+    /// more rows than reported fail the publish, so a short or doubled attempt is never
+    /// published.
     pub async fn publish<S: SqlSession>(
         self,
         session: &mut S,
         columns: &[String],
-        tags: &[String],
+        tags: &[(String, u64)],
     ) -> Result<Published, StreamLoadError> {
         let mut published = Published {
             label: self.label.to_string(),
@@ -246,13 +255,15 @@ impl AtomicWrite {
             staging_left: None,
         };
         if !tags.is_empty() {
+            self.await_staged(session, tags).await?;
+            let names: Vec<String> = tags.iter().map(|(t, _)| t.clone()).collect();
             let insert = publish_insert(
                 &self.database,
                 &self.table,
                 &self.staging,
                 self.label.as_str(),
                 columns,
-                tags,
+                &names,
             )
             .map_err(|e| StreamLoadError::Config(e.to_string()))?;
             let (rows, by_this_run) = self.run_publish(session, &insert).await?;
@@ -277,6 +288,59 @@ impl AtomicWrite {
         drop_table(session, &self.database, &self.staging.to_string()).await
     }
 
+    /// Waits until every tag's staged rows are visible and exactly as many as reported.
+    async fn await_staged<S: SqlSession>(
+        &self,
+        session: &mut S,
+        tags: &[(String, u64)],
+    ) -> Result<(), StreamLoadError> {
+        let sql = staged_counts_query(&self.database, &self.staging)
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+        let deadline = Instant::now() + self.policy.settle_timeout;
+        loop {
+            let rows = session
+                .query(&sql)
+                .await
+                .map_err(|f| sql_error("count the staged rows", f))?;
+            let staged = |tag: &str| -> u64 {
+                rows.rows
+                    .iter()
+                    .find(|r| r.first().and_then(|c| c.as_deref()) == Some(tag))
+                    .and_then(|r| r.get(1).and_then(|c| c.as_deref()))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0)
+            };
+            let mut short = false;
+            for (tag, expected) in tags {
+                let got = staged(tag);
+                if got > *expected {
+                    return Err(StreamLoadError::CounterMismatch {
+                        label: self.label.to_string(),
+                        detail: format!(
+                            "an attempt staged {got} rows where its loads reported {expected}; nothing was published"
+                        ),
+                    });
+                }
+                short |= got < *expected;
+            }
+            if !short {
+                return Ok(());
+            }
+            if Instant::now() + self.policy.poll_interval > deadline {
+                return Err(StreamLoadError::Rejected {
+                    label: self.label.to_string(),
+                    message: format!(
+                        "staged rows were still not all visible after {} s; nothing was published",
+                        self.policy.settle_timeout.as_secs()
+                    ),
+                    error_url: None,
+                    error_log_head: Vec::new(),
+                });
+            }
+            tokio::time::sleep(self.policy.poll_interval).await;
+        }
+    }
+
     /// The INSERT, with the label deciding every unclear case. Returns the reported rows
     /// and whether this run committed.
     async fn run_publish<S: SqlSession>(
@@ -292,6 +356,9 @@ impl AtomicWrite {
                     last = match &failure {
                         SqlFailure::Refused(m) | SqlFailure::Unanswered(m) => m.clone(),
                     };
+                    if matches!(failure, SqlFailure::Unanswered(_)) {
+                        reconnect(session, &self.policy).await?;
+                    }
                     // Whatever the failure, the label says what happened.
                     let state =
                         settled_state(session, &self.database, &self.label, &self.policy).await?;
@@ -345,6 +412,25 @@ pub fn staging_load_options(
     let mut options = base.clone();
     options.columns = Columns::Raw(header);
     Ok(options)
+}
+
+/// A new connection, tried a few times (the FE may be restarting).
+async fn reconnect<S: SqlSession>(
+    session: &mut S,
+    policy: &AtomicPolicy,
+) -> Result<(), StreamLoadError> {
+    let mut last = String::new();
+    for attempt in 0..5u32 {
+        match session.reconnect().await {
+            Ok(()) => return Ok(()),
+            Err(SqlFailure::Refused(m) | SqlFailure::Unanswered(m)) => last = m,
+        }
+        tokio::time::sleep(policy.poll_interval * (attempt + 1)).await;
+    }
+    Err(StreamLoadError::Sql {
+        step: "reconnect to the FE",
+        message: last,
+    })
 }
 
 /// The label's state once it is no longer running; still running after the policy's

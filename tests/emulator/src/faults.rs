@@ -52,6 +52,9 @@ pub enum Fault {
         /// Rows sent before the cut.
         rows: u64,
     },
+    /// MySQL face: the next `INSERT` commits, then the connection closes without an answer
+    /// (as when the FE or the link dies after the commit).
+    DropAfterInsertCommit,
     /// MySQL face: after the last row of the next text result set, one more row packet that
     /// carries only its first cell (a hostile or broken server; clients must fail, not
     /// return the rows so far as the whole result).
@@ -96,6 +99,7 @@ impl Fault {
             Fault::CutResultStream { .. } => "cut_result_stream",
             Fault::CutFlightStream { .. } => "cut_flight_stream",
             Fault::ShortMysqlRow => "short_mysql_row",
+            Fault::DropAfterInsertCommit => "drop_after_insert_commit",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
         }
@@ -108,6 +112,7 @@ impl Fault {
             Fault::Delay { .. } => Point::AnyRequest,
             Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
             Fault::AnnounceFlightRows { .. } => Point::FlightInfo,
+            Fault::DropAfterInsertCommit => Point::MysqlInsert,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
@@ -132,6 +137,8 @@ pub enum Point {
     FlightResult,
     /// The FE Flight face's `GetFlightInfo` answer.
     FlightInfo,
+    /// An `INSERT` on the MySQL face.
+    MysqlInsert,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).

@@ -8,7 +8,11 @@
 //!                [--mysql-prepare server-side|point-query-only]
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //!                [--label-exists-text current|legacy] [--json-column-type json|string]
+//!                [--label-num-threshold N] [--label-keep-max-second S]
 //! ```
+//! `--label-num-threshold N` and `--label-keep-max-second S` are Doris's FE settings of the
+//! same names: how many finished transactions a database remembers, and for how long (a
+//! label forgotten by either can be used again).
 //! `--mysql-prepare point-query-only` answers COM_STMT_PREPARE as Doris 2.0–2.1.2 did;
 //! `--type-spelling upper` spells types in DESC / SHOW CREATE TABLE as 2.1.0–2.1.5 did
 //! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`);
@@ -31,7 +35,8 @@ fn usage() -> ExitCode {
          [--flight-session-cap N] [--init-sql FILE]... [--root-password P] \
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
-         [--label-exists-text current|legacy] [--json-column-type json|string]"
+         [--label-exists-text current|legacy] [--json-column-type json|string] \
+         [--label-num-threshold N] [--label-keep-max-second S]"
     );
     ExitCode::from(2)
 }
@@ -98,6 +103,14 @@ async fn main() -> ExitCode {
                 "upper" => config.type_spelling = doris_sql::Spelling::Upper,
                 "legacy" => config.type_spelling = doris_sql::Spelling::Legacy,
                 _ => return usage(),
+            },
+            "--label-num-threshold" => match value.parse() {
+                Ok(n) => config.retention.label_num_threshold = n,
+                Err(_) => return usage(),
+            },
+            "--label-keep-max-second" => match value.parse::<u64>() {
+                Ok(s) => config.retention.label_keep_max = std::time::Duration::from_secs(s),
+                Err(_) => return usage(),
             },
             "--mysql-prepare" => match value.parse() {
                 Ok(p) => config.prepare_profile = p,

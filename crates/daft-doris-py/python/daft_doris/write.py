@@ -371,7 +371,13 @@ class DorisDataSink(DataSink[dict]):
         assert self._atomic is not None and self._target is not None
         if self._atomic["state"] == "committed":
             return {"status": "already_committed", "loaded_rows": 0}
-        tags = sorted({r["tag"] for r in results if r.get("tag") and r["loaded_rows"] > 0})
+        # Rows each successful attempt's loads reported; the publish checks them against
+        # what the staging table holds.
+        per_tag: dict[str, int] = {}
+        for r in results:
+            if r.get("tag") and r["loaded_rows"] > 0:
+                per_tag[r["tag"]] = per_tag.get(r["tag"], 0) + r["loaded_rows"]
+        tags = sorted(per_tag.items())
         endpoint = self._connection.endpoint()
         published = _native.atomic_publish(
             endpoint.to_json(),
@@ -384,7 +390,7 @@ class DorisDataSink(DataSink[dict]):
             [c for c in self._data_schema.names if c in set(self._target["columns"])],
             tags,
         )
-        staged = sum(r["loaded_rows"] for r in results if r.get("tag") in tags)
+        staged = sum(per_tag.values())
         if not published["by_this_run"]:
             return {"status": "already_committed", "loaded_rows": 0}
         rows = published["rows"] if published["rows"] is not None else staged

@@ -16,6 +16,7 @@ use super::select::{SelectError, plan, resolve_table};
 use super::wire::PacketIo;
 use crate::Shared;
 use crate::auth::{Privilege, missing_privilege};
+use crate::faults::{Fault, Point};
 use crate::load::{Decoded, conform_batch, parse_options};
 
 fn analysis(message: impl std::fmt::Display) -> SelectError {
@@ -34,7 +35,16 @@ pub async fn run(
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
     match execute(shared, session, sql).await {
-        Ok(rows) => io.ok(rows).await,
+        Ok(rows) => {
+            if let Some(f @ Fault::DropAfterInsertCommit) = shared.faults.take(Point::MysqlInsert) {
+                shared.faults.record(&f, None, None, true);
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "fault: connection dropped after the INSERT committed",
+                ));
+            }
+            io.ok(rows).await
+        }
         Err(e) => io.error(e.code, e.state, &e.message).await,
     }
 }
