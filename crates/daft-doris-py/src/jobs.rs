@@ -13,8 +13,9 @@ use crate::errors::{raise, read_error};
 use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
 
-/// What a task runs: `INSERT INTO db.table [(columns)] SELECT * FROM S3(source)`.
-#[derive(Debug, Deserialize)]
+/// What a task runs: `INSERT INTO db.table [(columns)] SELECT * FROM S3(source)`. No
+/// `Debug`: its properties carry S3 credentials (`S3Insert`'s `Debug` redacts them).
+#[derive(Deserialize)]
 struct InsertSpec {
     database: String,
     table: String,
@@ -40,8 +41,8 @@ impl InsertSpec {
     }
 }
 
-/// `CREATE JOB` request.
-#[derive(Debug, Deserialize)]
+/// `CREATE JOB` request (no `Debug`, as [`InsertSpec`]).
+#[derive(Deserialize)]
 struct CreateSpec {
     name: String,
     #[serde(default)]

@@ -64,12 +64,56 @@ pub enum ReadError {
     Metadata(String),
 }
 
-/// Cuts the statement echo of a server message.
+/// Cuts the statement echo of a server message: MySQL's `near '…'`, Doris's `== SQL ==`
+/// block (the statement with a caret under the error), and, in a syntax error, every
+/// quoted fragment (`mismatched input '…'`, sqlparser's `found: '…'`), which may be a
+/// bound value.
 pub(crate) fn scrub(message: &str) -> String {
-    match message.find(" near '") {
+    let mut out = match message.find(" near '") {
         Some(at) => format!("{} near (statement text omitted)", &message[..at]),
         None => message.to_owned(),
+    };
+    if let Some(at) = out.find("== SQL ==") {
+        out.truncate(at);
+        out = format!("{} (statement text omitted)", out.trim_end());
     }
+    let lower = out.to_ascii_lowercase();
+    let syntax = [
+        "syntax",
+        "mismatched input",
+        "extraneous input",
+        "no viable alternative",
+        "found: ",
+        "expected",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    if syntax { blank_quoted(&out) } else { out }
+}
+
+/// Replaces every single-quoted fragment (`''` inside one is a quote) by `'…'`.
+fn blank_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\'' {
+            out.push(c);
+            continue;
+        }
+        let mut closed = false;
+        while let Some(n) = chars.next() {
+            if n == '\'' {
+                if chars.peek() == Some(&'\'') {
+                    chars.next();
+                    continue;
+                }
+                closed = true;
+                break;
+            }
+        }
+        out.push_str(if closed { "'…'" } else { "'…" });
+    }
+    out
 }
 
 impl ReadError {
@@ -117,5 +161,19 @@ mod tests {
             "You have an error in your SQL syntax; check the manual near (statement text omitted)"
         );
         assert_eq!(scrub("Unknown table 't'"), "Unknown table 't'");
+    }
+
+    #[test]
+    fn dorises_statement_block_and_quoted_tokens_are_cut() {
+        let doris = "errCode = 2, detailMessage = \nmismatched input 'hunter2' expecting {<EOF>, ';'}(line 1, pos 33)\n\n== SQL ==\nSELECT * FROM t WHERE pw = hunter2\n---------------------------------^^^\n";
+        let scrubbed = scrub(doris);
+        assert!(!scrubbed.contains("hunter2"), "{scrubbed}");
+        assert!(scrubbed.contains("mismatched input '…'"), "{scrubbed}");
+        assert!(scrubbed.ends_with("(statement text omitted)"), "{scrubbed}");
+        let parser =
+            "sql parser error: Expected: an expression, found: 's3cr3t' at Line: 1, Column: 30";
+        assert!(!scrub(parser).contains("s3cr3t"), "{}", scrub(parser));
+        let doubled = "syntax error at 'it''s secret' here";
+        assert_eq!(scrub(doubled), "syntax error at '…' here");
     }
 }

@@ -9,6 +9,10 @@
 //! schema (same names) and cast safely to its types (a value that does not fit is an error,
 //! never changed), then cut to the batch bounds.
 //!
+//! One FE session (handshake and bearer token) serves every read of the process for the
+//! same FE, user and TLS setting ([`FlightSqlEndpoint::reuse_session`]): Doris caps Flight
+//! sessions per user and keeps them for days, so reads do not open new ones.
+//!
 //! The transport never falls back to MySQL.
 
 use std::collections::HashMap;
@@ -60,6 +64,10 @@ pub struct FlightSqlEndpoint {
     pub max_parallel: usize,
     /// Largest gRPC message accepted (tonic's default of 4 MiB is too small for Doris).
     pub max_message_bytes: usize,
+    /// Share one FE session (bearer token) per FE, user and TLS setting across every read
+    /// of the process (default). Doris caps Flight sessions per user and keeps each for
+    /// days, so a new handshake per read ends in `Reach limit of connections`.
+    pub reuse_session: bool,
 }
 
 impl fmt::Debug for FlightSqlEndpoint {
@@ -95,6 +103,7 @@ impl FlightSqlEndpoint {
             read_timeout: Duration::from_secs(300),
             max_parallel: 4,
             max_message_bytes: 256 * 1024 * 1024,
+            reuse_session: true,
         }
     }
 
@@ -433,6 +442,82 @@ impl Coalescer {
     }
 }
 
+/// An FE connection and its bearer token.
+struct FeSession {
+    fe: FlightServiceClient<Channel>,
+    token: String,
+    /// The password the token was obtained with (a changed one handshakes again).
+    password: SecretString,
+}
+
+/// The process's FE sessions, by FE address, user and TLS. Each is locked while a read
+/// plans its query (`GetFlightInfo`), so plans on one Doris session never overlap; the
+/// `DoGet`s that follow run outside the lock.
+type SessionSlot = Arc<tokio::sync::Mutex<Option<FeSession>>>;
+
+/// FE `host:port`, user, TLS.
+type SessionKey = (String, String, bool);
+
+type SessionTable = std::sync::Mutex<HashMap<SessionKey, SessionSlot>>;
+
+fn sessions() -> &'static SessionTable {
+    static SESSIONS: std::sync::OnceLock<SessionTable> = std::sync::OnceLock::new();
+    SESSIONS.get_or_init(Default::default)
+}
+
+/// Forgets every shared Flight session of this process (the FE expires them itself); the
+/// next read handshakes again.
+pub fn forget_sessions() {
+    if let Ok(mut all) = sessions().lock() {
+        all.clear();
+    }
+}
+
+/// Plans `sql` on the FE: on the shared session when the endpoint reuses sessions (one
+/// handshake per process and FE), otherwise on a new one. Returns the plan and the token
+/// its tickets go with.
+async fn plan(endpoint: &FlightSqlEndpoint, sql: &str) -> Result<(FlightInfo, String), ReadError> {
+    if !endpoint.reuse_session {
+        let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
+        let mut token = endpoint.handshake(&mut fe).await?;
+        let info = flight_info(endpoint, &mut fe, &mut token, sql).await?;
+        return Ok((info, token));
+    }
+    let key = (endpoint.fe_host_port(), endpoint.user.clone(), endpoint.tls);
+    let slot = sessions()
+        .lock()
+        .map_err(|_| ReadError::Transport("the Flight session table is poisoned".into()))?
+        .entry(key)
+        .or_default()
+        .clone();
+    let mut guard = slot.lock().await;
+    let stale = guard
+        .as_ref()
+        .is_none_or(|s| s.password.expose_secret() != endpoint.password.expose_secret());
+    if stale {
+        let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
+        let token = endpoint.handshake(&mut fe).await?;
+        *guard = Some(FeSession {
+            fe,
+            token,
+            password: endpoint.password.clone(),
+        });
+    }
+    let Some(session) = guard.as_mut() else {
+        return Err(ReadError::Transport("no Flight session".into()));
+    };
+    match flight_info(endpoint, &mut session.fe, &mut session.token, sql).await {
+        Ok(info) => Ok((info, session.token.clone())),
+        Err(e) => {
+            if matches!(e, ReadError::Transport(_) | ReadError::Auth(_)) {
+                // A broken link or a refused token: the next read starts afresh.
+                *guard = None;
+            }
+            Err(e)
+        }
+    }
+}
+
 /// Runs `sql` over Flight SQL and streams its rows as batches of `schema`.
 ///
 /// Planning errors (credentials, privileges, missing table, bad SQL) are returned here;
@@ -448,9 +533,7 @@ pub async fn query(
             "batch rows, batch bytes and parallel fetches must be at least 1".into(),
         ));
     }
-    let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
-    let mut token = endpoint.handshake(&mut fe).await?;
-    let info = flight_info(endpoint, &mut fe, &mut token, &sql).await?;
+    let (info, token) = plan(endpoint, &sql).await?;
     let endpoint = Arc::new(endpoint.clone());
     let out_schema = schema.clone();
     // The FE may announce the row count (`total_records`, -1 when it does not): a result

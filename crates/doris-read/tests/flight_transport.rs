@@ -263,7 +263,8 @@ async fn the_session_cap_refuses_one_more_handshake() {
         flight_session_cap: 1,
         ..EmulatorConfig::default()
     };
-    let (_e, _mysql, flight) = setup(config).await;
+    let (_e, _mysql, mut flight) = setup(config).await;
+    flight.reuse_session = false;
     let sql = "SELECT `id` FROM `d`.`t`";
     let schema = id_schema();
     flight::query(&flight, sql.into(), schema, BatchLimits::default())
@@ -274,4 +275,35 @@ async fn the_session_cap_refuses_one_more_handshake() {
         err.to_string().contains("Reach limit of connections"),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_share_one_session_under_a_session_cap() {
+    let config = EmulatorConfig {
+        flight_session_cap: 3,
+        ..EmulatorConfig::default()
+    };
+    let (e, _mysql, flight) = setup(config).await;
+    let sql = "SELECT `id` FROM `d`.`t`";
+    for _ in 0..50 {
+        let rows: usize = fetch(&flight, sql, id_schema())
+            .await
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum();
+        assert_eq!(rows, 300);
+    }
+    let concurrent = (0..8).map(|_| {
+        let flight = flight.clone();
+        tokio::spawn(async move { fetch(&flight, sql, id_schema()).await })
+    });
+    for read in futures::future::join_all(concurrent).await {
+        let rows: usize = read.unwrap().iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(rows, 300);
+    }
+    assert_eq!(e.shared().flight.sessions(), 1, "58 reads, one session");
+    // The FE forgets every token (expiry, eviction): the next read handshakes once more.
+    e.shared().flight.evict_tokens();
+    fetch(&flight, sql, id_schema()).await;
+    assert_eq!(e.shared().flight.sessions(), 1);
 }

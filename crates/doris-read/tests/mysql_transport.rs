@@ -359,3 +359,28 @@ async fn mariadb_streams_a_million_rows_in_bounded_batches() {
     assert_eq!(sum, 500_000_500_000);
     assert!(batches >= 16, "{batches}: the byte bound did not cut");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_greeting_is_a_transport_error_not_a_panic() {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        // A complete packet whose payload stops after the server version: protocol 10,
+        // "5.7\0", then one byte of the four-byte connection id.
+        let payload = [0x0a, b'5', b'.', b'7', 0x00, 0x01];
+        let mut packet = vec![payload.len() as u8, 0, 0, 0];
+        packet.extend_from_slice(&payload);
+        for _ in 0..4 {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let _ = socket.write_all(&packet).await;
+            let _ = socket.flush().await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let mut endpoint = MySqlEndpoint::new("127.0.0.1", port, "root", "");
+    endpoint.connect_timeout = Duration::from_secs(5);
+    let e = endpoint.connect().await.unwrap_err();
+    assert!(matches!(e, ReadError::Transport(_)), "{e}");
+    server.abort();
+}

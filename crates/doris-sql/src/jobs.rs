@@ -35,6 +35,63 @@ pub fn is_secret_key(key: &str) -> bool {
     k == "s3.access_key" || k.contains("secret") || k.contains("password") || k.contains("token")
 }
 
+/// A statement as Doris shows it back (`ExecuteSql` of `jobs()`), with the value of every
+/// `'<credential key>' = '<value>'` pair replaced by `'*XXX'` (Doris's own mask), so that
+/// rows, `Debug` and DataFrames never carry a secret. Quotes may be `'` or `"`.
+///
+/// ```
+/// use doris_sql::redact_statement;
+/// assert_eq!(
+///     redact_statement("S3('uri' = 's3://b/k', 's3.secret_key' = 'sk\\'1', \"s3.access_key\"=\"AK\")"),
+///     "S3('uri' = 's3://b/k', 's3.secret_key' = '*XXX', \"s3.access_key\"='*XXX')"
+/// );
+/// ```
+pub fn redact_statement(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    // The last quoted text seen, and whether only `=` and spaces followed it since.
+    let mut pending_secret = false;
+    while let Some(at) = rest.find(['\'', '"']) {
+        let (before, from) = rest.split_at(at);
+        let quote = from.as_bytes()[0];
+        let Some(len) = quoted_len(from, quote) else {
+            out.push_str(rest);
+            return out;
+        };
+        let (text, after) = from.split_at(len);
+        let between = before.trim();
+        if pending_secret && between == "=" {
+            out.push_str(before);
+            out.push_str("'*XXX'");
+            pending_secret = false;
+        } else {
+            out.push_str(before);
+            out.push_str(text);
+            let inner = &text[1..text.len() - 1];
+            pending_secret = is_secret_key(inner) && after.trim_start().starts_with('=');
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Length of the quoted literal at the start of `s` (quote, body with `\x` and doubled
+/// quotes, closing quote); `None` when it does not close.
+fn quoted_len(s: &str, quote: u8) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b if b == quote && bytes.get(i + 1) == Some(&quote) => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// Ordered `key = value` properties with a redacting `Debug`.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Properties(Vec<(String, String)>);
@@ -474,7 +531,7 @@ pub fn parse_job_row(row: NamedRow<'_>) -> Result<JobRow> {
         recurring_strategy: optional_cell(row, "RecurringStrategy"),
         status: JobStatus::parse(status_text)
             .ok_or_else(|| SqlError::MetadataParse("unknown job Status".into()))?,
-        execute_sql: cell(row, "ExecuteSql")?.to_owned(),
+        execute_sql: redact_statement(cell(row, "ExecuteSql")?),
         create_time: cell(row, "CreateTime")?.to_owned(),
         succeed_task_count: number(row, "SucceedTaskCount")?,
         failed_task_count: number(row, "FailedTaskCount")?,
@@ -520,6 +577,31 @@ mod tests {
         .property("column_separator", ",")
         .property("s3.access_key", "AK-1")
         .property("s3.secret_key", "it's secret")
+    }
+
+    #[test]
+    fn shown_statements_never_carry_a_credential() {
+        let sql = insert().to_sql().unwrap();
+        assert!(
+            sql.contains("AK-1"),
+            "the statement itself carries it: {sql}"
+        );
+        let shown = redact_statement(&sql);
+        assert!(
+            !shown.contains("AK-1") && !shown.contains("secret'"),
+            "{shown}"
+        );
+        assert!(shown.contains("'s3.secret_key' = '*XXX'"), "{shown}");
+        assert!(
+            shown.contains("'uri' = 's3://bucket/in/part_*.csv'"),
+            "{shown}"
+        );
+        // Unclosed or odd text is kept as it is, never cut short into a value.
+        assert_eq!(
+            redact_statement("'s3.secret_key' = 'abc"),
+            "'s3.secret_key' = 'abc"
+        );
+        assert_eq!(redact_statement("no quotes"), "no quotes");
     }
 
     #[test]

@@ -75,6 +75,7 @@ pub use ident::{TableRef, quote_ident, validate_ident};
 pub use jobs::{
     CreateStreamingJob, JobControl, JobRow, JobStatus, LoadStatistic, Properties, S3Insert,
     S3Offset, TaskRow, alter_job_sql, job_control_sql, parse_job_row, parse_task_row,
+    redact_statement,
 };
 pub use literal::{
     Date, DateTime, Decimal, Literal, MAX_DECIMAL_PRECISION, Time, push_string_literal,

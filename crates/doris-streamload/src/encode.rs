@@ -175,6 +175,34 @@ impl<W: Write + Send> FormatWriter<W> {
     }
 }
 
+/// Refuses string values CSV cannot carry exactly: one that contains the `escape` byte
+/// (Doris would read `\` followed by the enclose or separator as an escape, and a value
+/// that is exactly `\N` as NULL). Such data loads exactly as Arrow, Parquet or JSON.
+fn check_csv_values(batches: &[RecordBatch], csv: &CsvOptions) -> Result<(), StreamLoadError> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::DataType;
+    let escape = char::from(csv.escape);
+    for batch in batches {
+        for (column, field) in batch.columns().iter().zip(batch.schema().fields()) {
+            let has = |s: &str| s.contains(escape);
+            let bad = match column.data_type() {
+                DataType::Utf8 => column.as_string::<i32>().iter().flatten().any(has),
+                DataType::LargeUtf8 => column.as_string::<i64>().iter().flatten().any(has),
+                DataType::Utf8View => column.as_string_view().iter().flatten().any(has),
+                _ => false,
+            };
+            if bad {
+                return Err(StreamLoadError::Encode(format!(
+                    "column {}: a value contains the CSV escape character {escape:?}, which \
+                     format csv cannot carry exactly; use format arrow, parquet or json",
+                    field.name()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Encodes `batches` (all of them, or as many rows as `limits` allow) into `sink`, then
 /// finishes the format and the compression. Returns what was encoded, and the sink.
 pub fn encode<W: Write + Send>(
@@ -185,6 +213,9 @@ pub fn encode<W: Write + Send>(
     limits: Option<Limits>,
     sink: W,
 ) -> Result<(Encoded, W), StreamLoadError> {
+    if let Format::Csv(csv) = format {
+        check_csv_values(batches, csv)?;
+    }
     let count = Arc::new(AtomicU64::new(0));
     let layered = Counting {
         inner: Compressor::new(compression, sink),
@@ -286,6 +317,36 @@ mod tests {
             .unwrap()
             .map(|b| b.unwrap().num_rows())
             .sum()
+    }
+
+    #[test]
+    fn csv_refuses_values_with_the_escape_character_and_names_the_column() {
+        let schema = Arc::new(Schema::new(vec![Field::new("path", DataType::Utf8, true)]));
+        let csv = Format::Csv(CsvOptions::default());
+        for value in ["\\", "trail\\", "\\N", "a\\\"b"] {
+            let b = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(StringArray::from(vec![Some("ok"), Some(value)]))],
+            )
+            .unwrap();
+            let e = encode(&schema, &[b], &csv, Compression::None, None, Vec::new()).unwrap_err();
+            assert!(e.to_string().contains("column path"), "{e}");
+            assert!(
+                !e.to_string().contains("trail"),
+                "no value in the message: {e}"
+            );
+        }
+        // Quotes, separators, newlines and non-ASCII are carried (enclosed and escaped).
+        let fine = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(vec![
+                Some("a,\"b\"\nc"),
+                Some("żółw"),
+                None,
+            ]))],
+        )
+        .unwrap();
+        encode(&schema, &[fine], &csv, Compression::None, None, Vec::new()).unwrap();
     }
 
     #[test]

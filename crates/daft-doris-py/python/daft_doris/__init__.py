@@ -30,6 +30,7 @@ from daft_doris.errors import (
     SchemaError,
     StagingOrderError,
     TransportError,
+    UnreadableColumnsWarning,
     UnsupportedPredicateError,
 )
 from daft_doris.read import DorisDataSource, read_doris
@@ -73,6 +74,7 @@ __all__ = [
     "StagingOrderError",
     "StreamingJob",
     "TransportError",
+    "UnreadableColumnsWarning",
     "UnsupportedPredicateError",
     "__version__",
     "read_doris",

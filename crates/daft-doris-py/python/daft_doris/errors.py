@@ -59,6 +59,11 @@ class UnsupportedPredicateError(DaftOlapError):
     """A filter cannot be translated to Doris SQL (internal: such filters stay in Daft)."""
 
 
+class UnreadableColumnsWarning(UserWarning):
+    """A table has columns with no Arrow form (HLL, BITMAP, …); a read leaves them out of
+    the DataFrame, and selecting one raises ``SchemaError``."""
+
+
 class DorisWriteError(DaftOlapError):
     """A Stream Load failed with a known outcome: nothing of the failed load is committed."""
 
@@ -124,5 +129,6 @@ __all__ = [
     "SchemaError",
     "StagingOrderError",
     "TransportError",
+    "UnreadableColumnsWarning",
     "UnsupportedPredicateError",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
 
@@ -18,7 +19,7 @@ from daft.schema import Schema
 from daft_doris import _filters, _native
 from daft_doris import _validate as check
 from daft_doris._endpoint import Endpoint
-from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError
+from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError, UnreadableColumnsWarning
 from daft_doris.secrets import Secret, check_secret
 
 log = logging.getLogger("daft_doris")
@@ -212,8 +213,18 @@ class DorisDataSource(DataSource):
         )
         self._arrow_schema: pa.Schema = schema
         self._unsupported = {name: (doris_type, reason) for name, doris_type, reason in unsupported}
-        for name, (doris_type, _) in self._unsupported.items():
-            log.info("column %r of type %s has no Arrow form and is left out of the schema", name, doris_type)
+        if self._unsupported:
+            # A read of the whole table must not lose columns quietly: say which, once.
+            left_out = ", ".join(
+                f"{name} ({doris_type})" for name, (doris_type, _) in self._unsupported.items()
+            )
+            warnings.warn(
+                UnreadableColumnsWarning(
+                    f"{self._database}.{self._table}: columns with no Arrow form are left out of the "
+                    f"DataFrame: {left_out}"
+                ),
+                stacklevel=3,
+            )
 
     @property
     def name(self) -> str:

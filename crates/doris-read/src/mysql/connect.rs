@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use futures::FutureExt as _;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::Connection;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
@@ -93,20 +94,28 @@ impl MySqlEndpoint {
         if self.host.is_empty() {
             return Err(ReadError::Config("host must not be empty".into()));
         }
-        let mut conn = tokio::time::timeout(
-            self.connect_timeout,
-            MySqlConnection::connect_with(&self.options()),
-        )
-        .await
-        .map_err(|_| {
-            ReadError::Timeout(format!(
-                "connecting to {}:{} took longer than {} s",
-                self.host,
-                self.port,
-                self.connect_timeout.as_secs()
-            ))
-        })?
-        .map_err(ReadError::from_sqlx)?;
+        // A malformed greeting can make sqlx's packet decoder panic (it slices past the
+        // end): that is the server's fault, reported as a transport error, never a panic.
+        let options = self.options();
+        let connecting =
+            std::panic::AssertUnwindSafe(MySqlConnection::connect_with(&options)).catch_unwind();
+        let mut conn = tokio::time::timeout(self.connect_timeout, connecting)
+            .await
+            .map_err(|_| {
+                ReadError::Timeout(format!(
+                    "connecting to {}:{} took longer than {} s",
+                    self.host,
+                    self.port,
+                    self.connect_timeout.as_secs()
+                ))
+            })?
+            .map_err(|_| {
+                ReadError::Transport(format!(
+                    "the server at {}:{} sent a malformed handshake",
+                    self.host, self.port
+                ))
+            })?
+            .map_err(ReadError::from_sqlx)?;
         if let Some(tz) = &self.time_zone {
             if !tz
                 .chars()
