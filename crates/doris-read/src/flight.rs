@@ -159,17 +159,15 @@ impl FlightSqlEndpoint {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::to_owned);
-        let payload: Vec<_> = response
+        // Only the first handshake message is read (a server could stream without end);
+        // its size is bounded by the channel's message cap.
+        let first = response
             .into_inner()
-            .try_collect()
+            .message()
             .await
             .map_err(status_error)?;
         header
-            .or_else(|| {
-                payload
-                    .first()
-                    .map(|p| String::from_utf8_lossy(&p.payload).into_owned())
-            })
+            .or_else(|| first.map(|p| String::from_utf8_lossy(&p.payload).into_owned()))
             .filter(|t| !t.is_empty())
             .ok_or_else(|| ReadError::Auth("the FE answered the handshake without a token".into()))
     }

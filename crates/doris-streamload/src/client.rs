@@ -22,6 +22,57 @@ use crate::response::{
 };
 use crate::wire::{BodyPlan, Connector, WireError};
 
+/// Largest `/api/backends` answer read (thousands of BEs fit in far less).
+const MAX_BACKENDS_BYTES: usize = 4 << 20;
+
+/// Most of an error log read (its first lines are all that is kept).
+const MAX_ERROR_LOG_BYTES: usize = 1 << 20;
+
+/// Reads a response body, refusing one larger than `cap` bytes; `what` names the endpoint
+/// in the error.
+async fn read_body_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+    what: &str,
+) -> Result<Vec<u8>, StreamLoadError> {
+    if response.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(StreamLoadError::Malformed(format!(
+            "{what}: the answer is larger than the {cap}-byte cap"
+        )));
+    }
+    let mut out = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| {
+        StreamLoadError::Malformed(format!(
+            "{what}: the answer was cut off: {}",
+            e.without_url()
+        ))
+    })? {
+        if out.len() + chunk.len() > cap {
+            return Err(StreamLoadError::Malformed(format!(
+                "{what}: the answer is larger than the {cap}-byte cap"
+            )));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// The first `cap` bytes of a body (the rest is not read).
+async fn read_body_head(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> Result<Vec<u8>, reqwest::Error> {
+    let mut out = Vec::new();
+    while out.len() < cap {
+        let Some(chunk) = response.chunk().await? else {
+            break;
+        };
+        let room = cap - out.len();
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(out)
+}
+
 /// How a load ended, when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadStatus {
@@ -278,10 +329,7 @@ impl StreamLoadClient {
                 attempts: 1,
                 detail: format!("GET /api/backends failed: {}", e.without_url()),
             })?;
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| StreamLoadError::Malformed(format!("/api/backends: {e}")))?;
+        let body = read_body_capped(response, MAX_BACKENDS_BYTES, "/api/backends").await?;
         let value: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|_| StreamLoadError::Malformed("/api/backends answer is not JSON".into()))?;
         if value.get("code").and_then(serde_json::Value::as_i64) == Some(401) {
@@ -787,10 +835,15 @@ impl StreamLoadClient {
         else {
             return Vec::new();
         };
-        let Ok(text) = response.text().await else {
+        // Only the head is kept; a log larger than the cap is read no further.
+        let Ok(body) = read_body_head(response, MAX_ERROR_LOG_BYTES).await else {
             return Vec::new();
         };
-        text.lines().take(lines).map(str::to_owned).collect()
+        String::from_utf8_lossy(&body)
+            .lines()
+            .take(lines)
+            .map(str::to_owned)
+            .collect()
     }
 
     /// Commits a pre-committed load. Committing one already committed is `AlreadyDone`.
@@ -910,10 +963,16 @@ impl StreamLoadClient {
                 continue;
             }
             let status = response.status();
-            let body = response
-                .bytes()
-                .await
-                .map_err(|e| Err(format!("2PC answer cut off: {e}")))?;
+            let body = read_body_capped(
+                response,
+                crate::response::MAX_ANSWER_BYTES,
+                "the 2PC answer",
+            )
+            .await
+            .map_err(|e| match e {
+                StreamLoadError::Malformed(m) if m.contains("cut off") => Err(m),
+                other => Ok(other),
+            })?;
             if status.is_server_error() {
                 return Err(Err(format!("2PC answered HTTP {status}")));
             }

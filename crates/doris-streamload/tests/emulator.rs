@@ -969,3 +969,65 @@ async fn a_two_phase_load_known_only_by_label_is_committed_by_label() {
     assert_eq!(done, vec![TwoPhaseOutcome::Done]);
     assert_eq!(env.row_count("t"), 10);
 }
+
+/// A one-shot HTTP server on loopback that answers every request with `body_len` bytes of
+/// `{` padding (declared in Content-Length, streamed in pieces); returns its address.
+async fn oversized_server(body_len: usize, requests: usize) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        for _ in 0..requests {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut head = [0u8; 4096];
+            let _ = socket.read(&mut head).await;
+            let header = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {body_len}\r\n\r\n"
+            );
+            if socket.write_all(header.as_bytes()).await.is_err() {
+                continue;
+            }
+            let piece = vec![b' '; 64 * 1024];
+            let mut sent = 0;
+            while sent < body_len {
+                let n = piece.len().min(body_len - sent);
+                if socket.write_all(&piece[..n]).await.is_err() {
+                    break;
+                }
+                sent += n;
+            }
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_oversized_backends_answer_is_refused_not_buffered() {
+    let addr = oversized_server(64 << 20, 4).await;
+    let config = ClientConfig::new(
+        format!("http://{addr}").parse().unwrap(),
+        Credentials::new("root", ""),
+    );
+    let client = StreamLoadClient::new(config).unwrap();
+    let e = client.backends().await.unwrap_err();
+    assert!(matches!(e, StreamLoadError::Malformed(_)), "{e}");
+    assert!(
+        e.to_string().contains("/api/backends") && e.to_string().contains("cap"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_two_phase_answer_is_refused() {
+    let addr = oversized_server(8 << 20, 8).await;
+    let mut config = ClientConfig::new(
+        format!("http://{addr}").parse().unwrap(),
+        Credentials::new("root", ""),
+    );
+    config.retry.max_attempts = 1;
+    let client = StreamLoadClient::new(config).unwrap();
+    let e = client.commit("d", &TxnRef::Id(7)).await.unwrap_err();
+    assert!(e.to_string().contains("cap"), "{e}");
+}
