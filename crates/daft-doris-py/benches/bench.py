@@ -105,8 +105,14 @@ def measure(case: dict) -> dict:
             redirect_hosts=("127.0.0.1",),
             redirect_ports=(ports["be_http_port"],),
         )
+        extra = {}
+        if case.get("atomic"):
+            import uuid
+
+            # A new key per run: the same key would make every later run a no-op.
+            extra["idempotence_key"] = f"bench-{uuid.uuid4().hex}"
         started = Clock()
-        summary = write_doris(frame, connection=connection, table=DorisTable("bench", case["table"]))
+        summary = write_doris(frame, connection=connection, table=DorisTable("bench", case["table"]), **extra)
         return {**started.stop(), "rows": summary.to_pydict()["loaded_rows"][0]}
     if kind == "scan":
         # The write workload's source alone: the floor under a writer's peak.
@@ -452,6 +458,29 @@ def orchestrate(args) -> None:
                 "4. write_doris of a DataFrame (load, DUPLICATE)",
                 ">= 8",
                 (("daft_doris", ours, write), ("reference 1.1", ref, write)),
+                runs,
+                rows,
+                setup=truncate,
+            )
+        )
+        # The atomic mode (staging loads, then one INSERT … WITH LABEL … SELECT), against the
+        # default write and against the reference.
+        atomic = {**write, "atomic": True}
+        results.append(
+            compare(
+                "4b. atomic write_doris (idempotence key) vs default write_doris",
+                ">= 0.7",
+                (("atomic", ours, atomic), ("default", ours, write)),
+                runs,
+                rows,
+                setup=truncate,
+            )
+        )
+        results.append(
+            compare(
+                "4c. atomic write_doris vs reference 1.1",
+                ">= 8",
+                (("daft_doris atomic", ours, atomic), ("reference 1.1", ref, write)),
                 runs,
                 rows,
                 setup=truncate,
