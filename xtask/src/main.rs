@@ -5,6 +5,7 @@
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
+//! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
 //! ```
 //!
 //! Every step runs with the caller's `CARGO_TARGET_DIR`, so CI and a developer's session
@@ -23,9 +24,10 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        Some("faults") => faults(),
         Some("bench") => bench(args.iter().any(|a| a == "--quick"), false),
         _ => {
-            eprintln!("usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS]>");
+            eprintln!("usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS] | faults>");
             return ExitCode::from(2);
         }
     };
@@ -134,6 +136,27 @@ fn install_python_package(python: &Path) -> Result<(), String> {
         .env("VIRTUAL_ENV", venv)
         .args(["-m", "maturin", "develop", "--quiet"]);
     step("maturin develop (daft_doris into the venv)", develop)
+}
+
+/// The fault matrix (`tests/python/fault_matrix.py`), written to docs/reliability.md. It
+/// builds what the tests build (same features, so nothing is rebuilt after `ci`).
+fn faults() -> Result<(), String> {
+    let mut build = cargo();
+    build.args(["test", "--workspace", "--no-run"]);
+    step("build (as the tests do)", build)?;
+    let python = python()?;
+    install_python_package(&python)?;
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let mut run = Command::new(&python);
+    run.current_dir(root())
+        .env("DORIS_EMULATOR_BIN", target.join("debug/doris-emulator"))
+        .args([
+            "tests/python/fault_matrix.py",
+            "--write",
+            "docs/reliability.md",
+        ]);
+    step("fault matrix → docs/reliability.md", run)
 }
 
 /// ruff, then the pytest suite; returns pytest's passed and failed counts.

@@ -116,6 +116,27 @@ fn blank_quoted(message: &str) -> String {
     out
 }
 
+/// Awaits a sqlx future under `timeout`. sqlx decodes packets by slicing and panics on some
+/// malformed ones; such a panic is the server's fault and becomes a [`ReadError::Transport`]
+/// here, never a panic in the caller (the connection is dropped with the future).
+pub(crate) async fn bounded<T>(
+    timeout: std::time::Duration,
+    what: &str,
+    work: impl std::future::Future<Output = Result<T, ReadError>>,
+) -> Result<T, ReadError> {
+    use futures::FutureExt as _;
+    match tokio::time::timeout(timeout, std::panic::AssertUnwindSafe(work).catch_unwind()).await {
+        Err(_) => Err(ReadError::Timeout(format!(
+            "{what}: no answer within {} s",
+            timeout.as_secs()
+        ))),
+        Ok(Err(_)) => Err(ReadError::Transport(format!(
+            "{what}: the server sent a malformed packet"
+        ))),
+        Ok(Ok(result)) => result,
+    }
+}
+
 impl ReadError {
     /// Classifies a sqlx error.
     pub(crate) fn from_sqlx(e: sqlx::Error) -> Self {

@@ -22,17 +22,20 @@ use doris_sql::{
 };
 use sqlx::{Column, Row};
 
-use crate::error::ReadError;
+use crate::error::{ReadError, bounded};
 use crate::mysql::connect::MySqlEndpoint;
 use crate::schema::text_cell;
 
 /// Runs one statement that returns no rows.
 async fn execute(endpoint: &MySqlEndpoint, what: &str, sql: &str) -> Result<(), ReadError> {
     let mut conn = endpoint.connect().await?;
-    tokio::time::timeout(endpoint.read_timeout, sqlx::raw_sql(sql).execute(&mut conn))
-        .await
-        .map_err(|_| ReadError::Timeout(what.to_owned()))?
-        .map_err(ReadError::from_sqlx)?;
+    bounded(endpoint.read_timeout, what, async {
+        sqlx::raw_sql(sql)
+            .execute(&mut conn)
+            .await
+            .map_err(ReadError::from_sqlx)
+    })
+    .await?;
     Ok(())
 }
 
@@ -43,13 +46,13 @@ async fn named_rows(
     sql: &str,
 ) -> Result<Vec<Vec<(String, Option<String>)>>, ReadError> {
     let mut conn = endpoint.connect().await?;
-    let rows = tokio::time::timeout(
-        endpoint.read_timeout,
-        sqlx::raw_sql(sql).fetch_all(&mut conn),
-    )
-    .await
-    .map_err(|_| ReadError::Timeout(what.to_owned()))?
-    .map_err(ReadError::from_sqlx)?;
+    let rows = bounded(endpoint.read_timeout, what, async {
+        sqlx::raw_sql(sql)
+            .fetch_all(&mut conn)
+            .await
+            .map_err(ReadError::from_sqlx)
+    })
+    .await?;
     rows.iter()
         .map(|row| {
             row.columns()

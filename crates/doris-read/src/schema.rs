@@ -8,7 +8,7 @@ use doris_sql::{
 };
 use sqlx::Row;
 
-use crate::error::ReadError;
+use crate::error::{ReadError, bounded};
 use crate::mysql::connect::MySqlEndpoint;
 
 /// One column of a table, as a read sees it.
@@ -93,13 +93,13 @@ async fn describe(
     table_ref: &TableRef,
 ) -> Result<Vec<DescColumn>, ReadError> {
     let sql = format!("DESC {}", table_ref.to_sql());
-    let rows = tokio::time::timeout(
-        endpoint.read_timeout,
-        sqlx::raw_sql(&sql).fetch_all(&mut *conn),
-    )
-    .await
-    .map_err(|_| ReadError::Timeout("DESC".into()))?
-    .map_err(ReadError::from_sqlx)?;
+    let rows = bounded(endpoint.read_timeout, "DESC", async {
+        sqlx::raw_sql(&sql)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(ReadError::from_sqlx)
+    })
+    .await?;
     let cell = text_cell;
     let mut desc = Vec::with_capacity(rows.len());
     for row in &rows {
@@ -156,13 +156,13 @@ pub async fn fetch_table_schema(
     let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
     let mut conn = endpoint.connect().await?;
     let sql = format!("SHOW CREATE TABLE {}", table_ref.to_sql());
-    let rows = tokio::time::timeout(
-        endpoint.read_timeout,
-        sqlx::raw_sql(&sql).fetch_all(&mut conn),
-    )
-    .await
-    .map_err(|_| ReadError::Timeout("SHOW CREATE TABLE".into()))?
-    .map_err(ReadError::from_sqlx)?;
+    let rows = bounded(endpoint.read_timeout, "SHOW CREATE TABLE", async {
+        sqlx::raw_sql(&sql)
+            .fetch_all(&mut conn)
+            .await
+            .map_err(ReadError::from_sqlx)
+    })
+    .await?;
     let text = match rows.first() {
         Some(row) if row.len() >= 2 => text_cell(row, 1)?,
         _ => None,

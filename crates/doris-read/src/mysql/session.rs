@@ -8,7 +8,7 @@ use futures::TryStreamExt;
 use sqlx::{Column, Decode, MySql, MySqlConnection, Row, ValueRef};
 
 use super::connect::MySqlEndpoint;
-use crate::error::ReadError;
+use crate::error::{ReadError, bounded};
 
 /// The most rows a session query returns before failing (its answers are metadata).
 pub const MAX_SESSION_ROWS: usize = 100_000;
@@ -41,12 +41,15 @@ impl Session {
 
     /// Runs a statement; returns the affected-row count.
     pub async fn execute(&mut self, sql: &str) -> Result<u64, ReadError> {
-        let timeout = self.timeout;
-        tokio::time::timeout(timeout, sqlx::raw_sql(sql).execute(&mut self.conn))
-            .await
-            .map_err(|_| elapsed(timeout))?
-            .map(|r| sqlx::mysql::MySqlQueryResult::rows_affected(&r))
-            .map_err(ReadError::from_sqlx)
+        let conn = &mut self.conn;
+        bounded(self.timeout, "a statement", async move {
+            sqlx::raw_sql(sql)
+                .execute(conn)
+                .await
+                .map(|r| sqlx::mysql::MySqlQueryResult::rows_affected(&r))
+                .map_err(ReadError::from_sqlx)
+        })
+        .await
     }
 
     /// Runs a query and reads its rows as text.
@@ -80,12 +83,6 @@ impl Session {
             }
             Ok(out)
         };
-        tokio::time::timeout(timeout, read)
-            .await
-            .map_err(|_| elapsed(timeout))?
+        bounded(timeout, "a query", read).await
     }
-}
-
-fn elapsed(timeout: Duration) -> ReadError {
-    ReadError::Timeout(format!("no answer within {} s", timeout.as_secs()))
 }
