@@ -89,6 +89,9 @@ def test_load_writes_every_row_once_and_reads_back(doris):
         host=doris["host"], mysql_port=doris["query_port"], database="w", table="dup", transport="mysql"
     ).to_arrow()
     assert back.num_rows == 1000
+    # Every row exactly once (a duplicate plus a loss would keep the count).
+    assert sorted(back.column("id").to_pylist()) == list(range(1000))
+    assert sorted(back.column("name").to_pylist()) == sorted(f"n{i}" for i in range(1000))
     row = {r["id"]: r for r in back.to_pylist()}[7]
     assert row["name"] == "n7" and row["amount"] == decimal.Decimal("7.25")
     assert row["ts"] == datetime.datetime(2024, 1, 1, 0, 0, 7, 5)
@@ -253,17 +256,24 @@ def test_load_aggregates_on_an_aggregate_table(doris):
 @pytest.mark.parametrize(
     ("data", "operation", "message"),
     [
-        ({"id": [1], "name": ["x"]}, "load", "lacks amount, day, ts"),
-        ({"id": [1], "name": ["x"], "amount": [1.5], "day": [None], "ts": [None]}, "load", "column amount"),
-        ({"id": [1], "nope": [1]}, "partial_update", "nope is not in the table"),
+        ({"id": [990001], "name": ["x"]}, "load", "lacks amount, day, ts"),
+        (
+            {"id": [990001], "name": ["x"], "amount": [1.5], "day": [None], "ts": [None]},
+            "load",
+            "column amount",
+        ),
+        ({"id": [990001], "nope": [1]}, "partial_update", "nope is not in the table"),
         ({"name": ["x"], "score": [1]}, "upsert", "key column id"),
     ],
 )
 def test_schema_problems_are_found_before_the_first_upload(doris, data, operation, message):
     table = DorisTable("w", "uniq" if operation != "load" else "dup")
+    before = query(doris, f"SELECT count(*) FROM {table.name}")[0][0]
     with pytest.raises(DorisTableCompatibilityError, match=message):
         write_doris(daft.from_pydict(data), connection=conn(doris), table=table, operation=operation)
-    assert query(doris, f"SELECT count(*) FROM {table.name} WHERE id = 1 AND name = 'x'")[0][0] == 0
+    # Nothing at all reached the table (no row for the key, no other row either).
+    assert query(doris, f"SELECT count(*) FROM {table.name} WHERE id = 990001")[0][0] == 0
+    assert query(doris, f"SELECT count(*) FROM {table.name}")[0][0] == before
 
 
 def test_value_problems_stop_the_write_with_nothing_loaded(doris):
@@ -298,13 +308,24 @@ def test_two_phase_commit_makes_rows_visible_at_the_end(doris):
 
 
 def test_two_phase_commit_aborts_every_load_when_the_write_fails(doris):
+    # The first micropartition pre-commits; the second fails its value check: the first's
+    # load must be aborted (not merely invisible: PRECOMMITTED would commit on a retry).
     good = frame(5)
     bad = frame(5, start=100).with_column("name", daft.lit("far too long for eight"))
     with pytest.raises(DorisTableCompatibilityError):
         write_doris(
-            good.concat(bad), connection=conn(doris), table=DorisTable("w", "dup"), two_phase_commit=True
+            good.concat(bad),
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            two_phase_commit=True,
+            label_prefix="tpc-abort",
         )
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+    ours = {
+        label: state for label, state in txn_states(doris, "dup").items() if label.startswith("tpc-abort")
+    }
+    assert set(ours.values()) <= {"ABORTED"}, ours
+    assert "PRECOMMITTED" not in txn_states(doris, "dup").values()
     # Nothing stays pre-committed: a new write of the same rows is the only data.
     write_doris(good, connection=conn(doris), table=DorisTable("w", "dup"), two_phase_commit=True)
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 5
@@ -361,9 +382,17 @@ def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):
 
 
 def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
-    data = daft.from_pydict({"k": [1], "total": ["not a number"]})
-    with pytest.raises((DorisWriteError, DorisTableCompatibilityError)):
+    # Text into a BIGINT column: refused by the check, before any upload.
+    data = daft.from_pydict({"k": [77], "total": ["not a number"]})
+    with pytest.raises(DorisTableCompatibilityError):
         write_doris(data, connection=conn(doris), table=DorisTable("w", "agg"))
+    assert query(doris, "SELECT count(*) FROM agg WHERE k = 77")[0][0] == 0
+    # Rows Doris itself filters (no partition holds 5000, strict mode): a DorisWriteError
+    # naming the label, and nothing of the load committed.
+    data = daft.from_pydict({"id": [1, 5000], "name": ["a", "b"]})
+    with pytest.raises(DorisWriteError, match="too many filtered rows"):
+        write_doris(data, connection=conn(doris), table=DorisTable("w", "part"))
+    assert query(doris, "SELECT count(*) FROM part")[0][0] == 0
 
 
 @pytest.mark.parametrize(

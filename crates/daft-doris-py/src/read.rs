@@ -41,6 +41,33 @@ pub(crate) struct Connection {
     pub(crate) flight_endpoint_rewrite: std::collections::HashMap<String, String>,
     #[serde(default = "default_parallel")]
     pub(crate) flight_max_parallel: usize,
+    /// A PEM file of CA certificates trusted for HTTPS besides the web PKI roots.
+    #[serde(default)]
+    pub(crate) tls_ca_file: Option<String>,
+}
+
+/// Largest CA bundle read.
+const MAX_CA_FILE_BYTES: u64 = 1 << 20;
+
+impl Connection {
+    /// The CA bundle named by `tls_ca_file`, read here (in the process that connects).
+    pub(crate) fn ca_bundle(&self) -> PyResult<Option<Vec<u8>>> {
+        let Some(path) = &self.tls_ca_file else {
+            return Ok(None);
+        };
+        let too_big = std::fs::metadata(path).map(|m| m.len() > MAX_CA_FILE_BYTES);
+        match (too_big, std::fs::read(path)) {
+            (Ok(false), Ok(pem)) => Ok(Some(pem)),
+            (Ok(true), _) => Err(raise(
+                "ConfigurationError",
+                format!("tls_ca_file {path} is larger than {MAX_CA_FILE_BYTES} bytes"),
+            )),
+            (_, Err(e)) | (Err(e), _) => Err(raise(
+                "ConfigurationError",
+                format!("tls_ca_file {path} cannot be read: {e}"),
+            )),
+        }
+    }
 }
 
 fn default_flight_port() -> u16 {
@@ -214,6 +241,7 @@ pub(crate) fn plan_read(
         "auto" => {
             let mut fe = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
             fe.timeout = seconds(request.planning_timeout_seconds);
+            fe.ca_bundle_pem = connection.ca_bundle()?;
             Split::Auto {
                 fe,
                 target_tasks: request.target_tasks,

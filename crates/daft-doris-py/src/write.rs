@@ -284,6 +284,7 @@ impl TableWriter {
                 ));
             }
         };
+        config.ca_bundle_pem = connection.ca_bundle()?;
         config.connect_timeout = Duration::try_from_secs_f64(connection.connect_timeout_seconds)
             .unwrap_or(Duration::from_secs(10));
         if let Some(t) = request.request_timeout_seconds {

@@ -392,6 +392,46 @@ mod tests {
         .unwrap();
         let first = json.split(|c| *c == b'\n').next().unwrap();
         assert_eq!(first, br#"{"id":0,"s":"xxxxxxxxxx"}"#);
+        // Parquet and CSV decode back to the very rows.
+        let whole =
+            |batches: Vec<RecordBatch>| arrow::compute::concat_batches(&schema, &batches).unwrap();
+        let (_, parquet) = encode(
+            &schema,
+            std::slice::from_ref(&b),
+            &Format::Parquet,
+            Compression::None,
+            None,
+            Vec::new(),
+        )
+        .unwrap();
+        let back: Vec<RecordBatch> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                bytes::Bytes::from(parquet),
+            )
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+        assert_eq!(whole(back), b);
+        let (_, csv) = encode(
+            &schema,
+            std::slice::from_ref(&b),
+            &Format::Csv(CsvOptions::default()),
+            Compression::None,
+            None,
+            Vec::new(),
+        )
+        .unwrap();
+        let back: Vec<RecordBatch> = arrow::csv::ReaderBuilder::new(schema.clone())
+            .with_header(false)
+            .with_quote(b'"')
+            .with_escape(b'\\')
+            .build(&csv[..])
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+        assert_eq!(whole(back), b);
     }
 
     #[test]

@@ -375,11 +375,14 @@ async fn a_running_label_is_probed_until_it_finishes() {
         let b = batch(0, 100);
         tokio::spawn(async move { labeled(&client, &LoadOptions::default(), "run1", b).await })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait_until(|| env.label_state("run1").as_deref() == Some("PREPARE")).await;
     let b = batch(0, 100);
     let second = labeled(&env.client(), &LoadOptions::default(), "run1", b)
         .await
         .unwrap();
+    // The second call returned only once the label had committed: it probed, it did not
+    // take RUNNING for loaded.
+    assert_eq!(env.label_state("run1").as_deref(), Some("VISIBLE"));
     // The probes saw RUNNING, then FINISHED: nothing was sent twice.
     assert_eq!(second.status, LoadStatus::AlreadyLoaded);
     assert_eq!(second.uploaded_bytes, 0);
@@ -508,6 +511,15 @@ async fn bad_credentials_are_an_auth_error_without_the_password() {
     assert!(matches!(e, StreamLoadError::Auth { .. }), "{e}");
     let shown = format!("{e} {e:?} {client:?}");
     assert!(!shown.contains("Wr0ng-Secret-pw"), "{shown}");
+    // Nor its Authorization form (base64 of user:password), nor the bare base64.
+    use base64::Engine as _;
+    for encoded in [
+        base64::engine::general_purpose::STANDARD.encode("writer:Wr0ng-Secret-pw"),
+        base64::engine::general_purpose::STANDARD.encode("Wr0ng-Secret-pw"),
+    ] {
+        assert!(!shown.contains(&encoded), "{shown}");
+        assert!(!shown.contains(encoded.trim_end_matches('=')), "{shown}");
+    }
 }
 
 #[tokio::test]
@@ -831,7 +843,8 @@ async fn a_mismatched_schema_stops_the_loader_and_keeps_the_ledger() {
     let summary = loader.finish().await.unwrap();
     assert_eq!(summary.loaded_rows, 25);
     assert!(summary.ledger.iter().all(|e| e.report.rows <= 10));
-    let _ = env.rows("t").column(0).len();
+    // The refused batch loaded nothing: exactly the 25 good rows, once each.
+    assert_eq!(sorted_ids(&env.rows("t")), (0..25).collect::<Vec<_>>());
 }
 
 const PARTITIONED: &str = "CREATE TABLE d.t (id BIGINT NOT NULL, name VARCHAR(64), n INT) \
@@ -1030,4 +1043,84 @@ async fn an_oversized_two_phase_answer_is_refused() {
     let client = StreamLoadClient::new(config).unwrap();
     let e = client.commit("d", &TxnRef::Id(7)).await.unwrap_err();
     assert!(e.to_string().contains("cap"), "{e}");
+}
+
+/// An emulator whose HTTP faces serve TLS with a certificate for `names`, and its CA.
+async fn tls_env(names: &[&str]) -> (Env, doris_emulator::tls::TestCa) {
+    let ca = doris_emulator::tls::TestCa::new(names).unwrap();
+    let config = EmulatorConfig {
+        http_tls: Some((ca.cert_pem.clone(), ca.key_pem.clone())),
+        ..EmulatorConfig::default()
+    };
+    let emulator = Emulator::start(config).await.unwrap();
+    emulator
+        .execute(None, &format!("CREATE DATABASE d; {DUP}"))
+        .unwrap();
+    (Env { emulator }, ca)
+}
+
+fn https_config(env: &Env, ca_pem: Option<&str>) -> ClientConfig {
+    let mut c = ClientConfig::new(
+        format!("https://{}", env.emulator.fe_http_addr())
+            .parse()
+            .unwrap(),
+        Credentials::new("root", ""),
+    );
+    c.ca_bundle_pem = ca_pem.map(|p| p.as_bytes().to_vec());
+    c.retry.max_attempts = 2;
+    c.retry.initial_backoff = Duration::from_millis(20);
+    c
+}
+
+#[tokio::test]
+async fn a_load_over_tls_verifies_the_fe_and_the_be() {
+    let (env, ca) = tls_env(&["127.0.0.1"]).await;
+    let client = StreamLoadClient::new(https_config(&env, Some(&ca.ca_pem))).unwrap();
+    let r = labeled(&client, &LoadOptions::default(), "tls1", batch(0, 50))
+        .await
+        .unwrap();
+    assert_eq!(r.status, LoadStatus::Success);
+    assert_eq!(sorted_ids(&env.rows("t")), (0..50).collect::<Vec<_>>());
+    // 2PC over TLS as well (FE, then the BE it redirects to).
+    let options = LoadOptions {
+        two_phase_commit: true,
+        ..LoadOptions::default()
+    };
+    let r = labeled(&client, &options, "tls2", batch(50, 10))
+        .await
+        .unwrap();
+    client.commit("d", &txn_ref(&r).unwrap()).await.unwrap();
+    assert_eq!(env.row_count("t"), 60);
+}
+
+#[tokio::test]
+async fn a_certificate_from_an_unknown_ca_or_for_another_name_is_refused() {
+    // No extra CA: the web PKI roots do not know the test CA.
+    let (env, ca) = tls_env(&["127.0.0.1"]).await;
+    let client = StreamLoadClient::new(https_config(&env, None)).unwrap();
+    let e = labeled(&client, &LoadOptions::default(), "tls3", batch(0, 5))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StreamLoadError::Transport { .. }), "{e}");
+    // Another CA than the one that signed the server's certificate.
+    let other = doris_emulator::tls::TestCa::new(&["127.0.0.1"]).unwrap();
+    let client = StreamLoadClient::new(https_config(&env, Some(&other.ca_pem))).unwrap();
+    assert!(
+        labeled(&client, &LoadOptions::default(), "tls4", batch(0, 5))
+            .await
+            .is_err()
+    );
+    drop(ca);
+    // The right CA, but the certificate names another host than the one connected to.
+    let (env, ca) = tls_env(&["doris.example"]).await;
+    let client = StreamLoadClient::new(https_config(&env, Some(&ca.ca_pem))).unwrap();
+    let e = labeled(&client, &LoadOptions::default(), "tls5", batch(0, 5))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StreamLoadError::Transport { .. }), "{e}");
+    assert_eq!(
+        env.row_count("t"),
+        0,
+        "nothing was sent without a verified link"
+    );
 }

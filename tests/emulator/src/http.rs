@@ -123,7 +123,8 @@ fn redirect(
         None => redirect_target(shared, headers),
     };
     let location = format!(
-        "http://{}:{}@{}{}?{}",
+        "{}://{}:{}@{}{}?{}",
+        shared.http_scheme(),
         utf8_percent_encode(user, SEGMENT),
         utf8_percent_encode(password, SEGMENT),
         target,

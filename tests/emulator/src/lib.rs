@@ -31,6 +31,7 @@ pub mod mysql;
 pub mod persist;
 pub mod query_plan;
 pub mod storage;
+pub mod tls;
 pub mod tokens;
 pub mod txn;
 
@@ -100,6 +101,9 @@ pub struct EmulatorConfig {
     /// JSON/VARIANT result columns described as STRING (254), as older releases did;
     /// `false`: JSON (245), as newer ones do.
     pub json_as_string: bool,
+    /// Serve the FE and BE HTTP faces over TLS with this certificate and key (PEM); the
+    /// FE's redirects and the error-log URLs then say `https`. `None`: plain HTTP.
+    pub http_tls: Option<(String, String)>,
 }
 
 impl Default for EmulatorConfig {
@@ -124,6 +128,7 @@ impl Default for EmulatorConfig {
             mysql_deprecate_eof: false,
             legacy_label_exists_text: false,
             json_as_string: false,
+            http_tls: None,
         }
     }
 }
@@ -194,6 +199,15 @@ impl Shared {
         }
     }
 
+    /// `https` when the HTTP faces serve TLS, else `http`.
+    pub fn http_scheme(&self) -> &'static str {
+        if self.config.http_tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     /// Stores an error log and returns its `ErrorURL`.
     pub fn store_error_log(&self, text: String) -> String {
         let file = format!(
@@ -201,7 +215,8 @@ impl Shared {
             uuid::Uuid::new_v4().simple()
         );
         let url = format!(
-            "http://{}:{}/api/_load_error_log?file={file}",
+            "{}://{}:{}/api/_load_error_log?file={file}",
+            self.http_scheme(),
             self.config.advertise_host,
             self.be_http_port()
         );
@@ -290,6 +305,7 @@ async fn serve(
     listener: TcpListener,
     router: axum::Router,
     received: Arc<AtomicU64>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     mut stop: watch::Receiver<bool>,
 ) {
     loop {
@@ -309,17 +325,35 @@ async fn serve(
             inner: stream,
             received: received.clone(),
         };
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let connection = hyper::server::conn::http1::Builder::new().serve_connection(
-                hyper_util::rt::TokioIo::new(stream),
-                hyper_util::service::TowerToHyperService::new(service),
-            );
-            tokio::select! {
-                _ = connection => {}
-                // Dropping the connection closes the socket with nothing more written.
-                _ = kill.notified() => {}
+            match tls {
+                None => serve_stream(stream, service, kill).await,
+                // A failed handshake (a client that does not trust the certificate) just
+                // closes the connection, as a TLS server does.
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        serve_stream(stream, service, kill).await;
+                    }
+                }
             }
         });
+    }
+}
+
+/// One HTTP/1 connection over `stream`, until it ends or is killed.
+async fn serve_stream<S>(stream: S, service: axum::Router, kill: Arc<tokio::sync::Notify>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(
+        hyper_util::rt::TokioIo::new(stream),
+        hyper_util::service::TowerToHyperService::new(service),
+    );
+    tokio::select! {
+        _ = connection => {}
+        // Dropping the connection closes the socket with nothing more written.
+        _ = kill.notified() => {}
     }
 }
 
@@ -383,16 +417,22 @@ impl Emulator {
             None => false,
         };
         let (shutdown, stop) = watch::channel(false);
+        let tls = match &shared.config.http_tls {
+            Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+            None => None,
+        };
         tokio::spawn(serve(
             fe,
             http::fe_router(shared.clone()),
             shared.fe_bytes_received.clone(),
+            tls.clone(),
             stop.clone(),
         ));
         tokio::spawn(serve(
             be,
             http::be_router(shared.clone()),
             shared.be_bytes_received.clone(),
+            tls,
             stop.clone(),
         ));
         #[cfg(feature = "sql")]

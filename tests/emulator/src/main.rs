@@ -8,8 +8,12 @@
 //!                [--mysql-prepare server-side|point-query-only]
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //!                [--label-exists-text current|legacy] [--json-column-type json|string]
-//!                [--label-num-threshold N] [--label-keep-max-second S]
+//!                [--label-num-threshold N] [--label-keep-max-second S] [--http-tls-dir DIR]
 //! ```
+//! `--http-tls-dir DIR` serves the FE and BE HTTP faces over TLS with a certificate made
+//! at start for the host, the advertised host and `localhost`, signed by a new test CA
+//! written to `DIR/ca.pem` (clients trust that file); `DIR/other-ca.pem` is a second CA
+//! that signed nothing here (for wrong-CA tests).
 //! `--label-num-threshold N` and `--label-keep-max-second S` are Doris's FE settings of the
 //! same names: how many finished transactions a database remembers, and for how long (a
 //! label forgotten by either can be used again).
@@ -36,7 +40,7 @@ fn usage() -> ExitCode {
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
          [--label-exists-text current|legacy] [--json-column-type json|string] \
-         [--label-num-threshold N] [--label-keep-max-second S]"
+         [--label-num-threshold N] [--label-keep-max-second S] [--http-tls-dir DIR]"
     );
     ExitCode::from(2)
 }
@@ -46,6 +50,7 @@ async fn main() -> ExitCode {
     let mut config = EmulatorConfig::default();
     let mut init_files = Vec::new();
     let mut advertise = None;
+    let mut tls_dir: Option<std::path::PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let Some(value) = args.next() else {
@@ -112,6 +117,7 @@ async fn main() -> ExitCode {
                 Ok(s) => config.retention.label_keep_max = std::time::Duration::from_secs(s),
                 Err(_) => return usage(),
             },
+            "--http-tls-dir" => tls_dir = Some(std::path::PathBuf::from(value)),
             "--mysql-prepare" => match value.parse() {
                 Ok(p) => config.prepare_profile = p,
                 Err(e) => {
@@ -123,6 +129,30 @@ async fn main() -> ExitCode {
         }
     }
     config.advertise_host = advertise.unwrap_or_else(|| config.host.clone());
+    if let Some(dir) = tls_dir {
+        let names = [
+            config.host.as_str(),
+            config.advertise_host.as_str(),
+            "localhost",
+        ];
+        let made = doris_emulator::tls::TestCa::new(&names)
+            .and_then(|ca| Ok((ca, doris_emulator::tls::TestCa::new(&["unused.invalid"])?)));
+        let (ca, other) = match made {
+            Ok(pair) => pair,
+            Err(e) => {
+                eprintln!("doris-emulator: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join("ca.pem"), &ca.ca_pem))
+            .and_then(|()| std::fs::write(dir.join("other-ca.pem"), &other.ca_pem));
+        if let Err(e) = written {
+            eprintln!("doris-emulator: cannot write {}: {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+        config.http_tls = Some((ca.cert_pem, ca.key_pem));
+    }
     let emulator = match Emulator::start(config).await {
         Ok(e) => e,
         Err(e) => {

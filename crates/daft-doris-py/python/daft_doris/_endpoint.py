@@ -24,6 +24,7 @@ class Endpoint:
     flight_secure: bool = False
     flight_endpoint_rewrite: tuple[tuple[str, str], ...] = ()
     flight_max_parallel: int = 4
+    tls_ca_file: str | None = None
 
     def to_json(self) -> str:
         """The connection JSON of the native layer (no password)."""
@@ -40,6 +41,7 @@ class Endpoint:
                 "flight_secure": self.flight_secure,
                 "flight_endpoint_rewrite": dict(self.flight_endpoint_rewrite),
                 "flight_max_parallel": self.flight_max_parallel,
+                "tls_ca_file": self.tls_ca_file,
             }
         )
 

@@ -115,3 +115,12 @@ def snapshot_mapping(what: str, value: object, *, str_values: bool = False) -> d
                 f"{what} value of {key!r} cannot be copied safely ({type(item).__name__})"
             ) from None
     return out
+
+
+def optional_path(name: str, value: object) -> str | None:
+    """`None`, or a non-empty path string (the file is read where it is used)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError(f"{name} must be the path of a PEM file")
+    return value

@@ -134,6 +134,7 @@ class DorisDataSource(DataSource):
         flight_port: int = 8070,
         http_secure: bool = False,
         flight_secure: bool = False,
+        tls_ca_file: str | None = None,
         username: str = "root",
         password: Secret = "",
         split: Literal["single", "auto"] = "single",
@@ -207,6 +208,7 @@ class DorisDataSource(DataSource):
             flight_secure=check.flag("flight_secure", flight_secure),
             flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
             flight_max_parallel=max_parallel,
+            tls_ca_file=check.optional_path("tls_ca_file", tls_ca_file),
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.to_json(), self._endpoint.password_value(), self._database, self._table
@@ -324,6 +326,7 @@ def read_doris(
     flight_port: int = 8070,
     http_secure: bool = False,
     flight_secure: bool = False,
+    tls_ca_file: str | None = None,
     username: str = "root",
     password: Secret = "",
     columns: Iterable[str] | None = None,
@@ -363,6 +366,7 @@ def read_doris(
         flight_port=flight_port,
         http_secure=http_secure,
         flight_secure=flight_secure,
+        tls_ca_file=tls_ca_file,
         username=username,
         password=password,
         split=split,

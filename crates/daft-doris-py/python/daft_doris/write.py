@@ -49,7 +49,9 @@ class DorisConnection:
     """Where the writer connects: the FE's HTTP (Stream Load) and MySQL (metadata) ports.
 
     ``redirect_hosts`` × ``redirect_ports`` are extra FE→BE redirect targets to allow;
-    BEs the FE reports at ``/api/backends`` are allowed by default.
+    BEs the FE reports at ``/api/backends`` are allowed by default. ``http_secure=True``
+    speaks HTTPS, always verified; ``tls_ca_file`` names a PEM file of CAs trusted besides
+    the web PKI roots.
     """
 
     host: str
@@ -63,6 +65,7 @@ class DorisConnection:
     redirect_ports: tuple[int, ...] = ()
     redirect_policy: Literal["", "direct", "public", "private"] = ""
     verify_tls: bool = True
+    tls_ca_file: str | None = None
 
     def __post_init__(self) -> None:
         check.host(self.host)
@@ -81,6 +84,8 @@ class DorisConnection:
             self, "redirect_ports", tuple(check.port("redirect_ports", p) for p in self.redirect_ports)
         )
         check.choice("redirect_policy", self.redirect_policy, ("", "direct", "public", "private"))
+        if self.tls_ca_file is not None and (not isinstance(self.tls_ca_file, str) or not self.tls_ca_file):
+            raise ConfigurationError("tls_ca_file must be the path of a PEM file")
 
     def endpoint(self) -> Endpoint:
         """The endpoint the native layer connects to."""
@@ -93,6 +98,7 @@ class DorisConnection:
             password=self.password,
             connect_timeout_seconds=min(self.request_timeout_seconds, 30.0),
             query_timeout_seconds=self.request_timeout_seconds,
+            tls_ca_file=self.tls_ca_file,
         )
 
 
