@@ -1,7 +1,8 @@
 """HTTPS end to end: the emulator serves its FE and BE HTTP faces over TLS with a
-certificate from a test CA made at start (--http-tls-dir); writes (Stream Load through the
+certificate from a test CA made at start (--tls-dir); writes (Stream Load through the
 FE's redirect to the BE, two-phase commit) and split reads (`_query_plan`) verify it with
-`tls_ca_file`, and refuse an unknown CA. The MySQL link is not TLS yet (docs/security.md)."""
+`tls_ca_file`, and refuse an unknown CA; the MySQL face offers TLS too (SSLRequest), verified
+with `ssl_mode="verify_identity"`."""
 
 import os
 import tempfile
@@ -22,7 +23,7 @@ CREATE TABLE s.t (`id` INT NOT NULL, `v` VARCHAR(8) NULL) DUPLICATE KEY(`id`)
 @pytest.fixture(scope="module")
 def doris():
     with tempfile.TemporaryDirectory() as tls_dir:
-        with run_emulator(INIT, extra_args=("--http-tls-dir", tls_dir)) as ports:
+        with run_emulator(INIT, extra_args=("--tls-dir", tls_dir)) as ports:
             yield {
                 **ports,
                 "ca": os.path.join(tls_dir, "ca.pem"),
@@ -108,3 +109,40 @@ def test_an_unreadable_ca_file_is_a_configuration_error(doris, tmp_path):
             connection=conn(doris, str(tmp_path / "missing.pem")),
             table=DorisTable("s", "t"),
         )
+
+
+def test_the_mysql_link_verifies_the_certificate_when_asked(doris):
+    kwargs = dict(
+        host="127.0.0.1",
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        database="s",
+        table="t",
+        transport="mysql",
+    )
+    ids = read_doris(
+        **kwargs, mysql_options={"ssl_mode": "verify_identity", "ssl_ca": doris["ca"]}
+    ).to_pydict()
+    assert len(ids["id"]) >= 41
+    with pytest.raises(DaftOlapError):
+        read_doris(
+            **kwargs, mysql_options={"ssl_mode": "verify_identity", "ssl_ca": doris["other_ca"]}
+        ).collect()
+    # Writes check the table over the MySQL link: verified with the same CA file.
+    connection = DorisConnection(
+        host="127.0.0.1",
+        http_port=doris["fe_http_port"],
+        mysql_port=doris["query_port"],
+        http_secure=True,
+        tls_ca_file=doris["ca"],
+        mysql_ssl_mode="verify_identity",
+    )
+    write_doris(
+        daft.from_pydict({"id": [200], "v": ["m"]}), connection=connection, table=DorisTable("s", "t")
+    )
+    from daft_doris import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="init_command"):
+        read_doris(**kwargs, mysql_options={"init_command": "SET x = 1"})
+    with pytest.raises(ConfigurationError, match="ssl_mode"):
+        read_doris(**kwargs, mysql_options={"ssl_mode": "sometimes"})

@@ -41,32 +41,19 @@ pub(crate) struct Connection {
     pub(crate) flight_endpoint_rewrite: std::collections::HashMap<String, String>,
     #[serde(default = "default_parallel")]
     pub(crate) flight_max_parallel: usize,
-    /// A PEM file of CA certificates trusted for HTTPS besides the web PKI roots.
+    /// CA certificates (PEM text, read from `tls_ca_file` by the Python layer) trusted on
+    /// the HTTPS and MySQL links besides the web PKI roots.
     #[serde(default)]
-    pub(crate) tls_ca_file: Option<String>,
+    pub(crate) ca_pem: Option<String>,
+    /// `disabled | preferred | required | verify_ca | verify_identity` (MySQL link).
+    #[serde(default)]
+    pub(crate) mysql_ssl_mode: Option<String>,
 }
 
-/// Largest CA bundle read.
-const MAX_CA_FILE_BYTES: u64 = 1 << 20;
-
 impl Connection {
-    /// The CA bundle named by `tls_ca_file`, read here (in the process that connects).
+    /// The trusted CA bundle, if one was given.
     pub(crate) fn ca_bundle(&self) -> PyResult<Option<Vec<u8>>> {
-        let Some(path) = &self.tls_ca_file else {
-            return Ok(None);
-        };
-        let too_big = std::fs::metadata(path).map(|m| m.len() > MAX_CA_FILE_BYTES);
-        match (too_big, std::fs::read(path)) {
-            (Ok(false), Ok(pem)) => Ok(Some(pem)),
-            (Ok(true), _) => Err(raise(
-                "ConfigurationError",
-                format!("tls_ca_file {path} is larger than {MAX_CA_FILE_BYTES} bytes"),
-            )),
-            (_, Err(e)) | (Err(e), _) => Err(raise(
-                "ConfigurationError",
-                format!("tls_ca_file {path} cannot be read: {e}"),
-            )),
-        }
+        Ok(self.ca_pem.as_ref().map(|p| p.clone().into_bytes()))
     }
 }
 
@@ -96,6 +83,15 @@ impl Connection {
     /// The MySQL endpoint of the FE.
     pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
         let mut endpoint = MySqlEndpoint::new(&self.host, self.mysql_port, &self.user, password);
+        // The Python layer checked the mode's spelling; an unknown one keeps the default.
+        if let Some(mode) = self
+            .mysql_ssl_mode
+            .as_deref()
+            .and_then(doris_read::SslMode::parse)
+        {
+            endpoint.ssl_mode = mode;
+        }
+        endpoint.ssl_ca_pem = self.ca_pem.as_ref().map(|p| p.clone().into_bytes());
         endpoint.database = database.map(str::to_owned);
         endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
         endpoint.read_timeout = seconds(self.query_timeout_seconds);

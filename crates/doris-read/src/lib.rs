@@ -31,7 +31,7 @@ pub mod table;
 
 pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
-pub use mysql::connect::MySqlEndpoint;
+pub use mysql::connect::{MySqlEndpoint, SslMode};
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
 pub use table::{ReadPlan, Split, TableReadOptions, plan_table_read};

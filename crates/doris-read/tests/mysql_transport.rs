@@ -384,3 +384,53 @@ async fn a_truncated_greeting_is_a_transport_error_not_a_panic() {
     assert!(matches!(e, ReadError::Transport(_)), "{e}");
     server.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mysql_link_does_tls_and_verifies_when_asked() {
+    use doris_read::SslMode;
+    let ca = doris_emulator::tls::TestCa::new(&["127.0.0.1"]).unwrap();
+    let e = Emulator::start(EmulatorConfig {
+        tls: Some((ca.cert_pem.clone(), ca.key_pem.clone())),
+        ..EmulatorConfig::default()
+    })
+    .await
+    .unwrap();
+    e.execute(None, DDL).unwrap();
+    let mut endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "bob", "pw");
+    endpoint.database = Some("demo".into());
+    endpoint.connect_timeout = Duration::from_secs(5);
+    // Verified against the test CA, host name included.
+    endpoint.ssl_mode = SslMode::VerifyIdentity;
+    endpoint.ssl_ca_pem = Some(ca.ca_pem.clone().into_bytes());
+    let schema = discover(&endpoint, "demo", "t").await.unwrap();
+    assert!(!schema.columns.is_empty());
+    // Without the CA the chain does not verify.
+    let mut unknown = endpoint.clone();
+    unknown.ssl_ca_pem = None;
+    let err = discover(&unknown, "demo", "t").await.unwrap_err();
+    assert!(matches!(err, ReadError::Transport(_)), "{err}");
+    // A CA that signed nothing here does not verify either.
+    let other = doris_emulator::tls::TestCa::new(&["127.0.0.1"]).unwrap();
+    let mut wrong = endpoint.clone();
+    wrong.ssl_ca_pem = Some(other.ca_pem.into_bytes());
+    assert!(discover(&wrong, "demo", "t").await.is_err());
+    // Required encrypts without verifying; disabled stays plain; both connect.
+    for mode in [SslMode::Required, SslMode::Preferred, SslMode::Disabled] {
+        let mut plain = unknown.clone();
+        plain.ssl_mode = mode;
+        discover(&plain, "demo", "t").await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_asking_for_a_clear_text_password_is_refused_over_an_unverified_link() {
+    let (e, _) = emulator().await;
+    e.faults().arm(Fault::ClearPasswordGreeting, 1);
+    let mut endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "bob", "pw-Cl34r");
+    endpoint.database = Some("demo".into());
+    let err = discover(&endpoint, "demo", "t").await.unwrap_err();
+    assert!(matches!(err, ReadError::Auth(_)), "{err}");
+    assert!(err.to_string().contains("mysql_clear_password"), "{err}");
+    assert!(!err.to_string().contains("pw-Cl34r"));
+    assert_eq!(e.faults().fired().len(), 1);
+}

@@ -1049,7 +1049,7 @@ async fn an_oversized_two_phase_answer_is_refused() {
 async fn tls_env(names: &[&str]) -> (Env, doris_emulator::tls::TestCa) {
     let ca = doris_emulator::tls::TestCa::new(names).unwrap();
     let config = EmulatorConfig {
-        http_tls: Some((ca.cert_pem.clone(), ca.key_pem.clone())),
+        tls: Some((ca.cert_pem.clone(), ca.key_pem.clone())),
         ..EmulatorConfig::default()
     };
     let emulator = Emulator::start(config).await.unwrap();

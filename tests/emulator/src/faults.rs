@@ -52,6 +52,9 @@ pub enum Fault {
         /// Rows sent before the cut.
         rows: u64,
     },
+    /// MySQL face: the next connection's greeting names `mysql_clear_password` (a server
+    /// that would receive the password in clear text).
+    ClearPasswordGreeting,
     /// MySQL face: the next `INSERT` commits, then the connection closes without an answer
     /// (as when the FE or the link dies after the commit).
     DropAfterInsertCommit,
@@ -100,6 +103,7 @@ impl Fault {
             Fault::CutFlightStream { .. } => "cut_flight_stream",
             Fault::ShortMysqlRow => "short_mysql_row",
             Fault::DropAfterInsertCommit => "drop_after_insert_commit",
+            Fault::ClearPasswordGreeting => "clear_password_greeting",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
         }
@@ -113,6 +117,7 @@ impl Fault {
             Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
             Fault::AnnounceFlightRows { .. } => Point::FlightInfo,
             Fault::DropAfterInsertCommit => Point::MysqlInsert,
+            Fault::ClearPasswordGreeting => Point::MysqlGreeting,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
@@ -139,6 +144,8 @@ pub enum Point {
     FlightInfo,
     /// An `INSERT` on the MySQL face.
     MysqlInsert,
+    /// The greeting of a MySQL connection.
+    MysqlGreeting,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).

@@ -101,9 +101,10 @@ pub struct EmulatorConfig {
     /// JSON/VARIANT result columns described as STRING (254), as older releases did;
     /// `false`: JSON (245), as newer ones do.
     pub json_as_string: bool,
-    /// Serve the FE and BE HTTP faces over TLS with this certificate and key (PEM); the
-    /// FE's redirects and the error-log URLs then say `https`. `None`: plain HTTP.
-    pub http_tls: Option<(String, String)>,
+    /// Serve the FE and BE HTTP faces over TLS, and offer TLS on the MySQL face (SSLRequest,
+    /// as Doris with `enable_ssl`), with this certificate and key (PEM); the FE's redirects
+    /// and the error-log URLs then say `https`. `None`: plain HTTP and MySQL.
+    pub tls: Option<(String, String)>,
 }
 
 impl Default for EmulatorConfig {
@@ -128,7 +129,7 @@ impl Default for EmulatorConfig {
             mysql_deprecate_eof: false,
             legacy_label_exists_text: false,
             json_as_string: false,
-            http_tls: None,
+            tls: None,
         }
     }
 }
@@ -156,6 +157,9 @@ pub struct Shared {
     /// Streaming jobs.
     pub jobs: jobs::JobRegistry,
     be_http_port: OnceLock<u16>,
+    /// The TLS acceptor of [`EmulatorConfig::tls`] (set at start; the MySQL face uses it
+    /// after an SSLRequest).
+    pub(crate) tls_config: OnceLock<Option<Arc<rustls::ServerConfig>>>,
     public_endpoint: Mutex<Option<String>>,
     error_logs: Mutex<HashMap<String, String>>,
 }
@@ -173,6 +177,7 @@ impl Shared {
             flight: flight::FlightState::default(),
             jobs: jobs::JobRegistry::default(),
             be_http_port: OnceLock::new(),
+            tls_config: OnceLock::new(),
             public_endpoint: Mutex::new(None),
             error_logs: Mutex::new(HashMap::new()),
             config,
@@ -201,7 +206,7 @@ impl Shared {
 
     /// `https` when the HTTP faces serve TLS, else `http`.
     pub fn http_scheme(&self) -> &'static str {
-        if self.config.http_tls.is_some() {
+        if self.config.tls.is_some() {
             "https"
         } else {
             "http"
@@ -417,10 +422,12 @@ impl Emulator {
             None => false,
         };
         let (shutdown, stop) = watch::channel(false);
-        let tls = match &shared.config.http_tls {
-            Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        let tls_config = match &shared.config.tls {
+            Some((cert, key)) => Some(tls::server_config(cert, key)?),
             None => None,
         };
+        let tls = tls_config.clone().map(tokio_rustls::TlsAcceptor::from);
+        let _ = shared.tls_config.set(tls_config);
         tokio::spawn(serve(
             fe,
             http::fe_router(shared.clone()),

@@ -8,9 +8,9 @@
 //!                [--mysql-prepare server-side|point-query-only]
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //!                [--label-exists-text current|legacy] [--json-column-type json|string]
-//!                [--label-num-threshold N] [--label-keep-max-second S] [--http-tls-dir DIR]
+//!                [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR]
 //! ```
-//! `--http-tls-dir DIR` serves the FE and BE HTTP faces over TLS with a certificate made
+//! `--tls-dir DIR` serves the FE and BE HTTP faces over TLS (and offers TLS on the MySQL face) with a certificate made
 //! at start for the host, the advertised host and `localhost`, signed by a new test CA
 //! written to `DIR/ca.pem` (clients trust that file); `DIR/other-ca.pem` is a second CA
 //! that signed nothing here (for wrong-CA tests).
@@ -40,7 +40,7 @@ fn usage() -> ExitCode {
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
          [--label-exists-text current|legacy] [--json-column-type json|string] \
-         [--label-num-threshold N] [--label-keep-max-second S] [--http-tls-dir DIR]"
+         [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR]"
     );
     ExitCode::from(2)
 }
@@ -117,7 +117,7 @@ async fn main() -> ExitCode {
                 Ok(s) => config.retention.label_keep_max = std::time::Duration::from_secs(s),
                 Err(_) => return usage(),
             },
-            "--http-tls-dir" => tls_dir = Some(std::path::PathBuf::from(value)),
+            "--tls-dir" => tls_dir = Some(std::path::PathBuf::from(value)),
             "--mysql-prepare" => match value.parse() {
                 Ok(p) => config.prepare_profile = p,
                 Err(e) => {
@@ -151,7 +151,7 @@ async fn main() -> ExitCode {
             eprintln!("doris-emulator: cannot write {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
-        config.http_tls = Some((ca.cert_pem, ca.key_pem));
+        config.tls = Some((ca.cert_pem, ca.key_pem));
     }
     let emulator = match Emulator::start(config).await {
         Ok(e) => e,

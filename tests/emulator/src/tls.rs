@@ -68,11 +68,11 @@ impl TestCa {
     }
 }
 
-/// A TLS acceptor serving `cert_pem` with `key_pem`.
-pub(crate) fn acceptor(
+/// A TLS server configuration serving `cert_pem` with `key_pem`.
+pub(crate) fn server_config(
     cert_pem: &str,
     key_pem: &str,
-) -> Result<tokio_rustls::TlsAcceptor, EmulatorError> {
+) -> Result<Arc<rustls::ServerConfig>, EmulatorError> {
     let certs = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(tls_error)?;
@@ -85,5 +85,5 @@ pub(crate) fn acceptor(
     .with_no_client_auth()
     .with_single_cert(certs, key)
     .map_err(tls_error)?;
-    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+    Ok(Arc::new(config))
 }

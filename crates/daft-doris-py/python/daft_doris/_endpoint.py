@@ -24,7 +24,10 @@ class Endpoint:
     flight_secure: bool = False
     flight_endpoint_rewrite: tuple[tuple[str, str], ...] = ()
     flight_max_parallel: int = 4
-    tls_ca_file: str | None = None
+    # CA certificates (PEM text, read from ``tls_ca_file`` where the endpoint is made, so
+    # workers need no file) and the MySQL link's TLS mode.
+    ca_pem: str | None = field(default=None, repr=False)
+    mysql_ssl_mode: str = "preferred"
 
     def to_json(self) -> str:
         """The connection JSON of the native layer (no password)."""
@@ -41,7 +44,8 @@ class Endpoint:
                 "flight_secure": self.flight_secure,
                 "flight_endpoint_rewrite": dict(self.flight_endpoint_rewrite),
                 "flight_max_parallel": self.flight_max_parallel,
-                "tls_ca_file": self.tls_ca_file,
+                "ca_pem": self.ca_pem,
+                "mysql_ssl_mode": self.mysql_ssl_mode,
             }
         )
 

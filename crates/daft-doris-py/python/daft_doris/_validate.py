@@ -117,10 +117,33 @@ def snapshot_mapping(what: str, value: object, *, str_values: bool = False) -> d
     return out
 
 
-def optional_path(name: str, value: object) -> str | None:
-    """`None`, or a non-empty path string (the file is read where it is used)."""
-    if value is None:
+MAX_PEM_BYTES = 1 << 20
+
+SSL_MODES = ("disabled", "preferred", "required", "verify_ca", "verify_identity")
+
+
+def read_pem(name: str, path: object) -> str | None:
+    """The PEM text of the CA file `path` (read now, where the connection is configured),
+    or `None`."""
+    if path is None:
         return None
-    if not isinstance(value, str) or not value:
+    if not isinstance(path, str) or not path:
         raise ConfigurationError(f"{name} must be the path of a PEM file")
-    return value
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_PEM_BYTES + 1)
+    except OSError as error:
+        raise ConfigurationError(f"{name} {path} cannot be read: {error.strerror}") from None
+    if len(data) > MAX_PEM_BYTES:
+        raise ConfigurationError(f"{name} {path} is larger than {MAX_PEM_BYTES} bytes")
+    text = data.decode("ascii", errors="replace")
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise ConfigurationError(f"{name} {path} holds no PEM certificate")
+    return text
+
+
+def ssl_mode(value: object) -> str:
+    """A MySQL TLS mode."""
+    if not isinstance(value, str) or value.lower() not in SSL_MODES:
+        raise ConfigurationError(f"ssl_mode must be one of {', '.join(SSL_MODES)}")
+    return value.lower()

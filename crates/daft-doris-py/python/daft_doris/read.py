@@ -26,7 +26,7 @@ log = logging.getLogger("daft_doris")
 
 _FLIGHT_OPTIONS = frozenset({"max_parallel_endpoints"})
 _MYSQL_RESERVED = frozenset(
-    "autocommit binary_prefix charset connect_timeout conv cursorclass database db defer_connect host "
+    "autocommit binary_prefix connect_timeout conv cursorclass database db defer_connect host "
     "password passwd port read_default_file read_default_group read_timeout unix_socket use_unicode user "
     "write_timeout".split()
 )
@@ -173,13 +173,23 @@ class DorisDataSource(DataSource):
         max_tasks = check.bounded_int("max_tasks", max_tasks, 1, check.MAX_TASKS)
         if self._target_tasks > max_tasks:
             raise ConfigurationError("target_tasks must not exceed max_tasks")
-        options = check.snapshot_mapping("mysql_options", mysql_options)
+        options = dict(check.snapshot_mapping("mysql_options", mysql_options))
         reserved = sorted(set(options) & _MYSQL_RESERVED)
         if reserved:
             raise ConfigurationError(f"mysql_options must not set {', '.join(reserved)}")
+        if "init_command" in options:
+            raise ConfigurationError(
+                "mysql_options init_command is refused: statements run on every connection are "
+                "not pushed down safely (use unsafe_where_sql for a trusted filter)"
+            )
+        if options.pop("charset", "utf8mb4") not in ("utf8mb4", "utf8"):
+            raise ConfigurationError("mysql_options charset is fixed to utf8mb4")
+        mysql_ssl_mode = check.ssl_mode(options.pop("ssl_mode", "preferred"))
+        mysql_ca = options.pop("ssl_ca", None)
         if options:
             raise ConfigurationError(
-                f"mysql_options {', '.join(options)} are not supported by the native MySQL transport"
+                f"mysql_options {', '.join(sorted(options))} are not supported by the native MySQL "
+                "transport (supported: ssl_mode, ssl_ca, charset)"
             )
         flight = check.snapshot_mapping("flight_options", flight_options, str_values=True)
         unknown = sorted(set(flight) - _FLIGHT_OPTIONS)
@@ -208,7 +218,8 @@ class DorisDataSource(DataSource):
             flight_secure=check.flag("flight_secure", flight_secure),
             flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
             flight_max_parallel=max_parallel,
-            tls_ca_file=check.optional_path("tls_ca_file", tls_ca_file),
+            ca_pem=check.read_pem("tls_ca_file", mysql_ca or tls_ca_file),
+            mysql_ssl_mode=mysql_ssl_mode,
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.to_json(), self._endpoint.password_value(), self._database, self._table

@@ -51,7 +51,9 @@ class DorisConnection:
     ``redirect_hosts`` × ``redirect_ports`` are extra FE→BE redirect targets to allow;
     BEs the FE reports at ``/api/backends`` are allowed by default. ``http_secure=True``
     speaks HTTPS, always verified; ``tls_ca_file`` names a PEM file of CAs trusted besides
-    the web PKI roots.
+    the web PKI roots (on the MySQL link too); ``mysql_ssl_mode`` is the MySQL link's TLS:
+    ``preferred`` (default, as MySQL clients: encrypted when offered, not verified),
+    ``verify_ca``/``verify_identity`` verify the certificate.
     """
 
     host: str
@@ -66,6 +68,7 @@ class DorisConnection:
     redirect_policy: Literal["", "direct", "public", "private"] = ""
     verify_tls: bool = True
     tls_ca_file: str | None = None
+    mysql_ssl_mode: Literal["disabled", "preferred", "required", "verify_ca", "verify_identity"] = "preferred"
 
     def __post_init__(self) -> None:
         check.host(self.host)
@@ -84,8 +87,8 @@ class DorisConnection:
             self, "redirect_ports", tuple(check.port("redirect_ports", p) for p in self.redirect_ports)
         )
         check.choice("redirect_policy", self.redirect_policy, ("", "direct", "public", "private"))
-        if self.tls_ca_file is not None and (not isinstance(self.tls_ca_file, str) or not self.tls_ca_file):
-            raise ConfigurationError("tls_ca_file must be the path of a PEM file")
+        object.__setattr__(self, "_ca_pem", check.read_pem("tls_ca_file", self.tls_ca_file))
+        object.__setattr__(self, "mysql_ssl_mode", check.ssl_mode(self.mysql_ssl_mode))
 
     def endpoint(self) -> Endpoint:
         """The endpoint the native layer connects to."""
@@ -98,7 +101,8 @@ class DorisConnection:
             password=self.password,
             connect_timeout_seconds=min(self.request_timeout_seconds, 30.0),
             query_timeout_seconds=self.request_timeout_seconds,
-            tls_ca_file=self.tls_ca_file,
+            ca_pem=self._ca_pem,
+            mysql_ssl_mode=self.mysql_ssl_mode,
         )
 
 

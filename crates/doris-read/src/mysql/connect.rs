@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::Connection;
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 
 use crate::error::ReadError;
 
@@ -30,6 +30,47 @@ pub struct MySqlEndpoint {
     pub read_timeout: Duration,
     /// `SET time_zone` sent after connecting (literal; default `+00:00`).
     pub time_zone: Option<String>,
+    /// TLS on the MySQL link (default [`SslMode::Preferred`], as MySQL clients).
+    pub ssl_mode: SslMode,
+    /// CA certificates (PEM) trusted besides the web PKI roots, for the verifying modes.
+    pub ssl_ca_pem: Option<Vec<u8>>,
+}
+
+/// TLS on the MySQL link, as MySQL clients name the modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    /// Plain TCP.
+    Disabled,
+    /// TLS when the server offers it, certificate not verified (Doris's `enable_ssl`
+    /// certificates are self-signed by default).
+    #[default]
+    Preferred,
+    /// TLS or fail; certificate not verified.
+    Required,
+    /// TLS, certificate chain verified.
+    VerifyCa,
+    /// TLS, certificate chain and host name verified.
+    VerifyIdentity,
+}
+
+impl SslMode {
+    /// Reads `disabled | preferred | required | verify_ca | verify_identity`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text.to_ascii_lowercase().as_str() {
+            "disabled" => Self::Disabled,
+            "preferred" => Self::Preferred,
+            "required" => Self::Required,
+            "verify_ca" => Self::VerifyCa,
+            "verify_identity" => Self::VerifyIdentity,
+            _ => return None,
+        })
+    }
+
+    /// Whether the server's certificate is verified (only then may a password travel in
+    /// clear text inside the TLS link).
+    pub fn verifies(self) -> bool {
+        matches!(self, Self::VerifyCa | Self::VerifyIdentity)
+    }
 }
 
 impl fmt::Debug for MySqlEndpoint {
@@ -61,6 +102,8 @@ impl MySqlEndpoint {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(300),
             time_zone: Some("+00:00".into()),
+            ssl_mode: SslMode::default(),
+            ssl_ca_pem: None,
         }
     }
 
@@ -76,7 +119,17 @@ impl MySqlEndpoint {
             .no_engine_substitution(false)
             .timezone(None)
             .set_names(false)
-            .statement_cache_capacity(0);
+            .statement_cache_capacity(0)
+            .ssl_mode(match self.ssl_mode {
+                SslMode::Disabled => MySqlSslMode::Disabled,
+                SslMode::Preferred => MySqlSslMode::Preferred,
+                SslMode::Required => MySqlSslMode::Required,
+                SslMode::VerifyCa => MySqlSslMode::VerifyCa,
+                SslMode::VerifyIdentity => MySqlSslMode::VerifyIdentity,
+            });
+        if let Some(pem) = &self.ssl_ca_pem {
+            o = o.ssl_ca_from_pem(pem.clone());
+        }
         // An empty password must be sent as no password (an empty auth response); sqlx
         // would otherwise scramble the empty string.
         let password = self.password.expose_secret();
@@ -89,10 +142,45 @@ impl MySqlEndpoint {
         o
     }
 
+    /// sqlx answers a greeting that names `mysql_clear_password` with the password in clear
+    /// text. Over a link whose certificate is not verified that hands the password to
+    /// whoever answers, so the greeting is read first (one short connection) and such a
+    /// server is refused. (A server that names another plugin here and switches later is
+    /// refused by sqlx itself: its cleartext plugin is off.)
+    async fn refuse_cleartext_password(&self) -> Result<(), ReadError> {
+        use tokio::io::AsyncReadExt as _;
+        let probe = async {
+            let mut tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await?;
+            let mut header = [0u8; 4];
+            tcp.read_exact(&mut header).await?;
+            let len =
+                usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+            let mut payload = vec![0u8; len.min(4096)];
+            tcp.read_exact(&mut payload).await?;
+            Ok::<Vec<u8>, std::io::Error>(payload)
+        };
+        let Ok(Ok(greeting)) = tokio::time::timeout(self.connect_timeout, probe).await else {
+            // Unreachable or slow: the real connection reports it.
+            return Ok(());
+        };
+        let needle = b"mysql_clear_password";
+        if greeting.windows(needle.len()).any(|w| w == needle) {
+            return Err(ReadError::Auth(format!(
+                "the server at {}:{} asks for mysql_clear_password, which would send the password \
+                 in clear text; connect with ssl_mode verify_ca or verify_identity",
+                self.host, self.port
+            )));
+        }
+        Ok(())
+    }
+
     /// Connects, then sets the session time zone with a literal.
     pub async fn connect(&self) -> Result<MySqlConnection, ReadError> {
         if self.host.is_empty() {
             return Err(ReadError::Config("host must not be empty".into()));
+        }
+        if !self.ssl_mode.verifies() && !self.password.expose_secret().is_empty() {
+            self.refuse_cleartext_password().await?;
         }
         // A malformed greeting can make sqlx's packet decoder panic (it slices past the
         // end): that is the server's fault, reported as a transport error, never a panic.

@@ -36,18 +36,39 @@ use wire::PacketIo;
 
 /// Doris 2.x/3.x `MysqlCapability.DEFAULT_CAPABILITY`; with `deprecate_eof` (Doris master)
 /// also CLIENT_DEPRECATE_EOF.
-fn server_capabilities(deprecate_eof: bool) -> CapabilityFlags {
+fn server_capabilities(deprecate_eof: bool, tls: bool) -> CapabilityFlags {
     let base = CapabilityFlags::CLIENT_PROTOCOL_41
         | CapabilityFlags::CLIENT_CONNECT_WITH_DB
         | CapabilityFlags::CLIENT_SECURE_CONNECTION
         | CapabilityFlags::CLIENT_PLUGIN_AUTH
         | CapabilityFlags::CLIENT_LOCAL_FILES
         | CapabilityFlags::CLIENT_LONG_FLAG;
+    let base = if tls {
+        base | CapabilityFlags::CLIENT_SSL
+    } else {
+        base
+    };
     if deprecate_eof {
         base | CapabilityFlags::CLIENT_DEPRECATE_EOF
     } else {
         base
     }
+}
+
+/// Reads one packet straight from the socket, exactly its length (nothing more is taken
+/// from the stream: after an SSLRequest the next bytes are the client's TLS hello).
+async fn read_unbuffered(stream: &mut TcpStream) -> std::io::Result<Option<(u8, Vec<u8>)>> {
+    use tokio::io::AsyncReadExt as _;
+    let mut header = [0u8; 4];
+    match stream.read_exact(&mut header).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+    let mut payload = vec![0u8; len];
+    stream.read_exact(&mut payload).await?;
+    Ok(Some((header[3], payload)))
 }
 
 static CONNECTION_IDS: AtomicU32 = AtomicU32::new(0);
@@ -91,11 +112,28 @@ pub struct Session {
     pub sql_mode: String,
 }
 
-async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> std::io::Result<()> {
+async fn session(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
     stream.set_nodelay(true)?;
-    let (r, w) = stream.into_split();
-    let mut io = PacketIo::new(r, w);
+    let acceptor = shared
+        .tls_config
+        .get()
+        .cloned()
+        .flatten()
+        .map(tokio_rustls::TlsAcceptor::from);
+    let capabilities = server_capabilities(shared.config.mysql_deprecate_eof, acceptor.is_some());
     let id = CONNECTION_IDS.fetch_add(1, Ordering::Relaxed) + 1;
+    let plugin: &[u8] = match shared.faults.take(crate::faults::Point::MysqlGreeting) {
+        Some(f @ crate::faults::Fault::ClearPasswordGreeting) => {
+            shared.faults.record(&f, None, None, false);
+            b"mysql_clear_password"
+        }
+        _ => b"mysql_native_password",
+    };
     let salt = scramble();
     // Part 2 of the scramble is 12 bytes and its NUL terminator (data length 21).
     let mut salt_2 = salt[8..].to_vec();
@@ -107,23 +145,51 @@ async fn session(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) -> st
         id,
         <[u8; 8]>::try_from(&salt[..8]).unwrap_or_default(),
         Some(salt_2),
-        server_capabilities(shared.config.mysql_deprecate_eof),
+        capabilities,
         33,
         StatusFlags::empty(),
-        Some(&b"mysql_native_password"[..]),
+        Some(plugin),
     )
     .serialize(&mut greeting);
-    io.write(&greeting).await?;
-    io.flush().await?;
+    let mut framed = Vec::with_capacity(greeting.len() + 4);
+    framed.extend_from_slice(&(greeting.len() as u32).to_le_bytes()[..3]);
+    framed.push(0);
+    framed.extend_from_slice(&greeting);
+    stream.write_all(&framed).await?;
+    stream.flush().await?;
 
-    let Some(mut packet) = io.read().await? else {
+    let Some((seq, first)) = read_unbuffered(&mut stream).await? else {
         return Ok(());
+    };
+    let ssl_request = first.len() == 32
+        && u32::from_le_bytes([first[0], first[1], first[2], first[3]])
+            & CapabilityFlags::CLIENT_SSL.bits()
+            != 0;
+    let (mut io, mut packet) = match (ssl_request, acceptor) {
+        // SSLRequest: TLS from here on; the real handshake response follows over it.
+        (true, Some(acceptor)) => {
+            let tls = acceptor.accept(stream).await?;
+            let (r, w) = tokio::io::split(tls);
+            let mut io = PacketIo::new(r, w);
+            io.set_seq(seq.wrapping_add(1));
+            match io.read().await? {
+                Some(p) => (io, p),
+                None => return Ok(()),
+            }
+        }
+        (true, None) => return Ok(()),
+        (false, _) => {
+            let (r, w) = stream.into_split();
+            let mut io = PacketIo::new(r, w);
+            io.set_seq(seq.wrapping_add(1));
+            (io, first)
+        }
     };
     // Only flags both sides advertise are in force (clients such as the mariadb CLI set
     // CONNECT_ATTRS without sending attributes to a server that never offered it).
     if packet.len() >= 4 {
         let client = u32::from_le_bytes([packet[0], packet[1], packet[2], packet[3]]);
-        let negotiated = client & server_capabilities(shared.config.mysql_deprecate_eof).bits();
+        let negotiated = client & capabilities.bits();
         packet[..4].copy_from_slice(&negotiated.to_le_bytes());
         io.set_deprecate_eof(negotiated & CapabilityFlags::CLIENT_DEPRECATE_EOF.bits() != 0);
     }

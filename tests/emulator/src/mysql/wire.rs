@@ -4,8 +4,7 @@
 use mysql_common::constants::{ColumnFlags, ColumnType};
 use mysql_common::packets::{Column, ErrPacket, ServerError, SqlState};
 use mysql_common::proto::MySerialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 /// The largest payload of one packet; longer payloads continue in the next packet.
 pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -15,8 +14,8 @@ pub const STATUS_AUTOCOMMIT: u16 = 0x0002;
 
 /// A connection's packet reader and writer, with the sequence id.
 pub struct PacketIo {
-    reader: BufReader<OwnedReadHalf>,
-    writer: BufWriter<OwnedWriteHalf>,
+    reader: BufReader<Box<dyn AsyncRead + Send + Unpin>>,
+    writer: BufWriter<Box<dyn AsyncWrite + Send + Unpin>>,
     seq: u8,
     deprecate_eof: bool,
 }
@@ -47,14 +46,23 @@ impl ColumnDef {
 }
 
 impl PacketIo {
-    /// Wraps the two halves of a TCP stream.
-    pub fn new(reader: OwnedReadHalf, writer: OwnedWriteHalf) -> Self {
+    /// Wraps the two halves of a stream (TCP, or TLS after an SSLRequest).
+    pub fn new(
+        reader: impl AsyncRead + Send + Unpin + 'static,
+        writer: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
         Self {
-            reader: BufReader::with_capacity(64 * 1024, reader),
-            writer: BufWriter::with_capacity(64 * 1024, writer),
+            reader: BufReader::with_capacity(64 * 1024, Box::new(reader)),
+            writer: BufWriter::with_capacity(64 * 1024, Box::new(writer)),
             seq: 0,
             deprecate_eof: false,
         }
+    }
+
+    /// Continues a packet exchange begun on another stream (the sequence id after the
+    /// client's SSLRequest).
+    pub fn set_seq(&mut self, seq: u8) {
+        self.seq = seq;
     }
 
     /// Reads one logical packet (joining continuations); `None` at end of stream.
