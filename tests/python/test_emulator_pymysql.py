@@ -113,3 +113,37 @@ def test_insert_and_select_with_tablet_hints(emulator):
         with pytest.raises(pymysql.err.MySQLError) as strict:
             cur.execute("INSERT INTO orders (id) VALUES (NULL)")
         assert "Insert has filtered data in strict mode" in strict.value.args[1]
+
+
+def test_a_setup_script_written_for_doris_runs_unchanged(emulator):
+    # Comments before statements, CREATE TABLE … LIKE, CREATE USER IF NOT EXISTS then GRANT
+    # to that user, INSERT … WITH LABEL with a label used twice, SHOW TABLES LIKE.
+    c = connect(emulator)
+    with c, c.cursor() as cur:
+        cur.execute("-- the setup of a real job\n/* tables */ CREATE DATABASE IF NOT EXISTS setup")
+        cur.execute(
+            "# a hash comment\nCREATE TABLE setup.src (`id` INT NOT NULL, `v` VARCHAR(8) NULL) "
+            "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2"
+        )
+        cur.execute("CREATE TABLE setup.copy LIKE setup.src")
+        cur.execute("SHOW CREATE TABLE setup.copy")
+        ddl = cur.fetchone()[1]
+        assert "`v` varchar(8) NULL" in ddl and "DUPLICATE KEY(`id`)" in ddl
+        cur.execute("CREATE USER IF NOT EXISTS 'setup_user' IDENTIFIED BY 'setup-pw'")
+        cur.execute("CREATE USER IF NOT EXISTS 'setup_user' IDENTIFIED BY 'other'")
+        cur.execute("GRANT SELECT_PRIV ON setup.* TO 'setup_user'@'%'")
+        with pytest.raises(pymysql.err.MySQLError, match="CREATE USER failed"):
+            cur.execute("CREATE USER 'setup_user' IDENTIFIED BY 'x'")
+        cur.execute("INSERT INTO setup.src WITH LABEL setup_load_1 (id, v) VALUES (1, 'a'), (2, 'b')")
+        with pytest.raises(pymysql.err.MySQLError, match=r"Label \[setup_load_1\] has already been used"):
+            cur.execute("INSERT INTO setup.src WITH LABEL setup_load_1 (id, v) VALUES (3, 'c')")
+        cur.execute("SHOW TRANSACTION FROM setup WHERE LABEL = 'setup_load_1'")
+        assert cur.fetchone()[3] == "VISIBLE"
+        cur.execute("INSERT INTO setup.copy SELECT id, v FROM setup.src")
+        cur.execute("SHOW TABLES FROM setup LIKE 'co%'")
+        assert cur.fetchall() == (("copy",),)
+    # The user made by IF NOT EXISTS kept its first password and has the grant.
+    u = connect(emulator, user="setup_user", password="setup-pw", database="setup")
+    with u, u.cursor() as cur:
+        cur.execute("SELECT id, v FROM copy ORDER BY id")
+        assert cur.fetchall() == ((1, "a"), (2, "b"))

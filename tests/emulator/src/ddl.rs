@@ -53,6 +53,31 @@ pub fn split_statements(script: &str) -> Vec<String> {
         .collect()
 }
 
+/// `sql` without the comments before its first word (`-- …` and `# …` lines, `/* … */`
+/// blocks), as Doris skips them anywhere a space may stand.
+pub fn without_leading_comments(sql: &str) -> &str {
+    let mut rest = sql.trim_start();
+    loop {
+        if rest.starts_with("--") || rest.starts_with('#') {
+            rest = rest
+                .split_once('\n')
+                .map_or("", |(_, after)| after)
+                .trim_start();
+        } else if let Some(body) = rest.strip_prefix("/*") {
+            if body.starts_with('+') {
+                // An optimizer hint belongs to the statement.
+                return rest;
+            }
+            rest = body
+                .split_once("*/")
+                .map_or("", |(_, after)| after)
+                .trim_start();
+        } else {
+            return rest;
+        }
+    }
+}
+
 /// Reads a possibly backtick-quoted, possibly qualified name: `a`, `` `a` ``, `a.b`.
 fn qualified_name(text: &str) -> (Option<String>, String) {
     let unquote = |s: &str| {
@@ -93,6 +118,7 @@ pub fn execute_script(
 
 /// Runs one statement.
 pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(), EmulatorError> {
+    let stmt = without_leading_comments(stmt);
     let w = words(stmt);
     let tail = |n: usize| {
         stmt.split_whitespace()
@@ -149,7 +175,8 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
             }
         }
         ["CREATE", "USER", ..] => {
-            let rest = tail(2);
+            let if_not_exists = w.get(2..5) == Some(&["IF", "NOT", "EXISTS"][..]);
+            let rest = tail(if if_not_exists { 5 } else { 2 });
             let user = rest
                 .split(['@', ' '])
                 .next()
@@ -161,6 +188,17 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
                 .or_else(|| rest.split_once("identified by"))
                 .map(|(_, p)| p.trim().trim_matches(['\'', '"']).to_owned())
                 .unwrap_or_default();
+            if shared.users.password(&user).is_some() {
+                // Doris: ERR 1396 for an existing user, unless IF NOT EXISTS (then nothing
+                // changes, the password included).
+                return if if_not_exists {
+                    Ok(())
+                } else {
+                    Err(EmulatorError::Analysis(format!(
+                        "Operation CREATE USER failed for '{user}'@'%'"
+                    )))
+                };
+            }
             shared.users.set(&user, &password);
             Ok(())
         }
@@ -274,6 +312,44 @@ mod tests {
             split_statements("a ';' b; -- c;\nd `;`;;  "),
             vec!["a ';' b".to_owned(), "d `;`".to_owned()]
         );
+    }
+
+    #[test]
+    fn leading_comments_are_skipped_but_hints_kept() {
+        assert_eq!(
+            without_leading_comments("-- a\n# b\n /* c */ SELECT 1"),
+            "SELECT 1"
+        );
+        assert_eq!(
+            without_leading_comments("/*+ SET_VAR(x=1) */ SELECT 1"),
+            "/*+ SET_VAR(x=1) */ SELECT 1"
+        );
+        assert_eq!(without_leading_comments("-- only a comment"), "");
+    }
+
+    #[test]
+    fn create_user_if_not_exists_creates_once() {
+        let shared = crate::Shared::new(crate::EmulatorConfig::default());
+        let mut db = None;
+        execute(
+            &shared,
+            &mut db,
+            "CREATE USER IF NOT EXISTS 'u1'@'%' IDENTIFIED BY 'p1'",
+        )
+        .unwrap();
+        assert_eq!(shared.users.password("u1").as_deref(), Some("p1"));
+        execute(
+            &shared,
+            &mut db,
+            "CREATE USER IF NOT EXISTS 'u1' IDENTIFIED BY 'other'",
+        )
+        .unwrap();
+        assert_eq!(
+            shared.users.password("u1").as_deref(),
+            Some("p1"),
+            "unchanged"
+        );
+        assert!(execute(&shared, &mut db, "CREATE USER 'u1' IDENTIFIED BY 'p'").is_err());
     }
 
     #[test]

@@ -168,7 +168,30 @@ pub(crate) fn reads_tables(sql: &str) -> bool {
 }
 
 fn strip(sql: &str) -> &str {
-    sql.trim().trim_end_matches(';').trim()
+    crate::ddl::without_leading_comments(sql)
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+}
+
+/// Whether `name` matches the SQL `LIKE` pattern `pattern` (`%`, `_`, `\` escapes).
+fn like(name: &str, pattern: &str) -> bool {
+    fn go(n: &[char], p: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('%', rest)) => (0..=n.len()).any(|i| go(&n[i..], rest)),
+            Some(('_', rest)) => !n.is_empty() && go(&n[1..], rest),
+            Some(('\\', rest)) if !rest.is_empty() => {
+                n.first() == rest.first() && go(&n[1..], &rest[1..])
+            }
+            Some((c, rest)) => {
+                n.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && go(&n[1..], rest)
+            }
+        }
+    }
+    let n: Vec<char> = name.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    go(&n, &p)
 }
 
 /// Splits `text` on top-level commas (outside quotes and parentheses).
@@ -454,12 +477,17 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
             let Some(db) = db else {
                 return from_error(&EmulatorError::NoDatabaseSelected);
             };
+            // `LIKE 'pattern'` filters the names (never ignored).
+            let pattern = upper
+                .find(" LIKE ")
+                .map(|at| unquote(sql[at + 6..].trim().trim_end_matches(';')));
             match shared.catalog.table_names(&db) {
                 Ok(names) => Outcome::Rows(
                     vec![ColumnDef::text(&format!("Tables_in_{db}"))],
                     names
                         .into_iter()
                         .filter(|t| shared.users.has_any(&session.user, &db, Some(t)))
+                        .filter(|t| pattern.as_deref().is_none_or(|p| like(t, p)))
                         .map(|n| vec![Some(n)])
                         .collect(),
                 ),
