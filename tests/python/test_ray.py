@@ -83,3 +83,94 @@ def test_split_reads_and_atomic_writes_run_on_ray_workers(doris):
     assert result["refused"] and "atomic=True" in result["refused"]
     assert result["statuses"] == ["success", "already_committed"]
     assert result["written"] == list(range(1000, 1300))
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import glob, json, os, signal, sys, threading, time, urllib.request
+    import daft, ray
+    from daft_doris import DorisConnection, DorisTable, read_doris, write_doris
+
+    ports = json.loads(sys.argv[1])
+    fe = f"http://127.0.0.1:{ports['fe_http_port']}"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    daft.set_runner_ray()
+    connection = DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"],
+                                 mysql_port=ports["query_port"])
+    rows = daft.from_pydict({"id": list(range(5000, 5400)), "v": list(range(400))})
+
+    def faults(method, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{fe}/_emulator/faults", data=data, method=method)
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def staging_txns():
+        txns = json.load(urllib.request.urlopen(f"{fe}/_emulator/txns/w", timeout=10))["txns"]
+        return [t for t in txns if t["table"].startswith("__dd_stage_")]
+
+    earlier = {t["txn_id"] for t in staging_txns()}
+
+    def staging_loads(state):
+        # This write's staging loads only (the module's other tests wrote to `w` too).
+        return sum(1 for t in staging_txns() if t["txn_id"] not in earlier and t["state"] == state)
+
+    killed = []
+    def kill_the_writing_worker():
+        # Once three staging loads have committed (the tasks are mid-write), SIGKILL the
+        # Ray worker process running the sink: its committed loads are orphaned.
+        deadline = time.time() + 120
+        while time.time() < deadline and staging_loads("VISIBLE") < 3:
+            time.sleep(0.02)
+        for proc in glob.glob("/proc/[0-9]*"):
+            try:
+                cmd = open(proc + "/cmdline", "rb").read()
+            except OSError:
+                continue
+            # The worker's process title is `ray::<stage>->DataSink` while it runs the sink.
+            if cmd.startswith(b"ray::") and b"DataSink" in cmd:
+                os.kill(int(proc[6:]), signal.SIGKILL)
+                killed.append(int(proc[6:]))
+
+    faults("POST", {"kind": "delay", "ms": 60, "times": 100000})
+    killer = threading.Thread(target=kill_the_writing_worker, daemon=True)
+    killer.start()
+    try:
+        first = write_doris(rows.repartition(4), connection=connection, table=DorisTable("w", "t"),
+                            idempotence_key="ray-kill", batch_rows=10).to_pydict()["status"][0]
+    except Exception as e:
+        first = f"raised {type(e).__name__}"
+    killer.join(timeout=5)
+    staged = staging_loads("VISIBLE")
+    faults("DELETE")
+    again = write_doris(rows.repartition(3), connection=connection, table=DorisTable("w", "t"),
+                        idempotence_key="ray-kill").to_pydict()["status"][0]
+    written = read_doris(host="127.0.0.1", mysql_port=ports["query_port"], http_port=ports["fe_http_port"],
+                         database="w", table="t", transport="mysql").to_pydict()
+    print(json.dumps({"killed": killed, "first": first, "again": again, "staged_loads": staged,
+                      "ids": sorted(i for i in written["id"] if i >= 5000)}))
+    """
+)
+
+
+def test_an_atomic_write_whose_ray_worker_is_killed_ends_with_every_row_once(doris, capsys):
+    out = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, json.dumps(doris)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    with capsys.disabled():
+        print(
+            f"\n[ray] worker killed mid-write: first write {result['first']}, "
+            f"{result['staged_loads']} staging loads committed for 40 loads of data, rerun {result['again']}"
+        )
+    assert result["killed"], "no Ray worker was running the sink"
+    # The killed attempt's committed staging loads were orphaned (more than the 40 loads the
+    # 400 rows need), yet the table holds every row exactly once.
+    assert result["staged_loads"] > 40
+    assert result["ids"] == list(range(5000, 5400))
+    # Whether Ray retried the task (success) or the write failed, the key's rerun is a no-op
+    # or completes it: never a second copy.
+    assert result["again"] in ("already_committed", "success")
