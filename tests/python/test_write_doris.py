@@ -432,3 +432,11 @@ def test_sink_pickles_and_redacts_its_password():
         "already_loaded_batches",
     ]
     assert pa.types.is_int64(copy.schema().to_pyarrow_schema().field("batches").type)
+
+
+def test_the_reference_connectors_names_work():
+    from daft_doris.doris import DorisDataSource as ReferenceSource
+    from daft_doris.doris import read_doris as reference_read
+
+    assert reference_read is read_doris and ReferenceSource.__name__ == "DorisDataSource"
+    assert DorisTable("sales", "order`s").qualified == "`sales`.`order``s`"

@@ -117,6 +117,16 @@ class DorisTable:
         check.identifier("database", self.database)
         check.identifier("table name", self.name)
 
+    @property
+    def qualified(self) -> str:
+        """The table as Doris SQL names it: `` `db`.`name` `` (each backtick doubled).
+
+        >>> DorisTable("sales", "order`s").qualified
+        '`sales`.`order``s`'
+        """
+        quote = lambda part: "`" + part.replace("`", "``") + "`"  # noqa: E731
+        return f"{quote(self.database)}.{quote(self.name)}"
+
 
 @dataclass(frozen=True)
 class DorisWriteOptions:
