@@ -440,3 +440,23 @@ def test_the_reference_connectors_names_work():
 
     assert reference_read is read_doris and ReferenceSource.__name__ == "DorisDataSource"
     assert DorisTable("sales", "order`s").qualified == "`sales`.`order``s`"
+
+
+def test_the_sink_works_with_write_sink_directly(doris):
+    # Daft's own way: no bind_schema; each task checks its first micropartition first.
+    frame(20).write_sink(DorisDataSink(conn(doris), DorisTable("w", "dup")))
+    atomic = DorisDataSink(
+        conn(doris), DorisTable("w", "dup"), DorisWriteOptions(idempotence_key="sink-1", atomic=True)
+    )
+    frame(10, start=100).write_sink(atomic)
+    frame(10, start=100).write_sink(
+        DorisDataSink(
+            conn(doris), DorisTable("w", "dup"), DorisWriteOptions(idempotence_key="sink-1", atomic=True)
+        )
+    )
+    assert ids_in(doris, "dup") == [*range(20), *range(100, 110)]
+    bad = daft.from_pydict({"id": [1], "nope": [2]})
+    with pytest.raises(Exception, match="nope is not in the table"):
+        bad.write_sink(DorisDataSink(conn(doris), DorisTable("w", "dup")))
+    assert ids_in(doris, "dup") == [*range(20), *range(100, 110)]
+    query(doris, "TRUNCATE TABLE dup")

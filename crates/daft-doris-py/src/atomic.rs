@@ -58,6 +58,24 @@ fn label(prefix: &str, key: &str) -> PyResult<doris_streamload::Label> {
     atomic::key_label(prefix, key).map_err(|e| load_error(&e))
 }
 
+/// The run `atomic_begin` started, from the names the sink kept.
+fn resume(
+    database: &str,
+    table: &str,
+    label_prefix: &str,
+    key: &str,
+    staging: &str,
+) -> PyResult<AtomicWrite> {
+    AtomicWrite::resume(
+        database,
+        table,
+        label(label_prefix, key)?,
+        staging,
+        AtomicPolicy::default(),
+    )
+    .map_err(|e| load_error(&e))
+}
+
 /// Starts an atomic write: `{"state": "committed"}` when the key's label is committed
 /// already, else `{"state": "fresh", "staging": name}` with the run's staging table made.
 #[pyfunction]
@@ -121,14 +139,7 @@ pub(crate) fn atomic_publish<'py>(
     tags: Vec<(String, u64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: Connection = parse_json("connection", connection)?;
-    let run = AtomicWrite::resume(
-        database,
-        table,
-        label(label_prefix, key)?,
-        staging,
-        AtomicPolicy::default(),
-    )
-    .map_err(|e| load_error(&e))?;
+    let run = resume(database, table, label_prefix, key, staging)?;
     let published = block_on(py, || async {
         let mut session = open(&connection, password).await?;
         run.publish(&mut session, &columns, &tags).await
@@ -156,14 +167,7 @@ pub(crate) fn atomic_discard(
     staging: &str,
 ) -> PyResult<()> {
     let connection: Connection = parse_json("connection", connection)?;
-    let run = AtomicWrite::resume(
-        database,
-        table,
-        label(label_prefix, key)?,
-        staging,
-        AtomicPolicy::default(),
-    )
-    .map_err(|e| load_error(&e))?;
+    let run = resume(database, table, label_prefix, key, staging)?;
     block_on(py, || async {
         let mut session = open(&connection, password).await?;
         run.discard(&mut session).await

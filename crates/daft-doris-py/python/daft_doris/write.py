@@ -221,6 +221,7 @@ class DorisDataSink(DataSink[dict]):
         self._options = options or DorisWriteOptions()
         self._target: dict[str, Any] | None = None
         self._data_schema: pa.Schema | None = None
+        self._started = False
         self._lock = threading.Lock()
         self._occurrences: dict[str, int] = {}
         self._precommitted: list[tuple[int, str | None]] = []
@@ -249,8 +250,22 @@ class DorisDataSink(DataSink[dict]):
         return Schema.from_pyarrow_schema(SUMMARY_SCHEMA)
 
     def bind_schema(self, schema: pa.Schema) -> None:
-        """The DataFrame's schema, checked against the table by ``start()``."""
+        """The DataFrame's schema, checked against the table by ``start()`` (``write_doris``
+        binds it). Without it, as with ``df.write_sink(DorisDataSink(...))``, each task
+        checks its first micropartition's schema before that micropartition's upload."""
         self._data_schema = schema
+
+    def _check(self, schema: pa.Schema) -> dict[str, Any]:
+        """The table check of ``schema`` (keys, model, types, nullability), before any byte."""
+        endpoint = self._connection.endpoint()
+        return _native.check_write_target(
+            endpoint.to_json(),
+            endpoint.password_value(),
+            self._table.database,
+            self._table.name,
+            schema,
+            self._options.operation,
+        )
 
     def start(self) -> None:
         if _runner() != "native" and not self._options.atomic:
@@ -258,17 +273,10 @@ class DorisDataSink(DataSink[dict]):
                 "on Daft's Ray runner, Doris writes need atomic=True (or an idempotence key with "
                 "atomic=True): only the atomic mode keeps its guarantees when Ray retries tasks"
             )
-        if self._data_schema is None:
-            raise ConfigurationError("the sink has no data schema (use write_doris)")
         endpoint = self._connection.endpoint()
-        self._target = _native.check_write_target(
-            endpoint.to_json(),
-            endpoint.password_value(),
-            self._table.database,
-            self._table.name,
-            self._data_schema,
-            self._options.operation,
-        )
+        if self._data_schema is not None:
+            self._target = self._check(self._data_schema)
+        self._started = True
         if self._options.atomic:
             key = self._options.idempotence_key or uuid.uuid4().hex
             begun = _native.atomic_begin(
@@ -281,8 +289,7 @@ class DorisDataSink(DataSink[dict]):
             )
             self._atomic = {"key": key, **begun}
 
-    def _request(self) -> str:
-        assert self._target is not None
+    def _request(self, target: dict[str, Any] | None) -> str:
         o = self._options
         c = self._connection
         return json.dumps(
@@ -290,7 +297,7 @@ class DorisDataSink(DataSink[dict]):
                 "database": self._table.database,
                 "table": self._table.name,
                 "operation": o.operation,
-                "rules": self._target["rules"],
+                "rules": target["rules"] if target else "[]",
                 "format": o.format,
                 "batch_rows": o.batch_rows,
                 "batch_bytes": o.batch_bytes,
@@ -321,7 +328,7 @@ class DorisDataSink(DataSink[dict]):
         return f"{key}_{fingerprint}", occurrence
 
     def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[dict]]:
-        if self._target is None:
+        if not self._started:
             raise ConfigurationError("write() was called before start()")
         if self._atomic is not None and self._atomic["state"] == "committed":
             # The key's write was committed by an earlier run: load nothing.
@@ -329,19 +336,25 @@ class DorisDataSink(DataSink[dict]):
                 pass
             return
         endpoint = self._connection.endpoint()
-        writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request())
+        target, writer = self._target, None
         # Atomic mode: this attempt's tag; a failed or retried attempt's tag is never published.
         tag = uuid.uuid4().hex if self._atomic is not None else None
         for micropartition in micropartitions:
             table = micropartition.to_arrow()
             if table.num_rows == 0:
                 continue
+            if writer is None:
+                target = target or self._check(table.schema)
+                writer = _native.TableWriter(
+                    endpoint.to_json(), endpoint.password_value(), self._request(target)
+                )
             if tag is None:
                 label_key, occurrence = self._label_key(table)
                 summary = writer.write(table, label_key, occurrence)
             else:
                 summary = writer.write(table, None, 0, tag)
                 summary["tag"] = tag
+            summary["columns"] = list(target["columns"])
             if summary["precommitted"]:
                 with self._lock:
                     self._precommitted.extend(summary["precommitted"])
@@ -363,7 +376,7 @@ class DorisDataSink(DataSink[dict]):
         if not txns:
             return
         endpoint = self._connection.endpoint()
-        writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request())
+        writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request(None))
         try:
             writer.settle(txns, commit)
         finally:
@@ -388,7 +401,7 @@ class DorisDataSink(DataSink[dict]):
 
     def _publish(self, results: list[dict]) -> dict[str, Any]:
         """Atomic mode: one labelled INSERT of every successful attempt's rows."""
-        assert self._atomic is not None and self._target is not None
+        assert self._atomic is not None
         if self._atomic["state"] == "committed":
             return {"status": "already_committed", "loaded_rows": 0}
         # Rows each successful attempt's loads reported; the publish checks them against
@@ -407,7 +420,7 @@ class DorisDataSink(DataSink[dict]):
             self._options.label_prefix,
             self._atomic["key"],
             self._atomic["staging"],
-            [c for c in self._data_schema.names if c in set(self._target["columns"])],
+            next((r["columns"] for r in results if r.get("columns")), []),
             tags,
         )
         staged = sum(per_tag.values())
@@ -420,16 +433,7 @@ class DorisDataSink(DataSink[dict]):
         results = [r.result for r in write_results]
         if self._atomic is not None:
             outcome = self._publish(results)
-            row = {
-                "status": [outcome["status"]],
-                "batches": [sum(r["batches"] for r in results)],
-                "attempted_rows": [sum(r["attempted_rows"] for r in results)],
-                "loaded_rows": [outcome["loaded_rows"]],
-                "filtered_rows": [sum(r["filtered_rows"] for r in results)],
-                "uploaded_bytes": [sum(r["uploaded_bytes"] for r in results)],
-                "already_loaded_batches": [0],
-            }
-            return MicroPartition.from_arrow(pa.table(row, schema=SUMMARY_SCHEMA))
+            return _summary(results, outcome["status"], outcome["loaded_rows"], already=0)
         statuses: dict[str, int] = {}
         for r in results:
             for name, count in r["statuses"].items():
@@ -442,16 +446,21 @@ class DorisDataSink(DataSink[dict]):
         others = sum(v for k, v in statuses.items() if k != "publish_timeout")
         status = "publish_timeout" if timeouts and not others else "mixed" if timeouts else "success"
         already = statuses.get("already_loaded", 0) + statuses.get("committed_by_earlier_attempt", 0)
-        row = {
-            "status": [status],
-            "batches": [sum(r["batches"] for r in results)],
-            "attempted_rows": [sum(r["attempted_rows"] for r in results)],
-            "loaded_rows": [sum(r["loaded_rows"] for r in results)],
-            "filtered_rows": [sum(r["filtered_rows"] for r in results)],
-            "uploaded_bytes": [sum(r["uploaded_bytes"] for r in results)],
-            "already_loaded_batches": [already],
-        }
-        return MicroPartition.from_arrow(pa.table(row, schema=SUMMARY_SCHEMA))
+        return _summary(results, status, sum(r["loaded_rows"] for r in results), already=already)
+
+
+def _summary(results: list[dict], status: str, loaded_rows: int, already: int) -> MicroPartition:
+    """The one-row summary of a write (``SUMMARY_SCHEMA``) from the tasks' results."""
+    row = {
+        "status": [status],
+        "batches": [sum(r["batches"] for r in results)],
+        "attempted_rows": [sum(r["attempted_rows"] for r in results)],
+        "loaded_rows": [loaded_rows],
+        "filtered_rows": [sum(r["filtered_rows"] for r in results)],
+        "uploaded_bytes": [sum(r["uploaded_bytes"] for r in results)],
+        "already_loaded_batches": [already],
+    }
+    return MicroPartition.from_arrow(pa.table(row, schema=SUMMARY_SCHEMA))
 
 
 def write_doris(
