@@ -37,6 +37,8 @@ CREATE TABLE w.agg (`k` INT NOT NULL, `total` BIGINT SUM NULL) AGGREGATE KEY(`k`
 CREATE TABLE w.part (`id` INT NOT NULL, `name` VARCHAR(8) NULL) DUPLICATE KEY(`id`)
   PARTITION BY RANGE(`id`) (PARTITION p0 VALUES LESS THAN ("1000"))
   DISTRIBUTED BY HASH(`id`) BUCKETS 1;
+CREATE TABLE w.typed (`id` INT NOT NULL, `j` JSON NULL, `ip` IPV6 NULL, `big` LARGEINT NULL)
+  DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
 GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 """
@@ -460,3 +462,22 @@ def test_the_sink_works_with_write_sink_directly(doris):
         bad.write_sink(DorisDataSink(conn(doris), DorisTable("w", "dup")))
     assert ids_in(doris, "dup") == [*range(20), *range(100, 110)]
     query(doris, "TRUNCATE TABLE dup")
+
+
+@pytest.mark.parametrize(
+    ("column", "bad", "message"),
+    [
+        ("j", "{'not': json}", "not valid JSON"),
+        ("ip", "10.0.0.256", "not an IPv4 or IPv6 address"),
+        ("big", "170141183460469231731687303715884105728", "not a LARGEINT"),
+    ],
+)
+def test_text_values_doris_would_null_or_filter_are_refused_before_upload(doris, column, bad, message):
+    good = {"id": [1, 2], "j": ['{"a": 1}', None], "ip": ["::1", "10.0.0.1"], "big": ["-5", None]}
+    write_doris(daft.from_pydict(good), connection=conn(doris), table=DorisTable("w", "typed"))
+    rows = {**good, "id": [3, 4], column: [good[column][0], bad]}
+    with pytest.raises(DorisTableCompatibilityError, match=message) as info:
+        write_doris(daft.from_pydict(rows), connection=conn(doris), table=DorisTable("w", "typed"))
+    assert bad not in str(info.value)
+    assert sorted(r[0] for r in query(doris, "SELECT id FROM typed")) == [1, 2]
+    query(doris, "TRUNCATE TABLE typed")

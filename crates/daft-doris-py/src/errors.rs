@@ -70,7 +70,9 @@ pub(crate) fn load_error_class(e: &StreamLoadError) -> &'static str {
             "DorisAmbiguousWriteError"
         }
         StreamLoadError::PartialCommit { .. } => "DorisPartialCommitError",
-        StreamLoadError::Encode(_) => "DorisTableCompatibilityError",
+        StreamLoadError::Encode(_) | StreamLoadError::ValueRejected { .. } => {
+            "DorisTableCompatibilityError"
+        }
         _ => "DorisWriteError",
     }
 }

@@ -5,12 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::compute::{CastOptions, cast_with_options};
-use arrow::datatypes::DataType;
-use arrow::util::display::FormatOptions;
 use arrow_schema::Schema;
-use doris_sql::{KeyModel, ValueCheck, WriteOperation};
+use doris_sql::{KeyModel, WriteOperation};
+use doris_streamload::prepare::{BatchRules, ColumnRule};
 use doris_streamload::{
     ClientConfig, Credentials, Format, HostPort, Label, LabelScheme, LoadOptions, LoadStatus,
     Loader, LoaderConfig, MergeType, NewKeyBehavior, RedirectPolicy, StreamLoadClient, TxnRef,
@@ -19,24 +16,12 @@ use doris_streamload::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatchReader, PySchema};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sha1::{Digest, Sha1};
 
 use crate::errors::{load_error, load_error_class, raise, write_metadata_error};
 use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
-
-/// How one column is written, as decided by the table check (travels as JSON from the
-/// driver to every writer).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct ColumnRule {
-    name: String,
-    /// Arrow type to cast to, value by value, with an error on any value that does not fit.
-    cast_to: Option<String>,
-    not_null: bool,
-    /// `(limit, characters)`: VARCHAR limits bytes, CHAR characters.
-    max_length: Option<(u32, bool)>,
-}
 
 /// Checks the data's schema against the table before anything is uploaded.
 ///
@@ -68,15 +53,7 @@ pub(crate) fn check_write_target<'py>(
     let rules: Vec<ColumnRule> = target
         .column_writes
         .iter()
-        .map(|c| ColumnRule {
-            name: c.name.clone(),
-            cast_to: c.cast_to.as_ref().map(|t| t.to_string()),
-            not_null: c.not_null,
-            max_length: c.value_checks.iter().find_map(|v| match v {
-                ValueCheck::MaxLength { limit, characters } => Some((*limit, *characters)),
-                _ => None,
-            }),
-        })
+        .map(ColumnRule::from_write)
         .collect();
     let out = PyDict::new(py);
     out.set_item(
@@ -175,7 +152,7 @@ pub(crate) struct TableWriter {
     database: String,
     table: String,
     options: LoadOptions,
-    rules: Vec<(ColumnRule, Option<DataType>)>,
+    rules: BatchRules,
     max_rows: usize,
     max_bytes: u64,
     label_prefix: String,
@@ -248,18 +225,7 @@ impl TableWriter {
             .parse()
             .map_err(|e: String| raise("ConfigurationError", e))?;
         let rules: Vec<ColumnRule> = parse_json("column rules", &request.rules)?;
-        let rules = rules
-            .into_iter()
-            .map(|r| {
-                let cast = r
-                    .cast_to
-                    .as_deref()
-                    .map(str::parse::<DataType>)
-                    .transpose()
-                    .map_err(|e| raise("ConfigurationError", e.to_string()))?;
-                Ok((r, cast))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = ClientConfig::new(
             connection.http_url()?,
             Credentials::new(&connection.user, password),
@@ -345,7 +311,7 @@ impl TableWriter {
         let mut batches = Vec::new();
         for batch in reader {
             let batch = batch.map_err(|e| raise("TransportError", e.to_string()))?;
-            batches.push(self.prepare(batch)?);
+            batches.push(self.rules.apply(batch).map_err(|e| load_error(&e))?);
         }
         let client = self.client.clone();
         let (db, mut table, mut options) = (
@@ -438,78 +404,4 @@ impl TableWriter {
         .map(|_| ())
         .map_err(|e| load_error(&e))
     }
-}
-
-impl TableWriter {
-    /// Applies the table check's rules to a batch: value-checked casts, NOT NULL and
-    /// string lengths. Errors name the column and the rule, never a value.
-    fn prepare(&self, batch: RecordBatch) -> PyResult<RecordBatch> {
-        let schema = batch.schema();
-        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
-        for (rule, cast) in &self.rules {
-            let Some(i) = fields.iter().position(|f| f.name() == &rule.name) else {
-                return Err(raise(
-                    "DorisTableCompatibilityError",
-                    format!("column {} is missing from a micropartition", rule.name),
-                ));
-            };
-            if rule.not_null && columns[i].null_count() > 0 {
-                return Err(raise(
-                    "DorisTableCompatibilityError",
-                    format!(
-                        "column {} is NOT NULL in Doris but the data has nulls",
-                        rule.name
-                    ),
-                ));
-            }
-            if let Some(target) = cast {
-                let options = CastOptions {
-                    safe: false,
-                    format_options: FormatOptions::default(),
-                };
-                let cast = cast_with_options(&columns[i], target, &options).map_err(|_| {
-                    raise(
-                        "DorisTableCompatibilityError",
-                        format!(
-                            "column {}: a value does not fit the table's type {target}",
-                            rule.name
-                        ),
-                    )
-                })?;
-                columns[i] = cast;
-                fields[i] = Arc::new(fields[i].as_ref().clone().with_data_type(target.clone()));
-            }
-            if let Some((limit, characters)) = rule.max_length {
-                check_length(&rule.name, &columns[i], limit, characters)?;
-            }
-        }
-        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-            .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))
-    }
-}
-
-/// Refuses strings longer than a CHAR/VARCHAR column (Doris would truncate or filter them).
-fn check_length(name: &str, array: &ArrayRef, limit: u32, characters: bool) -> PyResult<()> {
-    let too_long = |s: &str| {
-        if characters {
-            s.chars().count() > limit as usize
-        } else {
-            s.len() > limit as usize
-        }
-    };
-    let bad = match array.data_type() {
-        DataType::Utf8 => array.as_string::<i32>().iter().flatten().any(too_long),
-        DataType::LargeUtf8 => array.as_string::<i64>().iter().flatten().any(too_long),
-        DataType::Utf8View => array.as_string_view().iter().flatten().any(too_long),
-        _ => false,
-    };
-    if bad {
-        let unit = if characters { "characters" } else { "bytes" };
-        return Err(raise(
-            "DorisTableCompatibilityError",
-            format!("column {name}: a value is longer than the column's {limit} {unit}"),
-        ));
-    }
-    Ok(())
 }

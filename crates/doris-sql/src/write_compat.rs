@@ -35,7 +35,8 @@ use arrow_schema::{DataType, TimeUnit};
 use crate::types::DorisType;
 
 /// A check the writer must make on the values, because the type cannot guarantee it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ValueCheck {
     /// Strings must not exceed this many bytes (VARCHAR) or characters (CHAR).
     MaxLength {

@@ -98,6 +98,16 @@ pub enum StreamLoadError {
         detail: String,
     },
 
+    /// A value breaks a rule of its Doris column (NOT NULL, a narrower type, a length, a
+    /// text form); nothing of the batch was sent. The value itself is not shown.
+    #[error("column {column}: {reason}")]
+    ValueRejected {
+        /// The data column.
+        column: String,
+        /// The rule it breaks.
+        reason: String,
+    },
+
     /// The data could not be encoded in the chosen format.
     #[error("cannot encode the load body: {0}")]
     Encode(String),

@@ -39,6 +39,7 @@ mod error;
 mod label;
 mod loader;
 mod options;
+pub mod prepare;
 mod response;
 mod wire;
 

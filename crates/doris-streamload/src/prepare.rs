@@ -1,0 +1,275 @@
+//! A write target's column rules applied to record batches before they are uploaded: the
+//! value-checked casts, NOT NULL, and the value checks the types cannot guarantee (CHAR and
+//! VARCHAR lengths, LARGEINT text, JSON text, IP addresses). Doris would filter, truncate or
+//! NULL such values silently (or fail the whole load in strict mode); here the batch is
+//! refused before any byte is sent, with an error that names the column and the rule,
+//! never the value.
+//!
+//! The rules come from `doris_sql::check_write_target` ([`ColumnRule::from_write`]) and are
+//! serialisable, so a driver can check the table once and hand the rules to its workers.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::compute::{CastOptions, cast_with_options};
+use arrow::util::display::FormatOptions;
+use arrow_schema::{DataType, Field, FieldRef, Schema};
+use doris_sql::{ColumnWrite, ValueCheck};
+use serde::{Deserialize, Serialize};
+
+use crate::error::StreamLoadError;
+
+/// How one data column is written (serialisable; see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnRule {
+    /// The data column's name.
+    pub name: String,
+    /// The Arrow type (as `DataType`'s text) to cast to, value by value, when narrower.
+    pub cast_to: Option<String>,
+    /// NOT NULL in Doris.
+    pub not_null: bool,
+    /// Checks on the values.
+    pub checks: Vec<ValueCheck>,
+}
+
+impl ColumnRule {
+    /// The rule of one column of a checked write target.
+    pub fn from_write(write: &ColumnWrite) -> Self {
+        Self {
+            name: write.name.clone(),
+            cast_to: write.cast_to.as_ref().map(ToString::to_string),
+            not_null: write.not_null,
+            checks: write.value_checks.clone(),
+        }
+    }
+}
+
+/// Rules ready to apply (cast types parsed once).
+#[derive(Debug, Clone)]
+pub struct BatchRules(Vec<(ColumnRule, Option<DataType>)>);
+
+fn rejected(column: &str, reason: impl std::fmt::Display) -> StreamLoadError {
+    StreamLoadError::ValueRejected {
+        column: column.to_owned(),
+        reason: reason.to_string(),
+    }
+}
+
+impl BatchRules {
+    /// Parses the rules' cast types.
+    pub fn new(rules: Vec<ColumnRule>) -> Result<Self, StreamLoadError> {
+        rules
+            .into_iter()
+            .map(|r| {
+                let cast = r
+                    .cast_to
+                    .as_deref()
+                    .map(str::parse::<DataType>)
+                    .transpose()
+                    .map_err(|e| StreamLoadError::Config(format!("column {}: {e}", r.name)))?;
+                Ok((r, cast))
+            })
+            .collect::<Result<_, _>>()
+            .map(Self)
+    }
+
+    /// Applies every rule to `batch`: the batch as it will be uploaded, or the first
+    /// column and rule it breaks.
+    pub fn apply(&self, batch: RecordBatch) -> Result<RecordBatch, StreamLoadError> {
+        let schema = batch.schema();
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+        for (rule, cast) in &self.0 {
+            let Some(i) = fields.iter().position(|f| f.name() == &rule.name) else {
+                return Err(rejected(&rule.name, "the column is missing from a batch"));
+            };
+            if rule.not_null && columns[i].null_count() > 0 {
+                return Err(rejected(
+                    &rule.name,
+                    "the column is NOT NULL in Doris but the data has nulls",
+                ));
+            }
+            if let Some(target) = cast {
+                let options = CastOptions {
+                    safe: false,
+                    format_options: FormatOptions::default(),
+                };
+                columns[i] = cast_with_options(&columns[i], target, &options).map_err(|_| {
+                    rejected(
+                        &rule.name,
+                        format!("a value does not fit the table's type {target}"),
+                    )
+                })?;
+                fields[i] = Arc::new(Field::clone(&fields[i]).with_data_type(target.clone()));
+            }
+            for check in &rule.checks {
+                check_values(&rule.name, &columns[i], check)?;
+            }
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| rejected("", e))
+    }
+}
+
+/// The strings of a string column (any offset width or view), nulls skipped; `None` for
+/// other types (their checks do not apply to them).
+fn strings(array: &ArrayRef) -> Option<Box<dyn Iterator<Item = &str> + '_>> {
+    match array.data_type() {
+        DataType::Utf8 => Some(Box::new(array.as_string::<i32>().iter().flatten())),
+        DataType::LargeUtf8 => Some(Box::new(array.as_string::<i64>().iter().flatten())),
+        DataType::Utf8View => Some(Box::new(array.as_string_view().iter().flatten())),
+        _ => None,
+    }
+}
+
+fn check_values(name: &str, array: &ArrayRef, check: &ValueCheck) -> Result<(), StreamLoadError> {
+    let Some(mut values) = strings(array) else {
+        return Ok(());
+    };
+    let (bad, reason) = match check {
+        ValueCheck::MaxLength { limit, characters } => {
+            let limit = *limit as usize;
+            let unit = if *characters { "characters" } else { "bytes" };
+            let long = if *characters {
+                values.any(|s| s.chars().count() > limit)
+            } else {
+                values.any(|s| s.len() > limit)
+            };
+            (
+                long,
+                format!("a value is longer than the column's {limit} {unit}"),
+            )
+        }
+        ValueCheck::LargeIntText => (
+            values.any(|s| s.trim().parse::<i128>().is_err()),
+            "a value is not a LARGEINT (an integer of at most 128 bits)".to_owned(),
+        ),
+        ValueCheck::JsonText => (
+            values.any(|s| serde_json::from_str::<serde::de::IgnoredAny>(s).is_err()),
+            "a value is not valid JSON".to_owned(),
+        ),
+        ValueCheck::IpText => (
+            values.any(|s| s.trim().parse::<std::net::IpAddr>().is_err()),
+            "a value is not an IPv4 or IPv6 address".to_owned(),
+        ),
+    };
+    if bad {
+        Err(rejected(name, reason))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::{Int64Array, StringArray};
+
+    fn one(name: &str, values: Vec<Option<&str>>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new(name, DataType::Utf8, true)]));
+        RecordBatch::try_new(schema, vec![Arc::new(StringArray::from(values))]).unwrap()
+    }
+
+    fn rules(check: ValueCheck) -> BatchRules {
+        BatchRules::new(vec![ColumnRule {
+            name: "c".into(),
+            cast_to: None,
+            not_null: false,
+            checks: vec![check],
+        }])
+        .unwrap()
+    }
+
+    #[test]
+    fn every_value_check_refuses_what_doris_would_change_and_names_no_value() {
+        let cases = [
+            (
+                ValueCheck::MaxLength {
+                    limit: 3,
+                    characters: false,
+                },
+                vec![Some("żo"), None],
+                vec![Some("żół"), Some("abcd")],
+            ),
+            (
+                ValueCheck::MaxLength {
+                    limit: 3,
+                    characters: true,
+                },
+                vec![Some("żół")],
+                vec![Some("abcd")],
+            ),
+            (
+                ValueCheck::LargeIntText,
+                vec![
+                    Some("-170141183460469231731687303715884105728"),
+                    Some(" 42 "),
+                ],
+                vec![Some("170141183460469231731687303715884105728"), Some("4.5")],
+            ),
+            (
+                ValueCheck::JsonText,
+                vec![Some(r#"{"a": [1, null]}"#), Some("3"), None],
+                vec![Some("{'a': 1}"), Some("")],
+            ),
+            (
+                ValueCheck::IpText,
+                vec![Some("10.0.0.1"), Some("::1"), Some("2001:db8::2")],
+                vec![Some("10.0.0.256"), Some("host.example")],
+            ),
+        ];
+        for (check, good, bad) in cases {
+            let r = rules(check.clone());
+            r.apply(one("c", good)).unwrap();
+            for value in bad {
+                let e = r
+                    .apply(one("c", vec![Some("10.0.0.1"), value]))
+                    .unwrap_err();
+                assert!(
+                    matches!(e, StreamLoadError::ValueRejected { .. }),
+                    "{check:?}: {e}"
+                );
+                let shown = e.to_string();
+                assert!(shown.contains("column c"), "{shown}");
+                assert!(
+                    !shown.contains(value.unwrap()) || value.unwrap().is_empty(),
+                    "{shown}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn casts_are_value_checked_and_not_null_is_enforced() {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let batch = |v: Vec<Option<i64>>| {
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(v))]).unwrap()
+        };
+        let r = BatchRules::new(vec![ColumnRule {
+            name: "id".into(),
+            cast_to: Some("Int32".into()),
+            not_null: true,
+            checks: vec![],
+        }])
+        .unwrap();
+        let out = r.apply(batch(vec![Some(1), Some(-2)])).unwrap();
+        assert_eq!(out.schema().field(0).data_type(), &DataType::Int32);
+        assert!(
+            r.apply(batch(vec![Some(1 << 40)]))
+                .unwrap_err()
+                .to_string()
+                .contains("does not fit")
+        );
+        assert!(
+            r.apply(batch(vec![None]))
+                .unwrap_err()
+                .to_string()
+                .contains("NOT NULL")
+        );
+        // The rules travel as JSON from a driver to its workers.
+        let json =
+            serde_json::to_string(&r.0.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>()).unwrap();
+        let back: Vec<ColumnRule> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back[0].cast_to.as_deref(), Some("Int32"));
+    }
+}
