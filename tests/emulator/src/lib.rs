@@ -1,7 +1,7 @@
 //! # doris-emulator
 //!
 //! An Apache Doris emulator for tests without Docker, behaving like Doris on the wire as
-//! `../shared/doris-protocol.md` describes it (Doris 4.0 where versions differ). Start it
+//! `docs/emulator.md` describes it (Doris 4.0 where versions differ). Start it
 //! in-process on ephemeral ports:
 //!
 //! ```no_run
