@@ -147,3 +147,30 @@ def test_a_setup_script_written_for_doris_runs_unchanged(emulator):
     with u, u.cursor() as cur:
         cur.execute("SELECT id, v FROM copy ORDER BY id")
         assert cur.fetchall() == ((1, "a"), (2, "b"))
+
+
+def test_names_with_doubled_backticks_work_in_every_statement(emulator):
+    c = connect(emulator)
+    with c, c.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS bt")
+        cur.execute(
+            "CREATE TABLE bt.`t``x` (`id` INT NOT NULL, `tick``col` VARCHAR(8) NULL) "
+            "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
+        )
+        cur.execute("INSERT INTO bt.`t``x` (`id`, `tick``col`) VALUES (1, 'a'), (2, 'b')")
+        cur.execute("SELECT `id`, `tick``col` FROM bt.`t``x` WHERE `tick``col` = 'b'")
+        assert cur.fetchall() == ((2, "b"),)
+        cur.execute("DESC bt.`t``x`")
+        assert [r[0] for r in cur.fetchall()] == ["id", "tick`col"]
+    # And daft_doris reads such a table (its SELECT quotes them the same way).
+    from daft_doris import read_doris
+
+    back = read_doris(
+        host="127.0.0.1",
+        mysql_port=emulator["query_port"],
+        http_port=emulator["fe_http_port"],
+        database="bt",
+        table="t`x",
+        transport="mysql",
+    ).to_pydict()
+    assert sorted(back["tick`col"]) == ["a", "b"]

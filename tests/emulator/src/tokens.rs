@@ -30,6 +30,11 @@ pub fn render_token(token: &Token) -> String {
     match token {
         Token::SingleQuotedString(s) => quoted(s, '\''),
         Token::DoubleQuotedString(s) => quoted(s, '"'),
+        // A backtick-quoted name: its own backticks are doubled again (sqlparser writes the
+        // unescaped value between backticks).
+        Token::Word(w) if w.quote_style == Some('`') => {
+            format!("`{}`", w.value.replace('`', "``"))
+        }
         other => other.to_string(),
     }
 }
@@ -37,4 +42,21 @@ pub fn render_token(token: &Token) -> String {
 /// Tokens written back as SQL text.
 pub fn render(tokens: &[Token]) -> String {
     tokens.iter().map(render_token).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn names_with_doubled_backticks_survive_a_round_trip() {
+        let sql = "SELECT `tick``col`, 'it''s' FROM `d`.`t``x` WHERE `a` = 1";
+        let back = render(&tokenize(sql).unwrap());
+        assert_eq!(tokenize(&back).unwrap(), tokenize(sql).unwrap());
+        assert!(
+            back.contains("`tick``col`") && back.contains("`t``x`"),
+            "{back}"
+        );
+    }
 }
