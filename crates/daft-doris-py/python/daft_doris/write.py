@@ -388,8 +388,13 @@ class DorisDataSink(DataSink[dict]):
         """Drops a failed atomic run's staging table (a rerun with the key would too)."""
         if self._atomic is None or self._atomic["state"] != "fresh":
             return
+        _native.atomic_discard(*self._run_args())
+
+    def _run_args(self) -> tuple:
+        """The arguments that name this atomic run to the native layer."""
+        assert self._atomic is not None
         endpoint = self._connection.endpoint()
-        _native.atomic_discard(
+        return (
             endpoint.to_json(),
             endpoint.password_value(),
             self._table.database,
@@ -411,15 +416,8 @@ class DorisDataSink(DataSink[dict]):
             if r.get("tag") and r["loaded_rows"] > 0:
                 per_tag[r["tag"]] = per_tag.get(r["tag"], 0) + r["loaded_rows"]
         tags = sorted(per_tag.items())
-        endpoint = self._connection.endpoint()
         published = _native.atomic_publish(
-            endpoint.to_json(),
-            endpoint.password_value(),
-            self._table.database,
-            self._table.name,
-            self._options.label_prefix,
-            self._atomic["key"],
-            self._atomic["staging"],
+            *self._run_args(),
             next((r["columns"] for r in results if r.get("columns")), []),
             tags,
         )
