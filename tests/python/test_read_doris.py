@@ -306,3 +306,49 @@ def test_tasks_pickle_without_secrets_and_run_after_unpickling(doris, monkeypatc
         for batch in asyncio.run(run(task)):
             total += len(batch)
     assert total == 400
+
+
+def _arm(doris, fault):
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
+        data=json.dumps(fault).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(request).read()
+
+
+def test_flight_locations_outside_the_allowlist_receive_nothing(doris):
+    """A location the FE names that is neither the FE, a rewrite, a host the FE reports at
+    /api/backends nor an explicit target fails the read before any DoGet: a listener there
+    sees no connection (the bearer token never leaves for it)."""
+    import socket
+
+    from daft.exceptions import DaftCoreException
+
+    with socket.socket() as trap:
+        trap.bind(("127.0.0.2", 0))
+        trap.listen(8)
+        trap.settimeout(0.5)
+        port = trap.getsockname()[1]
+        _arm(doris, {"kind": "flight_location", "host": "127.0.0.2", "port": port})
+        with pytest.raises((ConfigurationError, DaftCoreException), match="not allowed"):
+            read(doris, "events", transport="flight").to_pydict()
+        with pytest.raises(socket.timeout):
+            trap.accept()
+    be = doris["be_flight_port"]
+    # The same BE under a host name the FE does not report: allowed explicitly, or rewritten.
+    for options in (
+        {"flight_allowed_locations": [f"localhost:{be}"]},
+        {"flight_endpoint_rewrite": {f"localhost:{be}": f"127.0.0.1:{be}"}},
+    ):
+        _arm(doris, {"kind": "flight_location", "host": "localhost", "port": be})
+        assert len(read(doris, "events", transport="flight", **options).to_pydict()["id"]) == 400
+    _arm(doris, {"kind": "flight_location", "host": "localhost", "port": be})
+    with pytest.raises((ConfigurationError, DaftCoreException), match="not allowed"):
+        read(doris, "events", transport="flight").to_pydict()
+    with pytest.raises(ConfigurationError, match="flight_allowed_locations"):
+        read(doris, "events", transport="flight", flight_allowed_locations=["no-port"])

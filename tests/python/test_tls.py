@@ -146,3 +146,27 @@ def test_the_mysql_link_verifies_the_certificate_when_asked(doris):
         read_doris(**kwargs, mysql_options={"init_command": "SET x = 1"})
     with pytest.raises(ConfigurationError, match="ssl_mode"):
         read_doris(**kwargs, mysql_options={"ssl_mode": "sometimes"})
+
+
+@pytest.mark.parametrize("trust", ["ca", "other_ca", "plain"])
+def test_flight_reads_verify_the_fe_and_be_certificates(doris, trust):
+    """grpc+tls to the FE and to the BE location it names, verified with tls_ca_file (the
+    location itself is checked against the BEs listed by /api/backends, over HTTPS)."""
+    frame = read_doris(
+        host="127.0.0.1",
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        flight_port=doris["fe_flight_port"],
+        http_secure=True,
+        flight_secure=trust != "plain",
+        tls_ca_file=doris["ca"] if trust == "plain" else doris[trust],
+        mysql_options={"ssl_mode": "verify_identity"} if trust == "ca" else None,
+        database="s",
+        table="t",
+        transport="flight",
+    )
+    if trust == "ca":
+        assert len(frame.to_pydict()["id"]) == count(doris)
+    else:
+        with pytest.raises(Exception, match="TransportError|transport error"):
+            frame.to_pydict()

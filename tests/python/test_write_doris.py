@@ -481,3 +481,35 @@ def test_text_values_doris_would_null_or_filter_are_refused_before_upload(doris,
     assert bad not in str(info.value)
     assert sorted(r[0] for r in query(doris, "SELECT id FROM typed")) == [1, 2]
     query(doris, "TRUNCATE TABLE typed")
+
+
+def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
+    """DROP and CREATE in the database, LOAD on the target and SELECT in the database are
+    each checked before anything is loaded; a missing one raises DorisWritePermissionError
+    naming it, the table is unchanged and no staging table is left."""
+    from daft_doris import DorisWritePermissionError
+
+    query(doris, "CREATE USER 'stager'@'%' IDENTIFIED BY 'st4ger-pw'")
+    stager = conn(doris, username="stager", password="st4ger-pw")
+    before = query(doris, "SELECT count(*) FROM dup")[0][0]
+
+    def attempt(needed):
+        with pytest.raises(DorisWritePermissionError, match=needed) as raised:
+            write_doris(frame(5, 9000), connection=stager, table=DorisTable("w", "dup"), atomic=True)
+        assert "st4ger-pw" not in str(raised.value)
+        assert query(doris, "SELECT count(*) FROM dup")[0][0] == before
+        assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+
+    # Any privilege on the table lets the writer read its metadata (SHOW CREATE TABLE).
+    query(doris, "GRANT ALTER_PRIV ON w.dup TO 'stager'@'%'")
+    attempt(r"\(DROP\) privilege")
+    query(doris, "GRANT DROP_PRIV ON w.* TO 'stager'@'%'")
+    attempt(r"\(CREATE\) privilege")
+    query(doris, "GRANT CREATE_PRIV ON w.* TO 'stager'@'%'")
+    attempt(r"\(LOAD\) privilege")
+    query(doris, "GRANT LOAD_PRIV ON w.* TO 'stager'@'%'")
+    attempt(r"SELECT command denied|\(SELECT\) privilege")
+    query(doris, "GRANT SELECT_PRIV ON w.* TO 'stager'@'%'")
+    done = write_doris(frame(5, 9000), connection=stager, table=DorisTable("w", "dup"), atomic=True)
+    assert summary(done)["loaded_rows"] == 5
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == before + 5

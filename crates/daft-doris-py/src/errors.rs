@@ -27,7 +27,7 @@ pub(crate) fn raise(name: &str, message: impl Into<String>) -> PyErr {
 /// A read error as its exception class.
 pub(crate) fn read_error(e: ReadError) -> PyErr {
     let class = match &e {
-        ReadError::Config(_) => "ConfigurationError",
+        ReadError::Config(_) | ReadError::LocationRefused { .. } => "ConfigurationError",
         ReadError::Auth(_) => "AuthenticationError",
         ReadError::Permission(_) => "DatabasePermissionError",
         ReadError::NotFound(_) => "DatabaseObjectNotFoundError",
@@ -70,6 +70,7 @@ pub(crate) fn load_error_class(e: &StreamLoadError) -> &'static str {
             "DorisAmbiguousWriteError"
         }
         StreamLoadError::PartialCommit { .. } => "DorisPartialCommitError",
+        StreamLoadError::Privilege { .. } => "DorisWritePermissionError",
         StreamLoadError::Encode(_) | StreamLoadError::ValueRejected { .. } => {
             "DorisTableCompatibilityError"
         }

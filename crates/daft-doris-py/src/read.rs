@@ -41,6 +41,9 @@ pub(crate) struct Connection {
     pub(crate) flight_endpoint_rewrite: std::collections::HashMap<String, String>,
     #[serde(default = "default_parallel")]
     pub(crate) flight_max_parallel: usize,
+    /// `host:port` Flight locations allowed besides the BEs the FE reports.
+    #[serde(default)]
+    pub(crate) flight_allowed_locations: Vec<String>,
     /// CA certificates (PEM text, read from `tls_ca_file` by the Python layer) trusted on
     /// the HTTPS and MySQL links besides the web PKI roots.
     #[serde(default)]
@@ -98,16 +101,31 @@ impl Connection {
         endpoint
     }
 
-    /// The FE's Flight SQL endpoint.
-    pub(crate) fn flight(&self, password: &str) -> FlightSqlEndpoint {
+    /// The FE's Flight SQL endpoint; its locations are checked against the BEs the FE's
+    /// HTTP face reports.
+    pub(crate) fn flight(&self, password: &str) -> PyResult<FlightSqlEndpoint> {
         let mut endpoint =
             FlightSqlEndpoint::new(&self.host, self.flight_port, &self.user, password);
         endpoint.tls = self.flight_secure;
+        endpoint.ca_bundle_pem = self.ca_bundle()?;
         endpoint.rewrite = self.flight_endpoint_rewrite.clone();
+        for location in &self.flight_allowed_locations {
+            let target = doris_sql::HostPort::parse(location).ok_or_else(|| {
+                raise(
+                    "ConfigurationError",
+                    "flight_allowed_locations entries must be host:port",
+                )
+            })?;
+            endpoint.allowlist.targets.push(target);
+        }
+        let mut http = PlanEndpoint::new(self.http_url()?, &self.user, password);
+        http.ca_bundle_pem = self.ca_bundle()?;
+        http.timeout = seconds(self.connect_timeout_seconds.max(1.0) * 3.0);
+        endpoint.fe_http = Some(http);
         endpoint.max_parallel = self.flight_max_parallel.max(1);
         endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
         endpoint.read_timeout = seconds(self.query_timeout_seconds);
-        endpoint
+        Ok(endpoint)
     }
 
     /// The FE's HTTP base URL.
@@ -314,7 +332,7 @@ impl BatchReader {
                 block_on(py, || query(&endpoint, sql, schema, limits))
             }
             "flight" => {
-                let endpoint = connection.flight(password);
+                let endpoint = connection.flight(password)?;
                 block_on(py, || flight::query(&endpoint, sql, schema, limits))
             }
             _ => {

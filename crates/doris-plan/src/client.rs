@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use doris_sql::{BackendsAnswerError, HostPort};
 use secrecy::{ExposeSecret, SecretString};
 use url::Url;
 
@@ -277,6 +278,15 @@ pub async fn fetch_plan(
         .send()
         .await
         .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
+    let body = read_capped(endpoint, &mut response).await?;
+    parse_answer(&body)
+}
+
+/// Reads a `200 OK` answer up to the endpoint's cap; other statuses are typed errors.
+async fn read_capped(
+    endpoint: &PlanEndpoint,
+    response: &mut reqwest::Response,
+) -> Result<Vec<u8>, PlanError> {
     let status = response.status();
     if status != reqwest::StatusCode::OK {
         return Err(match status.as_u16() {
@@ -299,7 +309,34 @@ pub async fn fetch_plan(
         }
         body.extend_from_slice(&chunk);
     }
-    parse_answer(&body)
+    Ok(body)
+}
+
+/// The alive BEs the FE reports (`GET /api/backends?is_alive=true`), each with its HTTP
+/// port: what [`doris_sql::AddressAllowlist`] calls the reported backends.
+pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, PlanError> {
+    if !matches!(endpoint.fe.scheme(), "http" | "https") || endpoint.fe.host_str().is_none() {
+        return Err(PlanError::Config(
+            "the FE URL must be http(s)://host:port".into(),
+        ));
+    }
+    let mut url = endpoint.fe.clone();
+    url.path_segments_mut()
+        .map_err(|_| PlanError::Config("the FE URL cannot carry a path".into()))?
+        .clear()
+        .extend(["api", "backends"]);
+    url.set_query(Some("is_alive=true"));
+    let mut response = http_client(endpoint)?
+        .get(url)
+        .basic_auth(&endpoint.user, Some(endpoint.password.expose_secret()))
+        .send()
+        .await
+        .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
+    let body = read_capped(endpoint, &mut response).await?;
+    doris_sql::parse_backends(&body).map_err(|e| match e {
+        BackendsAnswerError::Unauthorized(m) => PlanError::Auth(m),
+        other => PlanError::Malformed(other.to_string()),
+    })
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //!   environment, a timeout and a response size cap, and maps every envelope of the
 //!   protocol (`code`, `data.status` as a number, `data.exception`, the string `"1"`) to a
 //!   typed [`PlanError`].
+//! - [`fetch_backends`] lists the alive BEs the FE reports (`/api/backends`), the same
+//!   way: what a client checks the addresses the FE sends it to against.
 //! - [`group_tablets`] turns the tablets into at most `target_tasks` groups, balanced by
 //!   tablet count and spreading every BE's tablets over the groups.
 //! - [`plan_tasks`] combines both under a [`DiscoveryPolicy`]: with `Single`, a planning
@@ -16,5 +18,5 @@
 mod client;
 mod group;
 
-pub use client::{PlanEndpoint, PlanError, QueryPlan, TabletPlacement, fetch_plan};
+pub use client::{PlanEndpoint, PlanError, QueryPlan, TabletPlacement, fetch_backends, fetch_plan};
 pub use group::{DiscoveryPolicy, Planned, ReadTask, group_tablets, plan_tasks};

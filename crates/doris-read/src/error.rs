@@ -62,6 +62,18 @@ pub enum ReadError {
     /// Metadata could not be understood.
     #[error("malformed metadata: {0}")]
     Metadata(String),
+    /// The FE named a Flight `DoGet` location the allowlist does not admit; nothing was
+    /// sent to it (the bearer token stays with the FE and the admitted BEs).
+    #[error(
+        "the FE sent a Flight location that is not allowed ({location}): {reason}; allow it \
+         with a rewrite or an explicit target"
+    )]
+    LocationRefused {
+        /// `host:port` of the location.
+        location: String,
+        /// Why it is not admitted.
+        reason: String,
+    },
 }
 
 /// Cuts the statement echo of a server message: MySQL's `near '…'`, Doris's `== SQL ==`

@@ -30,6 +30,8 @@ use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
 use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
 use base64::Engine as _;
+use doris_plan::PlanEndpoint;
+use doris_sql::{AddressAllowlist, HostPort};
 use futures::TryStreamExt;
 use prost::Message;
 use secrecy::{ExposeSecret, SecretString};
@@ -52,10 +54,22 @@ pub struct FlightSqlEndpoint {
     pub user: String,
     /// Password.
     pub password: SecretString,
-    /// TLS (`grpc+tls`) with the web PKI roots.
+    /// TLS (`grpc+tls`), verified against the web PKI roots and [`Self::ca_bundle_pem`].
     pub tls: bool,
+    /// Extra trusted CA certificates (PEM) for TLS.
+    pub ca_bundle_pem: Option<Vec<u8>>,
     /// `host:port` of a location as the FE reports it → `host:port` to connect to instead.
+    /// A rewritten location is the user's choice and is fetched without further check.
     pub rewrite: HashMap<String, String>,
+    /// Which other locations `DoGet` may go to (each receives the bearer token): the policy
+    /// Stream Load redirects follow. By default, a host the FE reports at `/api/backends`
+    /// (any port: the FE reports no Flight ports) or an explicit target; the FE itself is
+    /// always allowed. A refused location fails the read before any `DoGet`
+    /// ([`ReadError::LocationRefused`]).
+    pub allowlist: AddressAllowlist,
+    /// Where the reported BEs are listed (`GET /api/backends` on the FE's HTTP port).
+    /// [`Self::new`] sets `http://host:8030` with the same credentials; `None` reports no BE.
+    pub fe_http: Option<PlanEndpoint>,
     /// Connect timeout (FE and each BE).
     pub connect_timeout: Duration,
     /// Longest wait for one RPC answer or the next batch.
@@ -79,26 +93,39 @@ impl fmt::Debug for FlightSqlEndpoint {
             .field("password", &"[REDACTED]")
             .field("tls", &self.tls)
             .field("rewrite", &self.rewrite)
+            .field("allowlist", &self.allowlist)
             .finish_non_exhaustive()
     }
 }
 
 impl FlightSqlEndpoint {
     /// An endpoint with defaults: plain gRPC, 10 s connect, 300 s read, 4 endpoints at once,
-    /// 256 MiB messages.
+    /// 256 MiB messages, locations allowed on the BEs the FE's `http://host:8030` reports.
     pub fn new(
         host: impl Into<String>,
         port: u16,
         user: impl Into<String>,
         password: impl Into<String>,
     ) -> Self {
+        let (host, user, password) = (host.into(), user.into(), password.into());
+        let http_host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let fe_http = url::Url::parse(&format!("http://{http_host}:8030"))
+            .ok()
+            .map(|url| PlanEndpoint::new(url, user.clone(), password.clone()));
         Self {
-            host: host.into(),
+            host,
             port,
-            user: user.into(),
-            password: SecretString::from(password.into()),
+            user,
+            password: SecretString::from(password),
             tls: false,
+            ca_bundle_pem: None,
             rewrite: HashMap::new(),
+            allowlist: AddressAllowlist::default(),
+            fe_http,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(300),
             max_parallel: 4,
@@ -127,8 +154,12 @@ impl FlightSqlEndpoint {
             .timeout(self.read_timeout)
             .tcp_nodelay(true);
         if self.tls {
+            let mut tls = ClientTlsConfig::new().with_webpki_roots();
+            if let Some(pem) = &self.ca_bundle_pem {
+                tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
+            }
             endpoint = endpoint
-                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .tls_config(tls)
                 .map_err(|e| ReadError::Config(format!("TLS: {e}")))?;
         }
         let channel = endpoint
@@ -302,13 +333,24 @@ fn cut(batch: RecordBatch, limits: BatchLimits) -> Vec<RecordBatch> {
         .collect()
 }
 
+/// Where an endpoint's `DoGet` goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Destination {
+    /// No location: the FE.
+    Fe,
+    /// A location the user rewrote: the rewritten address.
+    Rewritten(String),
+    /// A location as the FE named it, to be checked against the allowlist.
+    Named(String),
+}
+
 /// Where an endpoint's `DoGet` goes: its first location (rewritten if asked) or the FE.
-fn endpoint_address(
+fn destination(
     endpoint: &FlightSqlEndpoint,
     ep: &FlightEndpoint,
-) -> Result<String, ReadError> {
+) -> Result<Destination, ReadError> {
     let Some(location) = ep.location.first().filter(|l| !l.uri.is_empty()) else {
-        return Ok(endpoint.fe_host_port());
+        return Ok(Destination::Fe);
     };
     let host_port = location
         .uri
@@ -320,11 +362,108 @@ fn endpoint_address(
             "the FE sent an endpoint location without an address".into(),
         ));
     }
-    Ok(endpoint
-        .rewrite
-        .get(host_port)
-        .cloned()
-        .unwrap_or_else(|| host_port.to_owned()))
+    Ok(match endpoint.rewrite.get(host_port) {
+        Some(to) => Destination::Rewritten(to.clone()),
+        None if host_port.eq_ignore_ascii_case(&endpoint.fe_host_port()) => Destination::Fe,
+        None => Destination::Named(host_port.to_owned()),
+    })
+}
+
+/// The BEs each FE HTTP endpoint reported, by its URL (fetched once per process, refreshed
+/// once when a location is not among them).
+fn reported_cache() -> &'static std::sync::Mutex<HashMap<String, Vec<HostPort>>> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Vec<HostPort>>>> =
+        std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+async fn reported_backends(
+    endpoint: &FlightSqlEndpoint,
+    refresh: bool,
+) -> Result<Vec<HostPort>, ReadError> {
+    let Some(http) = endpoint
+        .fe_http
+        .as_ref()
+        .filter(|_| endpoint.allowlist.reported_backends)
+    else {
+        return Ok(Vec::new());
+    };
+    let key = http.fe.as_str().to_owned();
+    if !refresh
+        && let Some(list) = reported_cache()
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&key).cloned())
+    {
+        return Ok(list);
+    }
+    let list = doris_plan::fetch_backends(http).await.map_err(|e| match e {
+        doris_plan::PlanError::Auth(m) => ReadError::Auth(m),
+        doris_plan::PlanError::Permission(m) => ReadError::Permission(m),
+        doris_plan::PlanError::Config(m) => ReadError::Config(m),
+        other => ReadError::Transport(format!(
+            "cannot list the BEs the FE reports (/api/backends) to check a Flight location: {other}"
+        )),
+    })?;
+    if let Ok(mut cache) = reported_cache().lock() {
+        cache.insert(key, list.clone());
+    }
+    Ok(list)
+}
+
+/// The address of every endpoint's `DoGet`, each admitted: the FE, a rewritten location,
+/// or a location the allowlist admits (the reported BEs refreshed once before a refusal).
+async fn admitted_addresses(
+    endpoint: &FlightSqlEndpoint,
+    endpoints: &[FlightEndpoint],
+) -> Result<Vec<String>, ReadError> {
+    let mut reported: Option<Vec<HostPort>> = None;
+    let mut refreshed = false;
+    let mut out = Vec::with_capacity(endpoints.len());
+    for ep in endpoints {
+        let named = match destination(endpoint, ep)? {
+            Destination::Fe => {
+                out.push(endpoint.fe_host_port());
+                continue;
+            }
+            Destination::Rewritten(to) => {
+                out.push(to);
+                continue;
+            }
+            Destination::Named(named) => named,
+        };
+        let refuse = |reason: &str| ReadError::LocationRefused {
+            location: named.clone(),
+            reason: reason.to_owned(),
+        };
+        let Some(at) = HostPort::parse(&named) else {
+            return Err(refuse("it is not host:port"));
+        };
+        let list = &endpoint.allowlist;
+        let admitted = |reported: &[HostPort]| {
+            list.allows_on_reported_host(&at.host, at.port, &endpoint.host, reported)
+        };
+        if !admitted(&[]) {
+            if reported.is_none() {
+                reported = Some(reported_backends(endpoint, false).await?);
+            }
+            if !reported.as_deref().is_some_and(admitted) && !refreshed {
+                refreshed = true;
+                reported = Some(reported_backends(endpoint, true).await?);
+            }
+            if !reported.as_deref().is_some_and(admitted) {
+                return Err(refuse(
+                    if endpoint.fe_http.is_none() || !list.reported_backends {
+                        "it is not an explicit target, and reported BEs are not consulted"
+                    } else {
+                        "its host is not a BE the FE reports, nor an explicit target"
+                    },
+                ));
+            }
+        }
+        out.push(named);
+    }
+    Ok(out)
 }
 
 /// How one endpoint's fetch ended.
@@ -339,12 +478,12 @@ enum Fetched {
 async fn fetch(
     endpoint: Arc<FlightSqlEndpoint>,
     ep: FlightEndpoint,
+    address: String,
     token: String,
     schema: SchemaRef,
     limits: BatchLimits,
     feed: Feed,
 ) -> Result<Fetched, ReadError> {
-    let address = endpoint_address(&endpoint, &ep)?;
     let ticket = ep
         .ticket
         .ok_or_else(|| ReadError::Metadata("the FE sent an endpoint without a ticket".into()))?;
@@ -532,6 +671,7 @@ pub async fn query(
         ));
     }
     let (info, token) = plan(endpoint, &sql).await?;
+    let addresses = admitted_addresses(endpoint, &info.endpoint).await?;
     let endpoint = Arc::new(endpoint.clone());
     let out_schema = schema.clone();
     // The FE may announce the row count (`total_records`, -1 when it does not): a result
@@ -540,7 +680,7 @@ pub async fn query(
     let (rx, task) = feed::spawn(2, move |feed| async move {
         let permits = Arc::new(Semaphore::new(endpoint.max_parallel));
         let mut fetches = tokio::task::JoinSet::new();
-        for ep in info.endpoint {
+        for (ep, address) in info.endpoint.into_iter().zip(addresses) {
             let (endpoint, token, schema, feed, permits) = (
                 endpoint.clone(),
                 token.clone(),
@@ -550,7 +690,7 @@ pub async fn query(
             );
             fetches.spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                fetch(endpoint, ep, token, schema, limits, feed).await
+                fetch(endpoint, ep, address, token, schema, limits, feed).await
             });
         }
         let mut received = 0u64;
@@ -641,12 +781,48 @@ mod tests {
             .rewrite
             .insert("10.0.0.5:8050".into(), "proxy:18050".into());
         let ep = FlightEndpoint::new().with_location("grpc+tcp://10.0.0.5:8050");
-        assert_eq!(endpoint_address(&endpoint, &ep).unwrap(), "proxy:18050");
-        let ep = FlightEndpoint::new().with_location("grpc+tcp://10.0.0.6:8050");
-        assert_eq!(endpoint_address(&endpoint, &ep).unwrap(), "10.0.0.6:8050");
         assert_eq!(
-            endpoint_address(&endpoint, &FlightEndpoint::new()).unwrap(),
-            "fe:8070"
+            destination(&endpoint, &ep).unwrap(),
+            Destination::Rewritten("proxy:18050".into())
+        );
+        let ep = FlightEndpoint::new().with_location("grpc+tcp://10.0.0.6:8050");
+        assert_eq!(
+            destination(&endpoint, &ep).unwrap(),
+            Destination::Named("10.0.0.6:8050".into())
+        );
+        let ep = FlightEndpoint::new().with_location("grpc+tls://FE:8070/");
+        assert_eq!(destination(&endpoint, &ep).unwrap(), Destination::Fe);
+        assert_eq!(
+            destination(&endpoint, &FlightEndpoint::new()).unwrap(),
+            Destination::Fe
+        );
+    }
+
+    #[tokio::test]
+    async fn locations_outside_the_allowlist_are_refused_before_any_fetch() {
+        let mut endpoint = FlightSqlEndpoint::new("fe", 8070, "u", "p");
+        endpoint.fe_http = None;
+        endpoint
+            .rewrite
+            .insert("10.0.0.5:8050".into(), "proxy:18050".into());
+        endpoint
+            .allowlist
+            .targets
+            .push(HostPort::new("10.0.0.7", 8050));
+        let eps = [
+            FlightEndpoint::new(),
+            FlightEndpoint::new().with_location("grpc+tcp://10.0.0.5:8050"),
+            FlightEndpoint::new().with_location("grpc+tcp://10.0.0.7:8050"),
+        ];
+        assert_eq!(
+            admitted_addresses(&endpoint, &eps).await.unwrap(),
+            ["fe:8070", "proxy:18050", "10.0.0.7:8050"]
+        );
+        let hostile = [FlightEndpoint::new().with_location("grpc+tcp://attacker.example:8050")];
+        let refused = admitted_addresses(&endpoint, &hostile).await.unwrap_err();
+        assert!(
+            matches!(&refused, ReadError::LocationRefused { location, .. } if location == "attacker.example:8050"),
+            "{refused:?}"
         );
     }
 }

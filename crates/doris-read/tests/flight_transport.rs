@@ -49,7 +49,10 @@ async fn setup(config: EmulatorConfig) -> (Emulator, MySqlEndpoint, FlightSqlEnd
         .await
         .unwrap();
     let (fe, _) = e.flight_addrs().unwrap();
-    let flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
+    let mut flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
+    // Locations are checked against the BEs the FE's HTTP face reports.
+    let http = format!("http://{}", e.fe_http_addr()).parse().unwrap();
+    flight.fe_http = Some(doris_plan::PlanEndpoint::new(http, "root", ""));
     (e, mysql, flight)
 }
 

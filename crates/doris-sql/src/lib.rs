@@ -19,6 +19,7 @@
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
+//! | followed addresses | the allowlist for Stream Load redirects and Flight locations; `/api/backends` | [`AddressAllowlist`], [`parse_backends`] |
 //! | atomic writes | the staging table, its names, the labelled publishing INSERT | [`staging`] |
 //!
 //! ## A read task's statement, end to end
@@ -56,6 +57,7 @@
 
 pub mod error;
 pub mod expr;
+pub mod hosts;
 pub mod ident;
 pub mod jobs;
 pub mod literal;
@@ -71,6 +73,7 @@ pub mod write_target;
 
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
+pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use ident::{TableRef, quote_ident, validate_ident};
 pub use jobs::{
     CreateStreamingJob, JobControl, JobRow, JobStatus, LoadStatistic, Properties, S3Insert,

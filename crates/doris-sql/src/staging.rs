@@ -169,6 +169,34 @@ pub fn staging_columns_header(fields: &[String], tag: &str) -> Result<String> {
     Ok(out.join(","))
 }
 
+/// `INSERT INTO target (cols) SELECT cols FROM staging WHERE 1 = 0`: checks the
+/// publishing INSERT's privileges (LOAD on the target, SELECT on the staging table) and
+/// columns without loading a row. Doris plans it to an empty set and begins no
+/// transaction, so no label is taken.
+pub fn privilege_probe_insert(
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    columns: &[String],
+) -> Result<String> {
+    if columns.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "a probe needs at least one column".into(),
+        ));
+    }
+    let cols = columns
+        .iter()
+        .map(|c| quote_ident("column", c))
+        .collect::<Result<Vec<_>>>()?
+        .join(", ");
+    Ok(format!(
+        "INSERT INTO {db}.{target} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE 1 = 0",
+        db = quote_ident("database", database)?,
+        target = quote_ident("table", target)?,
+        staging = quote_ident("table", &staging.to_string())?,
+    ))
+}
+
 /// The one statement that publishes a run: `INSERT INTO target WITH LABEL … (columns)
 /// SELECT columns FROM staging WHERE tag IN (tags)`.
 pub fn publish_insert(

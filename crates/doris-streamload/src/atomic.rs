@@ -22,8 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use doris_sql::TableSchema;
 use doris_sql::staging::{
-    STAGING_PREFIX, StagingName, publish_insert, staged_counts_query, staging_columns_header,
-    staging_table_ddl,
+    STAGING_PREFIX, StagingName, privilege_probe_insert, publish_insert, staged_counts_query,
+    staging_columns_header, staging_table_ddl,
 };
 
 use crate::error::StreamLoadError;
@@ -171,12 +171,35 @@ impl AtomicWrite {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let staging = StagingName::new(label.as_str(), created, rand::random());
-        let ddl = staging_table_ddl(database, &staging, target)
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+        // The privileges the run needs, checked before the first byte is loaded: DROP (of
+        // the new name, which does not exist yet: Doris checks the privilege first),
+        // CREATE, then LOAD on the target and SELECT on the staging table by an INSERT
+        // that plans to an empty set (Doris begins no transaction for it).
+        let config = |e: doris_sql::SqlError| StreamLoadError::Config(e.to_string());
+        let drop_new = format!(
+            "DROP TABLE IF EXISTS {}.{}",
+            doris_sql::quote_ident("database", database).map_err(config)?,
+            doris_sql::quote_ident("table", &staging.to_string()).map_err(config)?,
+        );
         session
-            .execute(&ddl)
+            .execute(&drop_new)
             .await
-            .map_err(|f| sql_error("create the staging table", f))?;
+            .map_err(|f| privilege_error("DROP in the database", "drop a staging table", f))?;
+        let ddl = staging_table_ddl(database, &staging, target).map_err(config)?;
+        session.execute(&ddl).await.map_err(|f| {
+            privilege_error("CREATE in the database", "create the staging table", f)
+        })?;
+        let columns: Vec<String> = target.columns.iter().map(|c| c.name.clone()).collect();
+        let probe =
+            privilege_probe_insert(database, &target.name, &staging, &columns).map_err(config)?;
+        if let Err(f) = session.execute(&probe).await {
+            let _ = drop_table(session, database, &staging.to_string()).await;
+            return Err(privilege_error(
+                "LOAD on the target and SELECT in the database",
+                "check the publishing INSERT",
+                f,
+            ));
+        }
         Ok(Begun::Fresh(Self {
             database: database.to_owned(),
             table: target.name.clone(),
@@ -571,6 +594,28 @@ pub async fn cleanup<S: SqlSession>(
         }
     }
     Ok(dropped)
+}
+
+/// A refused statement of the privilege checks: [`StreamLoadError::Privilege`] when Doris
+/// says a privilege is missing, otherwise the step's SQL error.
+fn privilege_error(
+    needed: &'static str,
+    step: &'static str,
+    failure: SqlFailure,
+) -> StreamLoadError {
+    match failure {
+        SqlFailure::Refused(message) if is_privilege_denial(&message) => {
+            StreamLoadError::Privilege { needed, message }
+        }
+        other => sql_error(step, other),
+    }
+}
+
+/// Doris's texts for a missing privilege (`Access denied; you need (at least one of) the
+/// (LOAD) privilege(s)`, MySQL's `… command denied to user`).
+fn is_privilege_denial(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("privilege(s) for this operation") || lower.contains("command denied")
 }
 
 fn sql_error(step: &'static str, failure: SqlFailure) -> StreamLoadError {

@@ -330,32 +330,12 @@ impl StreamLoadClient {
                 detail: format!("GET /api/backends failed: {}", e.without_url()),
             })?;
         let body = read_body_capped(response, MAX_BACKENDS_BYTES, "/api/backends").await?;
-        let value: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|_| StreamLoadError::Malformed("/api/backends answer is not JSON".into()))?;
-        if value.get("code").and_then(serde_json::Value::as_i64) == Some(401) {
-            return Err(StreamLoadError::Auth {
-                message: value
-                    .get("data")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("Unauthorized")
-                    .to_owned(),
-            });
-        }
-        let list = value
-            .pointer("/data/backends")
-            .and_then(serde_json::Value::as_array)
-            .ok_or_else(|| {
-                StreamLoadError::Malformed("/api/backends answer has no data.backends".into())
-            })?;
-        Ok(list
-            .iter()
-            .filter(|b| b.get("is_alive").and_then(serde_json::Value::as_bool) != Some(false))
-            .filter_map(|b| {
-                let ip = b.get("ip")?.as_str()?;
-                let port = u16::try_from(b.get("http_port")?.as_u64()?).ok()?;
-                Some(HostPort::new(ip, port))
-            })
-            .collect())
+        doris_sql::parse_backends(&body).map_err(|e| match e {
+            doris_sql::BackendsAnswerError::Unauthorized(message) => {
+                StreamLoadError::Auth { message }
+            }
+            other => StreamLoadError::Malformed(other.to_string()),
+        })
     }
 
     /// Checks a redirect target against the allowlist; returns it without userinfo.

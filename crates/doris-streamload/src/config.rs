@@ -54,71 +54,12 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// A host and port a redirect may point to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct HostPort {
-    /// Host name or IP literal, compared case-insensitively (IPv6 without brackets).
-    pub host: String,
-    /// Port.
-    pub port: u16,
-}
+pub use doris_sql::hosts::HostPort;
 
-impl HostPort {
-    /// `host:port`.
-    pub fn new(host: impl Into<String>, port: u16) -> Self {
-        Self {
-            host: host.into(),
-            port,
-        }
-    }
-
-    fn matches(&self, host: &str, port: u16) -> bool {
-        self.port == port && self.host.eq_ignore_ascii_case(host)
-    }
-}
-
-/// Where the FE's 307 may send the body.
-///
-/// A target is allowed when its scheme is `http` or `https` (never `http` when the FE was
-/// reached over `https`), and its host and port are either in [`Self::targets`], or among
-/// the BEs the FE itself reports at `/api/backends` (when [`Self::reported_backends`] is
-/// on, the default), or are the FE's own host with any port (only when
-/// [`Self::fe_host_any_port`] is on).
-#[derive(Debug, Clone)]
-pub struct RedirectAllowlist {
-    /// Explicitly allowed targets (e.g. public endpoints behind a NAT).
-    pub targets: Vec<HostPort>,
-    /// Allow the alive BEs listed by the FE's `/api/backends` (fetched once, refreshed once
-    /// when a target is not found).
-    pub reported_backends: bool,
-    /// Allow any port on the FE's host (off by default).
-    pub fe_host_any_port: bool,
-}
-
-impl Default for RedirectAllowlist {
-    fn default() -> Self {
-        Self {
-            targets: Vec::new(),
-            reported_backends: true,
-            fe_host_any_port: false,
-        }
-    }
-}
-
-impl RedirectAllowlist {
-    /// Whether `host:port` is allowed given the FE host and the BEs the FE reported.
-    pub(crate) fn allows(
-        &self,
-        host: &str,
-        port: u16,
-        fe_host: &str,
-        reported: &[HostPort],
-    ) -> bool {
-        self.targets.iter().any(|t| t.matches(host, port))
-            || (self.reported_backends && reported.iter().any(|t| t.matches(host, port)))
-            || (self.fe_host_any_port && host.eq_ignore_ascii_case(fe_host))
-    }
-}
+/// Where the FE's 307 may send the body: the allowlist Flight `DoGet` locations use too
+/// ([`doris_sql::AddressAllowlist`]). A redirect is followed only to `http` or `https`
+/// (never `http` when the FE was reached over `https`) and to an allowed host and port.
+pub type RedirectAllowlist = doris_sql::AddressAllowlist;
 
 /// The FE's `redirect-policy` header: which BE address the 307 names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,20 +255,5 @@ mod tests {
         }
         let ok = ClientConfig::new(Url::parse("http://fe:8030").unwrap(), creds);
         assert!(ok.validate().is_ok());
-    }
-
-    #[test]
-    fn allowlist_rules() {
-        let mut list = RedirectAllowlist::default();
-        let reported = vec![HostPort::new("10.0.0.2", 8040)];
-        assert!(list.allows("10.0.0.2", 8040, "fe", &reported));
-        assert!(!list.allows("10.0.0.2", 8041, "fe", &reported));
-        assert!(!list.allows("fe", 8040, "fe", &reported));
-        list.fe_host_any_port = true;
-        assert!(list.allows("FE", 9999, "fe", &reported));
-        list.reported_backends = false;
-        assert!(!list.allows("10.0.0.2", 8040, "fe", &reported));
-        list.targets.push(HostPort::new("public.example", 443));
-        assert!(list.allows("PUBLIC.example", 443, "fe", &[]));
     }
 }

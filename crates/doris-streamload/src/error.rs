@@ -131,6 +131,17 @@ pub enum StreamLoadError {
         source: Box<StreamLoadError>,
     },
 
+    /// The user lacks a privilege an atomic write needs (checked before the first byte:
+    /// `DROP` and `CREATE` in the database for the staging table, `LOAD` on the target and
+    /// `SELECT` on the staging table for the publishing INSERT). Nothing was loaded.
+    #[error("atomic write needs {needed}: {message}")]
+    Privilege {
+        /// The privileges the failed check needed, as Doris names them.
+        needed: &'static str,
+        /// Doris's message.
+        message: String,
+    },
+
     /// A statement of an atomic write failed on the MySQL protocol (the message is the
     /// server's, statement text omitted).
     #[error("atomic write: could not {step}: {message}")]

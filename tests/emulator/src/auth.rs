@@ -1,7 +1,7 @@
 //! Users, passwords and privileges.
 //!
 //! `root` holds every privilege. Other users hold what `GRANT` gave them: SELECT_PRIV,
-//! LOAD_PRIV and ALTER_PRIV on `db.tbl`, `db.*` or `*.*`.
+//! LOAD_PRIV, ALTER_PRIV, CREATE_PRIV and DROP_PRIV on `db.tbl`, `db.*` or `*.*`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::RwLock;
@@ -13,8 +13,12 @@ pub enum Privilege {
     Select,
     /// LOAD_PRIV: Stream Load and INSERT.
     Load,
-    /// ALTER_PRIV: change a table (the emulator also asks it for CREATE/DROP/TRUNCATE).
+    /// ALTER_PRIV: change a table.
     Alter,
+    /// CREATE_PRIV: create a database or table.
+    Create,
+    /// DROP_PRIV: drop a database or table.
+    Drop,
 }
 
 impl Privilege {
@@ -24,16 +28,20 @@ impl Privilege {
             "SELECT_PRIV" | "SELECT" => Some(Privilege::Select),
             "LOAD_PRIV" | "LOAD" => Some(Privilege::Load),
             "ALTER_PRIV" | "ALTER" => Some(Privilege::Alter),
+            "CREATE_PRIV" | "CREATE" => Some(Privilege::Create),
+            "DROP_PRIV" | "DROP" => Some(Privilege::Drop),
             _ => None,
         }
     }
 
-    /// The name Doris's messages use (`SELECT`, `LOAD`, `ALTER`).
+    /// The name Doris's messages use (`SELECT`, `LOAD`, `ALTER`, `CREATE`, `DROP`).
     pub fn as_str(self) -> &'static str {
         match self {
             Privilege::Select => "SELECT",
             Privilege::Load => "LOAD",
             Privilege::Alter => "ALTER",
+            Privilege::Create => "CREATE",
+            Privilege::Drop => "DROP",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `CREATE DATABASE [IF NOT EXISTS] d`, `DROP DATABASE [IF EXISTS] d`, `USE d`,
 //! `CREATE TABLE [IF NOT EXISTS] [d.]t (…) …` in Doris syntax, `DROP TABLE [IF EXISTS] [d.]t`,
 //! `CREATE TABLE [IF NOT EXISTS] [d.]t LIKE [d.]s`, `TRUNCATE TABLE [d.]t`, `CREATE USER 'u'[@'h'] IDENTIFIED BY 'p'`, and
-//! `GRANT|REVOKE SELECT_PRIV[, LOAD_PRIV, ALTER_PRIV | ALL] ON db.tbl|db.*|*.* TO|FROM 'u'@'h'`.
+//! `GRANT|REVOKE SELECT_PRIV[, LOAD_PRIV, ALTER_PRIV, CREATE_PRIV, DROP_PRIV | ALL] ON db.tbl|db.*|*.* TO|FROM 'u'@'h'`.
 //! Privilege checks for these statements are the MySQL face's (scripts run as root).
 
 use crate::Shared;
@@ -273,7 +273,13 @@ fn grant_or_revoke(shared: &Shared, stmt: &str, grant: bool) -> Result<(), Emula
     for word in privileges_text.split(',') {
         let word = word.trim().to_ascii_uppercase();
         if word == "ALL" || word == "ALL PRIVILEGES" {
-            privileges.extend([Privilege::Select, Privilege::Load, Privilege::Alter]);
+            privileges.extend([
+                Privilege::Select,
+                Privilege::Load,
+                Privilege::Alter,
+                Privilege::Create,
+                Privilege::Drop,
+            ]);
         } else {
             privileges.push(Privilege::parse(&word).ok_or_else(|| {
                 EmulatorError::Analysis(format!("the emulator does not know the privilege {word}"))

@@ -68,6 +68,15 @@ pub enum Fault {
         /// The announced count.
         rows: i64,
     },
+    /// FE Flight `GetFlightInfo`: name this `host:port` as the location of every BE
+    /// endpoint of the next query (a hostile FE, or a BE registered under an address the
+    /// client must not send its token to).
+    FlightLocation {
+        /// Location host.
+        host: String,
+        /// Location port.
+        port: u16,
+    },
     /// BE Flight `DoGet`: after this many rows the result stream fails (`UNAVAILABLE`),
     /// as when the BE or the connection dies mid-result.
     CutFlightStream {
@@ -105,6 +114,7 @@ impl Fault {
             Fault::DropAfterInsertCommit => "drop_after_insert_commit",
             Fault::ClearPasswordGreeting => "clear_password_greeting",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
+            Fault::FlightLocation { .. } => "flight_location",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
         }
     }
@@ -115,7 +125,7 @@ impl Fault {
             Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
             Fault::Delay { .. } => Point::AnyRequest,
             Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
-            Fault::AnnounceFlightRows { .. } => Point::FlightInfo,
+            Fault::AnnounceFlightRows { .. } | Fault::FlightLocation { .. } => Point::FlightInfo,
             Fault::DropAfterInsertCommit => Point::MysqlInsert,
             Fault::ClearPasswordGreeting => Point::MysqlGreeting,
             Fault::CutFlightStream { .. } => Point::FlightResult,

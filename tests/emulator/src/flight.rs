@@ -7,7 +7,8 @@
 //!   once (`Reach limit of connections`). `GetFlightInfo(CommandStatementQuery)` plans the
 //!   SELECT with the MySQL face's engine (privileges, `TABLET(…)` hints) and answers one
 //!   endpoint per output partition, each with a `TicketStatementQuery` whose handle is
-//!   `<hex id>:<sql>` and the BE location `grpc+tcp://<advertise host>:<BE Flight port>`.
+//!   `<hex id>:<sql>` and the BE location `grpc+tcp://<advertise host>:<BE Flight port>`
+//!   (`grpc+tls://` when the emulator serves TLS, on both faces).
 //!   Statements the FE answers itself (SET, USE, SHOW, `SELECT @@…`, DDL) get one endpoint
 //!   without a location, fetched from the FE (`StatusResult = 0` for those without rows).
 //!   `GetSchema` and prepared statements are not served (`UNIMPLEMENTED`). `GetSqlInfo` names the server `DorisFE`.
@@ -264,10 +265,19 @@ impl FlightSqlService for Face {
             .remote_addr()
             .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
         let (schema, handles) = self.plan(user, peer, &query.query).await?;
-        let location = format!(
-            "grpc+tcp://{}:{}",
-            self.shared.config.advertise_host, self.be_port
-        );
+        let scheme = if self.shared.config.tls.is_some() {
+            "grpc+tls"
+        } else {
+            "grpc+tcp"
+        };
+        let fault = self.shared.faults.take(Point::FlightInfo);
+        let location = match &fault {
+            Some(Fault::FlightLocation { host, port }) => format!("{scheme}://{host}:{port}"),
+            _ => format!(
+                "{scheme}://{}:{}",
+                self.shared.config.advertise_host, self.be_port
+            ),
+        };
         let mut info = FlightInfo::new()
             .try_with_schema(&schema)
             .map_err(|e| Status::internal(e.to_string()))?
@@ -283,11 +293,11 @@ impl FlightSqlService for Face {
             }
             info = info.with_endpoint(endpoint);
         }
-        if let Some(f @ Fault::AnnounceFlightRows { rows }) =
-            self.shared.faults.take(Point::FlightInfo)
-        {
+        if let Some(f) = fault {
             self.shared.faults.record(&f, None, None, false);
-            info = info.with_total_records(rows);
+            if let Fault::AnnounceFlightRows { rows } = f {
+                info = info.with_total_records(rows);
+            }
         }
         Ok(Response::new(info))
     }
@@ -433,7 +443,17 @@ fn sql_info_data() -> arrow_flight::sql::metadata::SqlInfoData {
 /// Serves the FE (`Role::Fe`) or BE Flight face on `listener` until `stop`.
 async fn serve_face(listener: TcpListener, face: Face, mut stop: watch::Receiver<bool>) {
     let incoming = tonic::transport::server::TcpIncoming::from(listener);
-    let _ = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some((cert, key)) = &face.shared.config.tls {
+        let identity = tonic::transport::Identity::from_pem(cert, key);
+        builder =
+            match builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity)) {
+                Ok(b) => b,
+                // The certificate was checked when the HTTP faces were set up.
+                Err(_) => return,
+            };
+    }
+    let _ = builder
         .add_service(FlightServiceServer::new(face))
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = stop.wait_for(|s| *s).await;

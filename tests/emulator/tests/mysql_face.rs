@@ -435,9 +435,22 @@ async fn privileges_are_checked_on_every_face() {
     let (_, err) =
         bob("CREATE TABLE demo.x (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
     assert!(
-        err.contains("ERROR 1227") && err.contains("(ALTER) privilege(s)"),
+        err.contains("ERROR 1227") && err.contains("(CREATE) privilege(s)"),
         "{err}"
     );
+    // Doris checks DROP_PRIV before the table's existence: IF EXISTS does not bypass it.
+    let (_, err) = bob("DROP TABLE IF EXISTS demo.never_made");
+    assert!(
+        err.contains("ERROR 1227") && err.contains("(DROP) privilege(s)"),
+        "{err}"
+    );
+    root("GRANT CREATE_PRIV, DROP_PRIV ON demo.* TO 'bob'@'%'");
+    let (_, err) =
+        bob("CREATE TABLE demo.x (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1");
+    assert!(err.is_empty(), "{err}");
+    let (_, err) = bob("DROP TABLE demo.x");
+    assert!(err.is_empty(), "{err}");
+    root("REVOKE CREATE_PRIV, DROP_PRIV ON demo.* FROM 'bob'@'%'");
     let (_, err) = bob("GRANT SELECT_PRIV ON *.* TO 'bob'@'%'");
     assert!(err.contains("(GRANT) privilege(s)"), "{err}");
 

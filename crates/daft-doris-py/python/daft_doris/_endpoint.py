@@ -24,6 +24,7 @@ class Endpoint:
     flight_secure: bool = False
     flight_endpoint_rewrite: tuple[tuple[str, str], ...] = ()
     flight_max_parallel: int = 4
+    flight_allowed_locations: tuple[str, ...] = ()
     # CA certificates (PEM text, read from ``tls_ca_file`` where the endpoint is made, so
     # workers need no file) and the MySQL link's TLS mode.
     ca_pem: str | None = field(default=None, repr=False)
@@ -44,6 +45,7 @@ class Endpoint:
                 "flight_secure": self.flight_secure,
                 "flight_endpoint_rewrite": dict(self.flight_endpoint_rewrite),
                 "flight_max_parallel": self.flight_max_parallel,
+                "flight_allowed_locations": list(self.flight_allowed_locations),
                 "ca_pem": self.ca_pem,
                 "mysql_ssl_mode": self.mysql_ssl_mode,
             }

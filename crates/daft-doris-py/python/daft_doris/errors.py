@@ -72,6 +72,12 @@ class DorisWriteAuthenticationError(DorisWriteError, AuthenticationError):
     """Stream Load refused the credentials."""
 
 
+class DorisWritePermissionError(DorisWriteError, DatabasePermissionError):
+    """The user lacks a privilege the write needs (an atomic write checks DROP and CREATE in
+    the database, LOAD on the target and SELECT in the database before the first byte);
+    nothing was written."""
+
+
 class DorisAmbiguousWriteError(DorisWriteError):
     """A load may or may not have been committed (its answer was lost after retries).
 

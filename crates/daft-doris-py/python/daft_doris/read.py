@@ -151,6 +151,7 @@ class DorisDataSource(DataSource):
         mysql_options: Mapping[str, Any] | None = None,
         flight_options: Mapping[str, str] | None = None,
         flight_endpoint_rewrite: Mapping[str, str] | None = None,
+        flight_allowed_locations: Iterable[str] | None = None,
     ) -> None:
         self._transport = check.choice("transport", transport, ("mysql", "flight"))
         self._split = check.choice("split", split, ("single", "auto"))
@@ -203,6 +204,7 @@ class DorisDataSource(DataSource):
             raise ConfigurationError("flight_options max_parallel_endpoints must be an integer from 1 to 64")
         max_parallel = int(parallel)
         rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
+        allowed = _allowed_locations(flight_allowed_locations)
         if not isinstance(username, str) or not username:
             raise ConfigurationError("username must be a non-empty string")
         self._endpoint = Endpoint(
@@ -217,6 +219,7 @@ class DorisDataSource(DataSource):
             flight_port=check.port("flight_port", flight_port),
             flight_secure=check.flag("flight_secure", flight_secure),
             flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
+            flight_allowed_locations=allowed,
             flight_max_parallel=max_parallel,
             ca_pem=check.read_pem("tls_ca_file", mysql_ca or tls_ca_file),
             mysql_ssl_mode=mysql_ssl_mode,
@@ -326,6 +329,21 @@ class DorisDataSource(DataSource):
             )
 
 
+def _allowed_locations(locations: Iterable[str] | None) -> tuple[str, ...]:
+    """``flight_allowed_locations`` as a tuple of ``host:port`` strings."""
+    if locations is None:
+        return ()
+    if isinstance(locations, str):
+        raise ConfigurationError("flight_allowed_locations must be a list of host:port strings")
+    out = []
+    for location in locations:
+        host, _, port = location.rpartition(":") if isinstance(location, str) else ("", "", "")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigurationError("flight_allowed_locations entries must be host:port")
+        out.append(location)
+    return tuple(out)
+
+
 def read_doris(
     *,
     host: str,
@@ -356,6 +374,7 @@ def read_doris(
     mysql_options: Mapping[str, Any] | None = None,
     flight_options: Mapping[str, str] | None = None,
     flight_endpoint_rewrite: Mapping[str, str] | None = None,
+    flight_allowed_locations: Iterable[str] | None = None,
 ) -> daft.DataFrame:
     """Reads one physical Doris table into a lazy Daft DataFrame.
 
@@ -363,6 +382,13 @@ def read_doris(
     translatable conjuncts, the limit (only when the whole filter is pushed) and counts
     are pushed into the SQL; Daft applies the rest. ``split="auto"`` plans one task per
     group of tablets through the FE's ``_query_plan`` (tasks do not share a snapshot).
+
+    Over Flight, each result endpoint's ``DoGet`` receives the session's bearer token, so
+    it goes only to the FE, to a location rewritten by ``flight_endpoint_rewrite``, to a
+    host the FE reports at ``/api/backends`` (any port), or to a ``host:port`` listed in
+    ``flight_allowed_locations``; any other location fails the read with
+    ``ConfigurationError`` before a row is fetched. ``tls_ca_file`` is trusted on every
+    TLS link (HTTPS, MySQL, ``flight_secure``).
     """
     names = check.columns(columns)
     if filter is not None and not isinstance(filter, daft.Expression):
@@ -394,6 +420,7 @@ def read_doris(
         mysql_options=mysql_options,
         flight_options=flight_options,
         flight_endpoint_rewrite=flight_endpoint_rewrite,
+        flight_allowed_locations=flight_allowed_locations,
     )
     if names is not None:
         source.check_columns(names)

@@ -35,7 +35,9 @@ pub async fn run(
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
     match execute(shared, session, sql).await {
-        Ok(rows) => {
+        // An INSERT that began no transaction has no commit for the fault to follow.
+        Ok(Inserted::Nothing) => io.ok(0).await,
+        Ok(Inserted::Committed(rows)) => {
             if let Some(f @ Fault::DropAfterInsertCommit) = shared.faults.take(Point::MysqlInsert) {
                 shared.faults.record(&f, None, None, true);
                 return Err(std::io::Error::new(
@@ -49,7 +51,15 @@ pub async fn run(
     }
 }
 
-async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, SelectError> {
+/// What an INSERT did.
+enum Inserted {
+    /// It planned to an empty set: no transaction, no label.
+    Nothing,
+    /// A transaction committed this many rows.
+    Committed(u64),
+}
+
+async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Inserted, SelectError> {
     let (sql, label) = take_label(sql)?;
     let statements =
         sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql).map_err(analysis)?;
@@ -109,6 +119,11 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
     });
     let planned = plan(shared, session, &source.to_string()).await?;
     let batches = planned.collect().await?;
+    if label.is_none() && batches.iter().all(|b| b.num_rows() == 0) {
+        // Doris begins no transaction for an INSERT whose SELECT plans to an empty set
+        // (`WHERE 1 = 0`): `Query OK, 0 rows affected`, no label taken.
+        return Ok(Inserted::Nothing);
+    }
     if let Some(first) = batches.first()
         && first.num_columns() != targets.len()
     {
@@ -154,7 +169,7 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<u64, S
     table.apply(staged).map_err(|e| fail(e.to_string()))?;
     shared.txns.make_visible(txn);
     crate::persist::save(shared);
-    Ok(rows)
+    Ok(Inserted::Committed(rows))
 }
 
 /// Cuts Doris's `WITH LABEL <label>` (between the table name and the column list or the

@@ -568,22 +568,35 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         ["CREATE", "USER", ..] | ["GRANT", ..] | ["REVOKE", ..] if session.user != "root" => {
             Outcome::Err(1227, b"42000", "Access denied; you need (at least one of) the (GRANT) privilege(s) for this operation".into())
         }
-        ["CREATE" | "DROP" | "TRUNCATE", "DATABASE" | "TABLE" | "SCHEMA", ..]
-            if !ddl_allowed(shared, session, sql) =>
-        {
-            Outcome::Err(1227, b"42000", missing_privilege(Privilege::Alter))
-        }
-        _ => {
-            let mut db = session.database.clone();
-            match crate::ddl::execute(shared, &mut db, sql) {
-                Ok(()) => {
-                    session.database = db;
-                    crate::persist::save(shared);
-                    Outcome::Ok(0)
-                }
-                Err(e) => from_error(&e),
+        [verb @ ("CREATE" | "DROP" | "TRUNCATE"), "DATABASE" | "TABLE" | "SCHEMA", ..] => {
+            // Doris: CREATE_PRIV to create, DROP_PRIV to drop (checked before the object's
+            // existence, so `DROP … IF EXISTS` of a missing table still needs it), LOAD_PRIV
+            // to truncate.
+            let needed = match *verb {
+                "CREATE" => Privilege::Create,
+                "DROP" => Privilege::Drop,
+                _ => Privilege::Load,
+            };
+            if ddl_allowed(shared, session, sql, needed) {
+                run_ddl(shared, session, sql)
+            } else {
+                Outcome::Err(1227, b"42000", missing_privilege(needed))
             }
         }
+        _ => run_ddl(shared, session, sql),
+    }
+}
+
+/// Runs a DDL statement (see `crate::ddl`) in the session's database.
+fn run_ddl(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
+    let mut db = session.database.clone();
+    match crate::ddl::execute(shared, &mut db, sql) {
+        Ok(()) => {
+            session.database = db;
+            crate::persist::save(shared);
+            Outcome::Ok(0)
+        }
+        Err(e) => from_error(&e),
     }
 }
 
@@ -678,8 +691,8 @@ fn modify_backend(shared: &Shared, rest: &str) -> Outcome {
     Outcome::Ok(0)
 }
 
-/// DDL needs ALTER_PRIV on the target database (root holds everything).
-fn ddl_allowed(shared: &Shared, session: &Session, sql: &str) -> bool {
+/// Whether the session holds `needed` on the database the DDL names (root holds everything).
+fn ddl_allowed(shared: &Shared, session: &Session, sql: &str, needed: Privilege) -> bool {
     if session.user == "root" {
         return true;
     }
@@ -698,11 +711,7 @@ fn ddl_allowed(shared: &Shared, session: &Session, sql: &str) -> bool {
         Some(parts) if parts.len() >= 2 => parts.get(parts.len() - 2).cloned(),
         _ => session.database.clone(),
     };
-    db.is_some_and(|db| {
-        shared
-            .users
-            .has_in_database(&session.user, &db, Privilege::Alter)
-    })
+    db.is_some_and(|db| shared.users.has_in_database(&session.user, &db, needed))
 }
 
 fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) -> Outcome {

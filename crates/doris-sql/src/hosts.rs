@@ -1,0 +1,189 @@
+//! Which servers a client may follow the FE to: one allowlist shared by Stream Load
+//! redirects (the FE's 307 to a BE) and Flight SQL `DoGet` locations (the BE each result
+//! endpoint names), and the parser of the FE's `/api/backends` answer that feeds it.
+//!
+//! Both places follow an address the FE hands out and send credentials (Basic auth, a
+//! bearer token) to it, so both take the same policy: an address is followed when it is
+//! listed explicitly, or is one of the BEs the FE itself reports, or (off by default) is on
+//! the FE's own host. See `docs/security.md`, "Where credentials go".
+
+/// A host and port an address may point to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    /// Host name or IP literal, compared case-insensitively (IPv6 without brackets).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+}
+
+impl HostPort {
+    /// `host:port`.
+    pub fn new(host: impl Into<String>, port: u16) -> Self {
+        Self {
+            host: host.into(),
+            port,
+        }
+    }
+
+    /// Splits `host:port` or `[v6]:port` (no scheme).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (host, port) = text.rsplit_once(':')?;
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        if host.is_empty() || host.contains(['/', '@', ' ']) {
+            return None;
+        }
+        Some(Self::new(host, port.parse().ok()?))
+    }
+
+    /// Whether this is `host:port` (host compared case-insensitively).
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        self.port == port && self.host.eq_ignore_ascii_case(host)
+    }
+}
+
+/// Where the FE may send a client (a Stream Load 307, a Flight `DoGet` location).
+///
+/// An address is allowed when its host and port are in [`Self::targets`], or it is one of
+/// the BEs the FE itself reports at `/api/backends` (when [`Self::reported_backends`] is
+/// on, the default), or it is the FE's own host with any port (only when
+/// [`Self::fe_host_any_port`] is on).
+#[derive(Debug, Clone)]
+pub struct AddressAllowlist {
+    /// Explicitly allowed addresses (e.g. public endpoints behind a NAT).
+    pub targets: Vec<HostPort>,
+    /// Allow the alive BEs listed by the FE's `/api/backends` (fetched once, refreshed once
+    /// when an address is not found).
+    pub reported_backends: bool,
+    /// Allow any port on the FE's host (off by default).
+    pub fe_host_any_port: bool,
+}
+
+impl Default for AddressAllowlist {
+    fn default() -> Self {
+        Self {
+            targets: Vec::new(),
+            reported_backends: true,
+            fe_host_any_port: false,
+        }
+    }
+}
+
+impl AddressAllowlist {
+    /// Whether `host:port` is allowed, given the FE host and the BEs the FE reported (each
+    /// with the port of the service being followed).
+    pub fn allows(&self, host: &str, port: u16, fe_host: &str, reported: &[HostPort]) -> bool {
+        self.targets.iter().any(|t| t.matches(host, port))
+            || (self.reported_backends && reported.iter().any(|t| t.matches(host, port)))
+            || (self.fe_host_any_port && host.eq_ignore_ascii_case(fe_host))
+    }
+
+    /// Like [`Self::allows`] for a service whose port the FE does not report (Flight SQL:
+    /// `/api/backends` lists each BE's HTTP port only): a reported BE's host is allowed on
+    /// any port.
+    pub fn allows_on_reported_host(
+        &self,
+        host: &str,
+        port: u16,
+        fe_host: &str,
+        reported: &[HostPort],
+    ) -> bool {
+        self.allows(host, port, fe_host, &[])
+            || (self.reported_backends
+                && reported.iter().any(|t| t.host.eq_ignore_ascii_case(host)))
+    }
+}
+
+/// Why an `/api/backends` answer gave no list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendsAnswerError {
+    /// The FE refused the credentials (`code: 401`); its message is kept.
+    #[error("the FE refused the credentials: {0}")]
+    Unauthorized(String),
+    /// The answer is not the FE's JSON envelope with `data.backends`.
+    #[error("/api/backends answer is {0}")]
+    Malformed(&'static str),
+}
+
+/// The alive BEs (`ip`, `http_port`) of an FE's `GET /api/backends?is_alive=true` answer:
+/// `{"code":0,"data":{"backends":[{"ip":…,"http_port":…,"is_alive":true}]}}`.
+pub fn parse_backends(body: &[u8]) -> Result<Vec<HostPort>, BackendsAnswerError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| BackendsAnswerError::Malformed("not JSON"))?;
+    if value.get("code").and_then(serde_json::Value::as_i64) == Some(401) {
+        return Err(BackendsAnswerError::Unauthorized(
+            value
+                .get("data")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("Unauthorized")
+                .to_owned(),
+        ));
+    }
+    let list = value
+        .pointer("/data/backends")
+        .and_then(serde_json::Value::as_array)
+        .ok_or(BackendsAnswerError::Malformed("without data.backends"))?;
+    Ok(list
+        .iter()
+        .filter(|b| b.get("is_alive").and_then(serde_json::Value::as_bool) != Some(false))
+        .filter_map(|b| {
+            let ip = b.get("ip")?.as_str()?;
+            let port = u16::try_from(b.get("http_port")?.as_u64()?).ok()?;
+            Some(HostPort::new(ip, port))
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn allowlist_rules() {
+        let mut list = AddressAllowlist::default();
+        let reported = vec![HostPort::new("10.0.0.2", 8040)];
+        assert!(list.allows("10.0.0.2", 8040, "fe", &reported));
+        assert!(!list.allows("10.0.0.2", 8041, "fe", &reported));
+        assert!(list.allows_on_reported_host("10.0.0.2", 8050, "fe", &reported));
+        assert!(!list.allows_on_reported_host("10.0.0.3", 8050, "fe", &reported));
+        assert!(!list.allows("fe", 8040, "fe", &reported));
+        list.fe_host_any_port = true;
+        assert!(list.allows("FE", 9999, "fe", &reported));
+        list.reported_backends = false;
+        assert!(!list.allows("10.0.0.2", 8040, "fe", &reported));
+        assert!(!list.allows_on_reported_host("10.0.0.2", 8050, "fe", &reported));
+        list.targets.push(HostPort::new("public.example", 443));
+        assert!(list.allows("PUBLIC.example", 443, "fe", &[]));
+        assert!(list.allows_on_reported_host("public.example", 443, "fe", &[]));
+    }
+
+    #[test]
+    fn addresses_parse() {
+        assert_eq!(HostPort::parse("be:8050"), Some(HostPort::new("be", 8050)));
+        assert_eq!(
+            HostPort::parse("[::1]:8050"),
+            Some(HostPort::new("::1", 8050))
+        );
+        for bad in ["be", "be:", ":80", "be:99999", "u@be:80", "be/x:80"] {
+            assert_eq!(HostPort::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn backends_answers() {
+        let ok = br#"{"msg":"success","code":0,"data":{"backends":[{"ip":"10.0.0.2","http_port":8040,"is_alive":true},{"ip":"10.0.0.3","http_port":8040,"is_alive":false}]},"count":0}"#;
+        assert_eq!(
+            parse_backends(ok).unwrap(),
+            vec![HostPort::new("10.0.0.2", 8040)]
+        );
+        assert!(matches!(
+            parse_backends(br#"{"code":401,"data":"Access denied"}"#),
+            Err(BackendsAnswerError::Unauthorized(m)) if m == "Access denied"
+        ));
+        assert!(parse_backends(b"<html>").is_err());
+        assert!(parse_backends(br#"{"code":0,"data":{}}"#).is_err());
+    }
+}
