@@ -12,12 +12,20 @@ import tempfile
 
 import pytest
 
+pytest.register_assert_rewrite("secret_sweep")
+from secret_sweep import KNOWN_SECRET  # noqa: E402
+
+# Every test runs under the secret sweep (see secret_sweep.py); the modules that start their
+# emulator with `root_password=ROOT_PASSWORD` use the sweep's known secret for root.
+pytest_plugins = ["secret_sweep"]
+ROOT_PASSWORD = KNOWN_SECRET
+
 
 @contextlib.contextmanager
-def run_emulator(init_sql: str, extra_args=(), ports=None):
+def run_emulator(init_sql: str, extra_args=(), ports=None, root_password=None):
     """Starts an emulator with `init_sql` run first; yields its ports (and `host`, and the
     process id as `pid`). `extra_args` are more flags; `ports` (a dict of an earlier run) reuses
-    that run's FE HTTP, BE HTTP and query ports."""
+    that run's FE HTTP, BE HTTP and query ports; `root_password` sets root's password."""
     binary = os.environ.get("DORIS_EMULATOR_BIN")
     assert binary and os.path.exists(binary), "DORIS_EMULATOR_BIN must name the doris-emulator binary"
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as init:
@@ -30,6 +38,7 @@ def run_emulator(init_sql: str, extra_args=(), ports=None):
             *("--be-http-port", str(ports.get("be_http_port", 0))),
             *("--query-port", str(ports.get("query_port", 0))),
             *("--init-sql", init.name),
+            *(("--root-password", root_password) if root_password else ()),
             *extra_args,
         ],
         stdout=subprocess.PIPE,

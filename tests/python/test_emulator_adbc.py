@@ -49,6 +49,7 @@ def test_adbc_reads_what_read_doris_reads(doris):
     ours = read_doris(
         host="127.0.0.1",
         mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
         flight_port=doris["fe_flight_port"],
         database="a",
         table="t",

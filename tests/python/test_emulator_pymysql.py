@@ -174,3 +174,29 @@ def test_names_with_doubled_backticks_work_in_every_statement(emulator):
         transport="mysql",
     ).to_pydict()
     assert sorted(back["tick`col"]) == ["a", "b"]
+
+
+def test_insert_partial_update_session_variable_changes_only_named_columns(emulator):
+    """`SET enable_unique_key_partial_update = true` makes an INSERT into a merge-on-write
+    UNIQUE table change only the columns it names; a new key gets NULL elsewhere; the
+    variable reads back; a bad value is refused with MySQL's 1231."""
+    with connect(emulator, database="demo") as c, c.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE pu (`id` INT NOT NULL, `a` VARCHAR(8) NULL, `b` INT NULL) UNIQUE KEY(`id`) "
+            'DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES ("enable_unique_key_merge_on_write" = "true")'
+        )
+        cur.execute("INSERT INTO pu VALUES (1, 'x', 10), (2, 'y', 20)")
+        cur.execute("SET enable_unique_key_partial_update = true")
+        cur.execute("SELECT @@enable_unique_key_partial_update")
+        assert cur.fetchone()[0] == "true"
+        cur.execute("INSERT INTO pu (`id`, `b`) VALUES (2, 21), (3, 31)")
+        cur.execute("SELECT id, a, b FROM pu ORDER BY id")
+        assert cur.fetchall() == ((1, "x", 10), (2, "y", 21), (3, None, 31))
+        cur.execute("SET enable_unique_key_partial_update = false")
+        cur.execute("INSERT INTO pu (`id`, `b`) VALUES (1, 11)")
+        cur.execute("SELECT id, a, b FROM pu WHERE id = 1")
+        assert cur.fetchone() == (1, None, 11)
+        with pytest.raises(pymysql.err.OperationalError) as refused:
+            cur.execute("SET enable_unique_key_partial_update = maybe")
+        assert refused.value.args[0] == 1231
+        cur.execute("DROP TABLE pu")

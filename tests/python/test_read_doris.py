@@ -9,7 +9,7 @@ import daft_doris
 import pyarrow as pa
 import pymysql
 import pytest
-from conftest import run_emulator
+from conftest import ROOT_PASSWORD, run_emulator
 from daft_doris import (
     AuthenticationError,
     ConfigurationError,
@@ -41,8 +41,10 @@ GRANT SELECT_PRIV ON py.* TO 'reader'@'%';
 
 @pytest.fixture(scope="module")
 def doris():
-    with run_emulator(INIT) as ports:
-        conn = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="py")
+    with run_emulator(INIT, root_password=ROOT_PASSWORD) as ports:
+        conn = pymysql.connect(
+            host="127.0.0.1", port=ports["query_port"], user="root", password=ROOT_PASSWORD, database="py"
+        )
         with conn, conn.cursor() as cur:
             cur.execute(
                 "INSERT INTO types VALUES "
@@ -66,6 +68,8 @@ def doris():
 
 def read(ports, table, **kwargs):
     kwargs.setdefault("transport", "mysql")
+    if "username" not in kwargs:
+        kwargs.setdefault("password", ROOT_PASSWORD)
     return read_doris(
         host=ports["host"],
         mysql_port=ports["query_port"],

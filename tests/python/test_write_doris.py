@@ -10,7 +10,7 @@ import daft
 import pyarrow as pa
 import pymysql
 import pytest
-from conftest import run_emulator
+from conftest import ROOT_PASSWORD, run_emulator
 from daft_doris import (
     AuthenticationError,
     ConfigurationError,
@@ -46,18 +46,22 @@ GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 
 @pytest.fixture(scope="module")
 def doris():
-    with run_emulator(INIT) as ports:
+    with run_emulator(INIT, root_password=ROOT_PASSWORD) as ports:
         yield ports
 
 
 def conn(ports, **kwargs):
+    if "username" not in kwargs:
+        kwargs.setdefault("password", ROOT_PASSWORD)
     return DorisConnection(
         host=ports["host"], http_port=ports["fe_http_port"], mysql_port=ports["query_port"], **kwargs
     )
 
 
 def query(ports, sql):
-    c = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="w")
+    c = pymysql.connect(
+        host="127.0.0.1", port=ports["query_port"], user="root", password=ROOT_PASSWORD, database="w"
+    )
     with c, c.cursor() as cur:
         cur.execute(sql)
         return cur.fetchall()
@@ -88,7 +92,12 @@ def test_load_writes_every_row_once_and_reads_back(doris):
     assert result["attempted_rows"] == 1000 and result["loaded_rows"] == 1000 and result["filtered_rows"] == 0
     assert result["batches"] >= 4 and result["uploaded_bytes"] > 0
     back = read_doris(
-        host=doris["host"], mysql_port=doris["query_port"], database="w", table="dup", transport="mysql"
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        password=ROOT_PASSWORD,
+        database="w",
+        table="dup",
+        transport="mysql",
     ).to_arrow()
     assert back.num_rows == 1000
     # Every row exactly once (a duplicate plus a loss would keep the count).
@@ -225,6 +234,38 @@ def test_atomic_upsert_on_a_unique_table_and_unsupported_operations(doris):
     assert got == [(1, "a", 1), (2, "B", 20), (3, "c", 3), (4, "d", 4)]
     with pytest.raises(ConfigurationError, match="atomic writes support"):
         write_doris(changed, connection=conn(doris), table=table, operation="delete", atomic=True)
+    query(doris, "TRUNCATE TABLE uniq")
+
+
+def test_an_atomic_partial_update_changes_only_its_columns_once_per_key(doris):
+    """operation="partial_update" in the atomic mode: staged as a plain load of the given
+    columns, published by one labelled INSERT with enable_unique_key_partial_update, so only
+    those columns change (a new key is inserted with the others NULL); a rerun of the key after
+    a partitioning change loads nothing."""
+    table = DorisTable("w", "uniq")
+    base = daft.from_pydict({"id": [1, 2, 3], "name": ["a", "b", "c"], "score": [10, 20, 30]})
+    write_doris(base, connection=conn(doris), table=table, operation="upsert")
+    change = daft.from_pydict({"id": [2, 3, 5], "score": [21, 31, 51]})
+    first = summary(
+        write_doris(
+            change, connection=conn(doris), table=table, operation="partial_update", idempotence_key="p-1"
+        )
+    )
+    assert first["status"] == "success" and first["loaded_rows"] == 3
+    expected = [(1, "a", 10), (2, "b", 21), (3, "c", 31), (5, None, 51)]
+    assert sorted(query(doris, "SELECT id, name, score FROM uniq")) == expected
+    # The same key after a change of partitioning (and of the values): nothing is applied.
+    again = daft.from_pydict({"id": [2], "score": [99]}).concat(
+        daft.from_pydict({"id": [3, 5], "score": [98, 97]})
+    )
+    rerun = summary(
+        write_doris(
+            again, connection=conn(doris), table=table, operation="partial_update", idempotence_key="p-1"
+        )
+    )
+    assert rerun["status"] == "already_committed"
+    assert sorted(query(doris, "SELECT id, name, score FROM uniq")) == expected
+    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
     query(doris, "TRUNCATE TABLE uniq")
 
 

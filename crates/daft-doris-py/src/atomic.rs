@@ -137,9 +137,11 @@ pub(crate) fn atomic_publish<'py>(
     staging: &str,
     columns: Vec<String>,
     tags: Vec<(String, u64)>,
+    partial_update: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: Connection = parse_json("connection", connection)?;
-    let run = resume(database, table, label_prefix, key, staging)?;
+    let run =
+        resume(database, table, label_prefix, key, staging)?.with_partial_update(partial_update);
     let published = block_on(py, || async {
         let mut session = open(&connection, password).await?;
         run.publish(&mut session, &columns, &tags).await

@@ -402,7 +402,9 @@ async fn reported_backends(
         doris_plan::PlanError::Permission(m) => ReadError::Permission(m),
         doris_plan::PlanError::Config(m) => ReadError::Config(m),
         other => ReadError::Transport(format!(
-            "cannot list the BEs the FE reports (/api/backends) to check a Flight location: {other}"
+            "cannot list the BEs the FE reports (/api/backends on the FE's HTTP port) to check a \
+             Flight location; make the HTTP port reachable, or allow the location explicitly or \
+             by a rewrite: {other}"
         )),
     })?;
     if let Ok(mut cache) = reported_cache().lock() {

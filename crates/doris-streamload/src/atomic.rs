@@ -28,7 +28,7 @@ use doris_sql::staging::{
 
 use crate::error::StreamLoadError;
 use crate::label::Label;
-use crate::options::{Columns, LoadOptions, MergeType, UpdateMode};
+use crate::options::{Columns, LoadOptions, MergeType, NewKeyBehavior, UpdateMode};
 
 /// The rows of a statement, as text cells, with the column names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -145,6 +145,7 @@ pub struct AtomicWrite {
     label: Label,
     staging: StagingName,
     policy: AtomicPolicy,
+    partial_update: bool,
 }
 
 /// The key's label: `<prefix>_<key>`.
@@ -206,6 +207,7 @@ impl AtomicWrite {
             label,
             staging,
             policy,
+            partial_update: false,
         }))
     }
 
@@ -253,7 +255,18 @@ impl AtomicWrite {
             label,
             staging,
             policy,
+            partial_update: false,
         })
+    }
+
+    /// Publishes as a partial-column update (`operation="partial_update"`): the INSERT runs
+    /// with `enable_unique_key_partial_update = true`, so on a merge-on-write UNIQUE table
+    /// only the published columns change for existing keys (new keys are inserted, the
+    /// other columns taking their defaults). The staged loads themselves are plain.
+    #[must_use]
+    pub fn with_partial_update(mut self, on: bool) -> Self {
+        self.partial_update = on;
+        self
     }
 
     /// Publishes the rows of the attempts in `tags` (each with the rows its loads reported)
@@ -373,8 +386,21 @@ impl AtomicWrite {
     ) -> Result<(Option<u64>, bool), StreamLoadError> {
         let mut last = String::new();
         for _ in 0..self.policy.publish_attempts.max(1) {
+            // The session variable is set on the connection that runs the INSERT (again
+            // after a reconnect) and cleared after it.
+            if self.partial_update {
+                session
+                    .execute(PARTIAL_UPDATE_ON)
+                    .await
+                    .map_err(|f| sql_error("switch the session to partial updates", f))?;
+            }
             match session.execute(insert).await {
-                Ok(rows) => return Ok((Some(rows), true)),
+                Ok(rows) => {
+                    if self.partial_update {
+                        let _ = session.execute(PARTIAL_UPDATE_OFF).await;
+                    }
+                    return Ok((Some(rows), true));
+                }
                 Err(failure) => {
                     last = match &failure {
                         SqlFailure::Refused(m) | SqlFailure::Unanswered(m) => m.clone(),
@@ -412,16 +438,31 @@ impl AtomicWrite {
     }
 }
 
+const PARTIAL_UPDATE_ON: &str = "SET enable_unique_key_partial_update = true";
+const PARTIAL_UPDATE_OFF: &str = "SET enable_unique_key_partial_update = false";
+
 /// Options for a task attempt's loads into a staging table (see
-/// [`AtomicWrite::load_options`]).
+/// [`AtomicWrite::load_options`]). A fixed-columns partial update is staged as a plain load
+/// of its columns (the publish applies it, see [`AtomicWrite::with_partial_update`]).
 pub fn staging_load_options(
     base: &LoadOptions,
     fields: &[String],
     tag: &str,
 ) -> Result<LoadOptions, StreamLoadError> {
-    if base.merge_type != MergeType::Append || base.update_mode != UpdateMode::Upsert {
+    let fixed_columns = matches!(base.update_mode, UpdateMode::FixedColumns { .. });
+    if base.merge_type != MergeType::Append
+        || !(base.update_mode == UpdateMode::Upsert || fixed_columns)
+    {
         return Err(StreamLoadError::Config(
-            "an atomic write stages plain loads only (partial updates and deletes are not staged)"
+            "an atomic write stages plain loads and fixed-column partial updates only \
+             (deletes and flexible partial updates are not staged)"
+                .into(),
+        ));
+    }
+    if fixed_columns && base.new_key_behavior == Some(NewKeyBehavior::Error) {
+        return Err(StreamLoadError::Config(
+            "an atomic partial update inserts new keys (partial_update_new_key_behavior=ERROR \
+             is not applied to the publishing INSERT)"
                 .into(),
         ));
     }
@@ -434,6 +475,8 @@ pub fn staging_load_options(
         staging_columns_header(fields, tag).map_err(|e| StreamLoadError::Config(e.to_string()))?;
     let mut options = base.clone();
     options.columns = Columns::Raw(header);
+    options.update_mode = UpdateMode::Upsert;
+    options.new_key_behavior = None;
     Ok(options)
 }
 
@@ -625,5 +668,71 @@ fn sql_error(step: &'static str, failure: SqlFailure) -> StreamLoadError {
             step,
             message: format!("no answer: {message}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn staged_loads_are_plain_and_only_stageable_operations_are_staged() {
+        let fields = ["id".to_owned(), "score".to_owned()];
+        let plain = staging_load_options(&LoadOptions::default(), &fields, "t1").unwrap();
+        assert_eq!(plain.update_mode, UpdateMode::Upsert);
+        assert!(matches!(&plain.columns, Columns::Raw(h) if h.contains("__dd_load")));
+
+        let partial = LoadOptions {
+            update_mode: UpdateMode::FixedColumns {
+                legacy_header: false,
+            },
+            ..LoadOptions::default()
+        };
+        let staged = staging_load_options(&partial, &fields, "t1").unwrap();
+        // The staging table is DUPLICATE: the partial update is applied by the publish.
+        assert_eq!(staged.update_mode, UpdateMode::Upsert);
+        assert_eq!(staged.new_key_behavior, None);
+
+        let refusing_new_keys = LoadOptions {
+            new_key_behavior: Some(NewKeyBehavior::Error),
+            ..partial
+        };
+        assert!(staging_load_options(&refusing_new_keys, &fields, "t1").is_err());
+        let flexible = LoadOptions {
+            update_mode: UpdateMode::FlexibleColumns,
+            ..LoadOptions::default()
+        };
+        assert!(staging_load_options(&flexible, &fields, "t1").is_err());
+        let delete = LoadOptions {
+            merge_type: MergeType::Delete,
+            ..LoadOptions::default()
+        };
+        assert!(staging_load_options(&delete, &fields, "t1").is_err());
+    }
+
+    #[test]
+    fn privilege_denials_are_told_apart_from_other_refusals() {
+        let denied = privilege_error(
+            "LOAD",
+            "probe",
+            SqlFailure::Refused(
+                "errCode = 2, detailMessage = Access denied; you need (at least one of) the (LOAD) privilege(s) for this operation".into(),
+            ),
+        );
+        assert!(matches!(
+            denied,
+            StreamLoadError::Privilege { needed: "LOAD", .. }
+        ));
+        let select = privilege_error(
+            "SELECT",
+            "probe",
+            SqlFailure::Refused("SELECT command denied to user 'u'@'h' for table 'd.s'".into()),
+        );
+        assert!(matches!(select, StreamLoadError::Privilege { .. }));
+        let other = privilege_error("LOAD", "probe", SqlFailure::Refused("Unknown table".into()));
+        assert!(matches!(other, StreamLoadError::Sql { .. }));
+        let lost = privilege_error("LOAD", "probe", SqlFailure::Unanswered("reset".into()));
+        assert!(matches!(lost, StreamLoadError::Sql { .. }));
     }
 }

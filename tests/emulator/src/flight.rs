@@ -143,6 +143,7 @@ impl Face {
             database: None,
             time_zone: "UTC".into(),
             sql_mode: String::new(),
+            partial_update: false,
         };
         if !crate::mysql::query::reads_tables(sql) {
             let local = crate::mysql::query::fe_local(&self.shared, &mut session, sql)

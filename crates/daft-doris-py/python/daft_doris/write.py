@@ -175,10 +175,10 @@ class DorisWriteOptions:
         check.bounded_int("max_retries", self.max_retries, 0, 20)
         check.flag("atomic", self.atomic)
         if self.atomic:
-            if self.operation not in ("load", "upsert"):
+            if self.operation not in ("load", "upsert", "partial_update"):
                 raise ConfigurationError(
-                    "atomic writes support operation='load' and 'upsert' (partial updates and "
-                    "deletes are not staged; see docs/consistency.md)"
+                    "atomic writes support operation='load', 'upsert' and 'partial_update' "
+                    "(deletes are not staged; see docs/consistency.md)"
                 )
             if self.two_phase_commit:
                 raise ConfigurationError(
@@ -420,6 +420,7 @@ class DorisDataSink(DataSink[dict]):
             *self._run_args(),
             next((r["columns"] for r in results if r.get("columns")), []),
             tags,
+            self._options.operation == "partial_update",
         )
         staged = sum(per_tag.values())
         if not published["by_this_run"]:
@@ -506,7 +507,7 @@ def write_doris(
             raise ConfigurationError("idempotence_key and checkpoint name different keys")
         idempotence_key = checkpoint.idempotence_key
     if atomic is None:
-        atomic = idempotence_key is not None and not two_phase_commit and operation in ("load", "upsert")
+        atomic = idempotence_key is not None and not two_phase_commit and operation != "delete"
     options = DorisWriteOptions.from_mapping(
         load_properties,
         operation=operation,

@@ -130,6 +130,11 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
         return Err(analysis("Column count doesn't match value count"));
     }
     let mut opts = parse_options(&HeaderMap::new()).map_err(analysis)?;
+    // `enable_unique_key_partial_update`: on a merge-on-write UNIQUE table the INSERT
+    // changes only the columns it names (every key among them); elsewhere Doris ignores it.
+    opts.partial = session.partial_update
+        && table.schema.key_model == Some(doris_sql::KeyModel::Unique)
+        && table.schema.merge_on_write;
     opts.columns = Some(targets);
     opts.label = label.unwrap_or_else(|| format!("insert_{}", uuid::Uuid::new_v4().simple()));
     let mut decoded = Decoded::default();

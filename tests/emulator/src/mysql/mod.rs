@@ -110,6 +110,9 @@ pub struct Session {
     pub time_zone: String,
     /// `sql_mode` session variable.
     pub sql_mode: String,
+    /// `enable_unique_key_partial_update`: an INSERT into a merge-on-write UNIQUE table
+    /// changes only the columns it names.
+    pub partial_update: bool,
 }
 
 async fn session(
@@ -267,6 +270,7 @@ async fn session(
         database,
         time_zone: "Asia/Shanghai".into(),
         sql_mode: "ONLY_FULL_GROUP_BY".into(),
+        partial_update: false,
     };
     let mut statements = prepared::Statements::default();
     while let Some(packet) = io.read().await? {

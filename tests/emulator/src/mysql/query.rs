@@ -279,6 +279,12 @@ fn variable(session: &Session, name: &str) -> Option<String> {
         "group_commit" => "off_mode".into(),
         "insert_timeout" => "14400".into(),
         "parallel_pipeline_task_num" => "0".into(),
+        "enable_unique_key_partial_update" => if session.partial_update {
+            "true"
+        } else {
+            "false"
+        }
+        .into(),
         _ => return None,
     })
 }
@@ -339,6 +345,22 @@ fn set(session: &mut Session, body: &str) -> Outcome {
         match bare.as_str() {
             "time_zone" => session.time_zone = unquote(value),
             "sql_mode" => session.sql_mode = unquote(value),
+            "enable_unique_key_partial_update" => {
+                session.partial_update = match unquote(value).to_ascii_lowercase().as_str() {
+                    "true" | "1" | "on" => true,
+                    "false" | "0" | "off" => false,
+                    _ => {
+                        return Outcome::Err(
+                            1231,
+                            b"42000",
+                            format!(
+                                "Variable 'enable_unique_key_partial_update' can't be set to the value of '{}'",
+                                unquote(value)
+                            ),
+                        );
+                    }
+                };
+            }
             _ => {}
         }
     }
