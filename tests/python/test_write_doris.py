@@ -39,6 +39,8 @@ CREATE TABLE w.part (`id` INT NOT NULL, `name` VARCHAR(8) NULL) DUPLICATE KEY(`i
   DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE TABLE w.typed (`id` INT NOT NULL, `j` JSON NULL, `ip` IPV6 NULL, `big` LARGEINT NULL)
   DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
+CREATE TABLE w.nested (`id` INT NOT NULL, `tags` ARRAY<VARCHAR(3)> NULL,
+  `person` STRUCT<name:VARCHAR(4), note:TEXT> NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
 GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 """
@@ -317,6 +319,27 @@ def test_schema_problems_are_found_before_the_first_upload(doris, data, operatio
     # Nothing at all reached the table (no row for the key, no other row either).
     assert query(doris, f"SELECT count(*) FROM {table.name} WHERE id = 990001")[0][0] == 0
     assert query(doris, f"SELECT count(*) FROM {table.name}")[0][0] == before
+
+
+def test_nested_varchar_lengths_are_checked_before_the_first_upload(doris):
+    """An ARRAY<VARCHAR(3)> element or a STRUCT field VARCHAR(4) that is too long stops the
+    write before any byte (naming the column and the place, never the value); a TEXT field
+    beside it is not limited; values that fit load and read back."""
+    table = DorisTable("w", "nested")
+    fine = {
+        "id": [1, 2],
+        "tags": [["abc", "de"], None],
+        "person": [{"name": "anna", "note": "a note longer than four"}, None],
+    }
+    long_tag = {**fine, "tags": [["abc", "defg"], None]}
+    long_name = {**fine, "person": [{"name": "annabel", "note": "x"}, None]}
+    for data, place in ((long_tag, r"tags \(element\)"), (long_name, r"person \(field 0\)")):
+        with pytest.raises(DorisTableCompatibilityError, match=place) as refused:
+            write_doris(daft.from_pydict(data), connection=conn(doris), table=table)
+        assert "defg" not in str(refused.value) and "annabel" not in str(refused.value)
+        assert query(doris, "SELECT count(*) FROM nested")[0][0] == 0
+    write_doris(daft.from_pydict(fine), connection=conn(doris), table=table)
+    assert query(doris, "SELECT count(*) FROM nested")[0][0] == 2
 
 
 def test_value_problems_stop_the_write_with_nothing_loaded(doris):

@@ -11,6 +11,7 @@
 //! types from there on.
 
 mod atomic;
+mod catalog;
 mod errors;
 mod jobs;
 mod read;
@@ -32,6 +33,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_discard, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_list_databases, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_list_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_exists, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_database, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_create_table, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_drop_table, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_create, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_alter, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_control, m)?)?;

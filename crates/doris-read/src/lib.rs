@@ -17,9 +17,12 @@
 //! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
 //!   conjuncts (the rest returned as a residual), the limit when nothing stays residual,
 //!   and one SELECT per task, split by tablets through `doris-plan` when asked.
+//! - [`catalog`] lists, creates and drops databases and tables over a MySQL session (what
+//!   an engine's catalog calls).
 //! - [`jobs`] manages Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`) and reads
 //!   their `jobs()` / `tasks()` rows as typed values.
 
+pub mod catalog;
 pub mod decode;
 pub mod error;
 mod feed;

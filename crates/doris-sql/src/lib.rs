@@ -20,6 +20,7 @@
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
 //! | followed addresses | the allowlist for Stream Load redirects and Flight locations; `/api/backends` | [`AddressAllowlist`], [`parse_backends`] |
+//! | table creation | `CREATE TABLE` from an Arrow schema (catalogs) | [`create_table_ddl`], [`doris_type_for`] |
 //! | atomic writes | the staging table, its names, the labelled publishing INSERT | [`staging`] |
 //!
 //! ## A read task's statement, end to end
@@ -55,6 +56,7 @@
 //! All fallible functions return [`SqlError`]. Error texts name identifiers, positions and
 //! parameter names, never literal values, bound parameters or trusted SQL text.
 
+pub mod create_table;
 pub mod error;
 pub mod expr;
 pub mod hosts;
@@ -71,6 +73,7 @@ pub mod types;
 pub mod write_compat;
 pub mod write_target;
 
+pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
@@ -95,7 +98,7 @@ pub use translate::{Translation, escape_like, render_predicate, translate_filter
 pub use types::{
     DorisType, MAX_CHAR_LENGTH, MAX_VARCHAR_LENGTH, Spelling, StructField, datetime_unit,
 };
-pub use write_compat::{ValueCheck, WriteIncompatibility, WritePlan, check_writable};
+pub use write_compat::{NestedStep, ValueCheck, WriteIncompatibility, WritePlan, check_writable};
 pub use write_target::{
     ColumnWrite, WriteOperation, WriteTarget, WriteTargetError, check_write_target,
 };

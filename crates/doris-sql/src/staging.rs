@@ -272,7 +272,7 @@ fn validate_tag(tag: &str) -> Result<()> {
 
 /// A property string as `SHOW CREATE TABLE` prints them: double quotes, `\` and `"`
 /// escaped with a backslash.
-fn double_quoted(s: &str) -> String {
+pub(crate) fn double_quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for ch in s.chars() {

@@ -51,6 +51,57 @@ pub enum ValueCheck {
     JsonText,
     /// Text must be an IPv4 or IPv6 address.
     IpText,
+    /// A check on the values inside a nested column (an ARRAY's elements, a MAP's keys or
+    /// values, a STRUCT's field), reached by `path` from the column, outermost first.
+    Nested {
+        /// The steps from the column to the checked values.
+        path: Vec<NestedStep>,
+        /// The check on those values (never itself `Nested`).
+        check: Box<ValueCheck>,
+    },
+}
+
+/// One step into a nested Arrow value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NestedStep {
+    /// The elements of a list.
+    Element,
+    /// The keys of a map.
+    MapKey,
+    /// The values of a map.
+    MapValue,
+    /// The struct field at this position.
+    Field(usize),
+}
+
+impl ValueCheck {
+    /// This check applied `step` deeper (paths stay flat: outermost step first).
+    fn under(self, step: NestedStep) -> Self {
+        match self {
+            ValueCheck::Nested { mut path, check } => {
+                path.insert(0, step);
+                ValueCheck::Nested { path, check }
+            }
+            leaf => ValueCheck::Nested {
+                path: vec![step],
+                check: Box::new(leaf),
+            },
+        }
+    }
+}
+
+/// Runs `check` with a fresh plan and adds its value checks to `plan`, each `step` deeper.
+fn nested(
+    plan: &mut WritePlan,
+    step: NestedStep,
+    check: impl FnOnce(&mut WritePlan) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut inner = WritePlan::default();
+    check(&mut inner)?;
+    plan.value_checks
+        .extend(inner.value_checks.into_iter().map(|c| c.under(step)));
+    Ok(())
 }
 
 /// The outcome of a successful check: what the writer must still verify on the values.
@@ -212,7 +263,10 @@ fn check(arrow: &DataType, doris: &DorisType, plan: &mut WritePlan) -> Result<()
         (
             A::List(item) | A::LargeList(item) | A::FixedSizeList(item, _),
             D::Array { element, .. },
-        ) => check(item.data_type(), element, plan).map_err(|e| format!("array element: {e}")),
+        ) => nested(plan, NestedStep::Element, |p| {
+            check(item.data_type(), element, p)
+        })
+        .map_err(|e| format!("array element: {e}")),
         (A::Map(entries, _), D::Map { key, value }) => {
             let A::Struct(kv) = entries.data_type() else {
                 return Err("malformed Arrow map".into());
@@ -220,8 +274,14 @@ fn check(arrow: &DataType, doris: &DorisType, plan: &mut WritePlan) -> Result<()
             if kv.len() != 2 {
                 return Err("malformed Arrow map".into());
             }
-            check(kv[0].data_type(), key, plan).map_err(|e| format!("map key: {e}"))?;
-            check(kv[1].data_type(), value, plan).map_err(|e| format!("map value: {e}"))
+            nested(plan, NestedStep::MapKey, |p| {
+                check(kv[0].data_type(), key, p)
+            })
+            .map_err(|e| format!("map key: {e}"))?;
+            nested(plan, NestedStep::MapValue, |p| {
+                check(kv[1].data_type(), value, p)
+            })
+            .map_err(|e| format!("map value: {e}"))
         }
         (
             A::Struct(fields),
@@ -236,7 +296,7 @@ fn check(arrow: &DataType, doris: &DorisType, plan: &mut WritePlan) -> Result<()
                     doris_fields.len()
                 ));
             }
-            for (f, d) in fields.iter().zip(doris_fields) {
+            for (i, (f, d)) in fields.iter().zip(doris_fields).enumerate() {
                 if !f.name().eq_ignore_ascii_case(&d.name) {
                     return Err(format!(
                         "struct field {:?} where {:?} is expected",
@@ -244,8 +304,10 @@ fn check(arrow: &DataType, doris: &DorisType, plan: &mut WritePlan) -> Result<()
                         d.name
                     ));
                 }
-                check(f.data_type(), &d.ty, plan)
-                    .map_err(|e| format!("field {:?}: {e}", d.name))?;
+                nested(plan, NestedStep::Field(i), |p| {
+                    check(f.data_type(), &d.ty, p)
+                })
+                .map_err(|e| format!("field {:?}: {e}", d.name))?;
             }
             Ok(())
         }
@@ -377,10 +439,44 @@ mod tests {
         );
         assert_eq!(
             ok(strukt.clone(), "STRUCT<a:VARCHAR(5),b:INT>").value_checks,
-            vec![ValueCheck::MaxLength {
-                limit: 5,
-                characters: false
+            vec![ValueCheck::Nested {
+                path: vec![NestedStep::Field(0)],
+                check: Box::new(ValueCheck::MaxLength {
+                    limit: 5,
+                    characters: false
+                })
             }]
+        );
+        let strings = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+        let deep = DataType::Map(
+            Arc::new(Field::new(
+                "entries",
+                DataType::Struct(
+                    vec![
+                        Field::new("key", DataType::Utf8, false),
+                        Field::new("value", strings, true),
+                    ]
+                    .into(),
+                ),
+                false,
+            )),
+            false,
+        );
+        assert_eq!(
+            ok(deep, "MAP<CHAR(2),ARRAY<JSON>>").value_checks,
+            vec![
+                ValueCheck::Nested {
+                    path: vec![NestedStep::MapKey],
+                    check: Box::new(ValueCheck::MaxLength {
+                        limit: 2,
+                        characters: true
+                    })
+                },
+                ValueCheck::Nested {
+                    path: vec![NestedStep::MapValue, NestedStep::Element],
+                    check: Box::new(ValueCheck::JsonText)
+                },
+            ]
         );
         assert!(no(strukt.clone(), "STRUCT<b:TEXT,a:INT>").contains("expected"));
         assert!(no(strukt, "STRUCT<a:TEXT>").contains("2 fields"));

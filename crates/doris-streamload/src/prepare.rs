@@ -14,7 +14,7 @@ use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::compute::{CastOptions, cast_with_options};
 use arrow::util::display::FormatOptions;
 use arrow_schema::{DataType, Field, FieldRef, Schema};
-use doris_sql::{ColumnWrite, ValueCheck};
+use doris_sql::{ColumnWrite, NestedStep, ValueCheck};
 use serde::{Deserialize, Serialize};
 
 use crate::error::StreamLoadError;
@@ -121,7 +121,68 @@ fn strings(array: &ArrayRef) -> Option<Box<dyn Iterator<Item = &str> + '_>> {
     }
 }
 
+/// The values one step inside a nested array (`None` when the array is not of that shape:
+/// the check does not apply). A list's or map's child holds only what its valid slots
+/// point to once sliced to its offsets' range.
+fn step_into(array: &ArrayRef, step: NestedStep) -> Option<ArrayRef> {
+    match (step, array.data_type()) {
+        (NestedStep::Element, DataType::List(_)) => {
+            let list = array.as_list::<i32>();
+            let (start, end) = offset_range(list.value_offsets());
+            Some(list.values().slice(start, end - start))
+        }
+        (NestedStep::Element, DataType::LargeList(_)) => {
+            let list = array.as_list::<i64>();
+            let (start, end) = offset_range(list.value_offsets());
+            Some(list.values().slice(start, end - start))
+        }
+        (NestedStep::Element, DataType::FixedSizeList(_, n)) => {
+            let list = array.as_fixed_size_list();
+            let n = usize::try_from(*n).ok()?;
+            Some(list.values().slice(list.offset() * n, list.len() * n))
+        }
+        (NestedStep::MapKey | NestedStep::MapValue, DataType::Map(_, _)) => {
+            let map = array.as_map();
+            let (start, end) = offset_range(map.value_offsets());
+            let side = if step == NestedStep::MapKey {
+                map.keys()
+            } else {
+                map.values()
+            };
+            Some(side.slice(start, end - start))
+        }
+        (NestedStep::Field(i), DataType::Struct(_)) => array.as_struct().columns().get(i).cloned(),
+        _ => None,
+    }
+}
+
+fn offset_range<O: arrow::array::OffsetSizeTrait>(offsets: &[O]) -> (usize, usize) {
+    let first = offsets.first().map_or(0, |o| o.as_usize());
+    let last = offsets.last().map_or(0, |o| o.as_usize());
+    (first, last.max(first))
+}
+
 fn check_values(name: &str, array: &ArrayRef, check: &ValueCheck) -> Result<(), StreamLoadError> {
+    if let ValueCheck::Nested { path, check } = check {
+        let mut inner = array.clone();
+        for step in path {
+            match step_into(&inner, *step) {
+                Some(next) => inner = next,
+                None => return Ok(()),
+            }
+        }
+        let place = path
+            .iter()
+            .map(|s| match s {
+                NestedStep::Element => "element".to_owned(),
+                NestedStep::MapKey => "key".to_owned(),
+                NestedStep::MapValue => "value".to_owned(),
+                NestedStep::Field(i) => format!("field {i}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" > ");
+        return check_values(&format!("{name} ({place})"), &inner, check);
+    }
     let Some(mut values) = strings(array) else {
         return Ok(());
     };
@@ -151,6 +212,8 @@ fn check_values(name: &str, array: &ArrayRef, check: &ValueCheck) -> Result<(), 
             values.any(|s| s.trim().parse::<std::net::IpAddr>().is_err()),
             "a value is not an IPv4 or IPv6 address".to_owned(),
         ),
+        // Handled above.
+        ValueCheck::Nested { .. } => (false, String::new()),
     };
     if bad {
         Err(rejected(name, reason))
@@ -271,5 +334,71 @@ mod tests {
             serde_json::to_string(&r.0.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>()).unwrap();
         let back: Vec<ColumnRule> = serde_json::from_str(&json).unwrap();
         assert_eq!(back[0].cast_to.as_deref(), Some("Int32"));
+    }
+
+    #[test]
+    fn nested_values_are_checked_where_their_rule_applies() {
+        use arrow::array::{ListArray, StructArray};
+        let names = Arc::new(StringArray::from(vec![Some("abc"), Some("toolong"), None]));
+        let notes = Arc::new(StringArray::from(vec![
+            Some("a long note"),
+            None,
+            Some("x"),
+        ]));
+        let fields = vec![
+            Field::new("name", DataType::Utf8, true),
+            Field::new("note", DataType::Utf8, true),
+        ];
+        let people = StructArray::new(
+            fields.clone().into(),
+            vec![names as ArrayRef, notes as ArrayRef],
+            None,
+        );
+        let doris: doris_sql::DorisType = "STRUCT<name:VARCHAR(3),note:TEXT>".parse().unwrap();
+        let plan = doris_sql::check_writable(people.data_type(), &doris).unwrap();
+        let rules = BatchRules::new(vec![ColumnRule {
+            name: "p".into(),
+            cast_to: None,
+            not_null: false,
+            checks: plan.value_checks,
+        }])
+        .unwrap();
+        let batch = |array: ArrayRef| {
+            let schema = Schema::new(vec![Field::new("p", array.data_type().clone(), true)]);
+            RecordBatch::try_new(Arc::new(schema), vec![array]).unwrap()
+        };
+        let err = rules.apply(batch(Arc::new(people.clone()))).unwrap_err();
+        // The VARCHAR(3) field is checked, the TEXT field (with an 11-byte value) is not.
+        assert_eq!(
+            err.to_string(),
+            "column p (field 0): a value is longer than the column's 3 bytes"
+        );
+        assert!(!err.to_string().contains("toolong"));
+        assert!(rules.apply(batch(Arc::new(people.slice(0, 1)))).is_ok());
+
+        // ARRAY<JSON>: every element, and only the elements a sliced batch holds.
+        let json = Arc::new(StringArray::from(vec![
+            Some("{}"),
+            Some("[1]"),
+            Some("{bad"),
+        ]));
+        let offsets = arrow::buffer::OffsetBuffer::new(vec![0i32, 2, 3].into());
+        let item = Arc::new(Field::new("item", DataType::Utf8, true));
+        let docs = ListArray::new(item, offsets, json, None);
+        let doris: doris_sql::DorisType = "ARRAY<JSON>".parse().unwrap();
+        let plan = doris_sql::check_writable(docs.data_type(), &doris).unwrap();
+        let rules = BatchRules::new(vec![ColumnRule {
+            name: "p".into(),
+            cast_to: None,
+            not_null: false,
+            checks: plan.value_checks,
+        }])
+        .unwrap();
+        let err = rules.apply(batch(Arc::new(docs.clone()))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "column p (element): a value is not valid JSON"
+        );
+        assert!(rules.apply(batch(Arc::new(docs.slice(0, 1)))).is_ok());
     }
 }

@@ -5,10 +5,12 @@ projection, filter, limit and count pushdown and optional tablet-parallel tasks;
 ``write_doris`` loads a DataFrame through HTTP Stream Load with the table checked first,
 labels that can be deterministic, and typed outcomes. ``daft_doris.streaming`` manages
 Doris 4.0 streaming jobs (exactly-once incremental loads from object storage) and stages
-DataFrames as files for them.
+DataFrames as files for them. ``DorisCatalog`` attaches Doris to a Daft session, so
+``daft.sql`` and ``read_table`` reach its tables.
 """
 
 from daft_doris._native import __version__
+from daft_doris.catalog import DorisCatalog, DorisCatalogTable
 from daft_doris.errors import (
     AuthenticationError,
     CompatibilityError,
@@ -56,6 +58,8 @@ __all__ = [
     "DependencyError",
     "DiscoveryError",
     "DorisAmbiguousWriteError",
+    "DorisCatalog",
+    "DorisCatalogTable",
     "DorisConnection",
     "DorisDataSink",
     "DorisDataSource",

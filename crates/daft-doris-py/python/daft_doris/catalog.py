@@ -1,0 +1,228 @@
+"""Doris as a Daft catalog: databases are namespaces, tables are ``db.table``.
+
+Attach it to a Daft session and query it with SQL::
+
+    catalog = DorisCatalog(DorisConnection(host="fe"), name="doris")
+    session = daft.Session()
+    session.attach(catalog, alias="doris")
+    session.sql("SELECT id FROM doris.sales.orders WHERE amount > 10")
+
+Reads go through ``read_doris`` (so filters, projections, limits and counts are pushed into
+Doris), appends through ``write_doris``. This module is Daft glue only: the statements
+(``SHOW DATABASES``, ``SHOW TABLES``, ``CREATE TABLE`` from a schema, ``DROP``) are built
+and run by the Rust crates (``doris_read::catalog``, ``doris_sql::create_table_ddl``).
+See docs/catalog.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from daft.catalog import Catalog, Function, Identifier, NotFoundError, Table
+from daft.dataframe import DataFrame
+from daft.schema import Schema
+
+from daft_doris import _native
+from daft_doris import _validate as check
+from daft_doris.errors import ConfigurationError
+from daft_doris.read import read_doris
+from daft_doris.write import DorisConnection, DorisTable, write_doris
+
+# Options `create_table(properties=…)` understands; every other key is a Doris table
+# property (`replication_num`, …), passed as text.
+_LAYOUT_OPTIONS = ("key_model", "key_columns", "buckets")
+
+
+def _parts(ident: Identifier) -> tuple[str, str]:
+    if len(ident) != 2:
+        raise ConfigurationError(f"a Doris table is named database.table, not {ident}")
+    return ident[0], ident[1]
+
+
+def _database(ident: Identifier) -> str:
+    if len(ident) != 1:
+        raise ConfigurationError(f"a Doris namespace is one database name, not {ident}")
+    return ident[0]
+
+
+class DorisCatalog(Catalog):
+    """A Doris FE as a Daft catalog (see the module docs).
+
+    Args:
+        connection: where the FE is and who connects (``DorisConnection``).
+        name: the catalog's name.
+        transport: the default transport of reads, ``"mysql"`` or ``"flight"``
+            (``table.read(transport=…)`` overrides it).
+        flight_port: the FE's Arrow Flight SQL port, for Flight reads.
+    """
+
+    def __init__(
+        self,
+        connection: DorisConnection,
+        *,
+        name: str = "doris",
+        transport: str = "mysql",
+        flight_port: int = 8070,
+    ) -> None:
+        if not isinstance(connection, DorisConnection):
+            raise ConfigurationError("connection must be a DorisConnection")
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError("name must be a non-empty string")
+        self._connection = connection
+        self._name = name
+        self._transport = check.choice("transport", transport, ("mysql", "flight"))
+        self._flight_port = check.port("flight_port", flight_port)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        endpoint = self._connection.endpoint()
+        return fn(endpoint.to_json(), endpoint.password_value(), *args)
+
+    # namespaces
+
+    def _list_namespaces(self, pattern: str | None = None) -> list[Identifier]:
+        return [Identifier(d) for d in self._call(_native.catalog_list_databases, pattern)]
+
+    def _has_namespace(self, ident: Identifier) -> bool:
+        return self._call(_native.catalog_exists, _database(ident), None)
+
+    def _create_namespace(self, ident: Identifier) -> None:
+        self._call(_native.catalog_database, _database(ident), True, False)
+
+    def _drop_namespace(self, ident: Identifier) -> None:
+        self._call(_native.catalog_database, _database(ident), False, False)
+
+    # tables
+
+    def _list_tables(self, pattern: str | None = None) -> list[Identifier]:
+        """Every table, or with ``pattern``: ``"db"`` (that database's tables, if it is
+        one), ``"db.prefix"`` (its tables starting with ``prefix``), else a table-name
+        prefix in every database."""
+        if pattern and "." in pattern:
+            database, prefix = pattern.split(".", 1)
+            databases, table_prefix = [database], prefix or None
+        elif pattern and self._call(_native.catalog_exists, pattern, None):
+            databases, table_prefix = [pattern], None
+        else:
+            databases, table_prefix = self._call(_native.catalog_list_databases, None), pattern
+        return [
+            Identifier(d, t)
+            for d in databases
+            for t in self._call(_native.catalog_list_tables, d, table_prefix)
+        ]
+
+    def _has_table(self, ident: Identifier) -> bool:
+        if len(ident) != 2:
+            return False
+        return self._call(_native.catalog_exists, ident[0], ident[1])
+
+    def _get_table(self, ident: Identifier) -> Table:
+        database, table = _parts(ident)
+        if not self._has_table(ident):
+            raise NotFoundError(f"Table {ident} not found")
+        return DorisCatalogTable(self, database, table)
+
+    def _create_table(
+        self,
+        ident: Identifier,
+        schema: Schema,
+        properties: Any = None,
+        partition_fields: Any = None,
+    ) -> Table:
+        """``CREATE TABLE`` from a Daft schema. ``properties``: ``key_model``
+        (``"duplicate"``, the default, or ``"unique"``), ``key_columns`` (default: the first
+        column), ``buckets`` (default ``AUTO``); every other key is a Doris table property."""
+        database, table = _parts(ident)
+        if partition_fields:
+            raise ConfigurationError(
+                "partitioned tables are not created from a schema; create them with Doris DDL"
+            )
+        props = dict(properties or {})
+        key_model = props.pop("key_model", "duplicate")
+        keys = props.pop("key_columns", [])
+        if isinstance(keys, str):
+            keys = [k.strip() for k in keys.split(",") if k.strip()]
+        buckets = props.pop("buckets", None)
+        if buckets is not None:
+            buckets = check.bounded_int("buckets", int(buckets), 1, 1_000_000)
+        extra = [(str(k), str(v)) for k, v in props.items()]
+        self._call(
+            _native.catalog_create_table,
+            database,
+            table,
+            schema.to_pyarrow_schema(),
+            key_model,
+            list(keys),
+            buckets,
+            extra,
+            False,
+        )
+        return DorisCatalogTable(self, database, table)
+
+    def _drop_table(self, ident: Identifier) -> None:
+        database, table = _parts(ident)
+        self._call(_native.catalog_drop_table, database, table)
+
+    # functions
+
+    def _create_function(self, ident: Identifier, function: Function | Callable[..., Any]) -> None:
+        raise NotImplementedError("a Doris catalog holds no Daft functions")
+
+    def _get_function(self, ident: Identifier) -> Function:
+        raise NotFoundError(f"a Doris catalog holds no Daft functions ({ident})")
+
+
+class DorisCatalogTable(Table):
+    """One Doris table of a ``DorisCatalog``: ``read`` is ``read_doris``, ``append`` is
+    ``write_doris`` (options are theirs)."""
+
+    def __init__(self, catalog: DorisCatalog, database: str, table: str) -> None:
+        self._catalog = catalog
+        self._database = check.identifier("database", database)
+        self._table = check.identifier("table", table)
+
+    @property
+    def name(self) -> str:
+        return self._table
+
+    def schema(self) -> Schema:
+        endpoint = self._catalog._connection.endpoint()
+        arrow, _unreadable = _native.describe_table(
+            endpoint.to_json(), endpoint.password_value(), self._database, self._table
+        )
+        return Schema.from_pyarrow_schema(arrow)
+
+    def read(self, **options: Any) -> DataFrame:
+        c = self._catalog._connection
+        options.setdefault("transport", self._catalog._transport)
+        return read_doris(
+            host=c.host,
+            mysql_port=c.mysql_port,
+            http_port=c.http_port,
+            http_secure=c.http_secure,
+            flight_port=self._catalog._flight_port,
+            tls_ca_file=c.tls_ca_file,
+            username=c.username,
+            password=c.password,
+            database=self._database,
+            table=self._table,
+            **options,
+        )
+
+    def append(self, df: DataFrame, **options: Any) -> None:
+        write_doris(
+            df,
+            connection=self._catalog._connection,
+            table=DorisTable(self._database, self._table),
+            **options,
+        )
+
+    def overwrite(self, df: DataFrame, **options: Any) -> None:
+        raise ConfigurationError(
+            "overwrite is not supported yet: it must replace the table in one atomic Doris "
+            "operation (INSERT OVERWRITE from a staging table), which this version does not do"
+        )

@@ -1,0 +1,130 @@
+//! A Doris FE as a catalog: databases are namespaces, tables are tables, over a MySQL
+//! [`Session`]. What a catalog implementation of an engine (Daft's `Catalog`) calls.
+//!
+//! Listing hides Doris's system databases (`information_schema`, `mysql`,
+//! `__internal_schema`) and the staging tables of atomic writes (`__dd_stage_…`); patterns
+//! are prefixes, matched case-sensitively as Doris names are. Creating a table builds its
+//! DDL from an Arrow schema ([`doris_sql::create_table_ddl`]).
+
+use arrow_schema::Schema;
+use doris_sql::{CreateTableOptions, TableRef, create_table_ddl, quote_ident};
+
+use crate::error::ReadError;
+use crate::mysql::session::Session;
+
+/// Databases a catalog never lists.
+const SYSTEM_DATABASES: [&str; 3] = ["information_schema", "mysql", "__internal_schema"];
+
+/// The prefix of atomic-write staging tables (see `doris_sql::staging`).
+const STAGING_PREFIX: &str = "__dd_stage_";
+
+fn config(e: doris_sql::SqlError) -> ReadError {
+    ReadError::Config(e.to_string())
+}
+
+fn first_column(rows: crate::mysql::session::TextRows) -> Vec<String> {
+    rows.rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect()
+}
+
+/// The user databases whose names start with `prefix` (every one without), sorted.
+pub async fn list_databases(
+    session: &mut Session,
+    prefix: Option<&str>,
+) -> Result<Vec<String>, ReadError> {
+    let mut names: Vec<String> = first_column(session.query("SHOW DATABASES").await?)
+        .into_iter()
+        .filter(|d| !SYSTEM_DATABASES.contains(&d.as_str()))
+        .filter(|d| prefix.is_none_or(|p| d.starts_with(p)))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The tables of `database` whose names start with `prefix`, sorted; staging tables of
+/// atomic writes are left out.
+pub async fn list_tables(
+    session: &mut Session,
+    database: &str,
+    prefix: Option<&str>,
+) -> Result<Vec<String>, ReadError> {
+    let sql = format!(
+        "SHOW TABLES FROM {}",
+        quote_ident("database", database).map_err(config)?
+    );
+    let mut names: Vec<String> = first_column(session.query(&sql).await?)
+        .into_iter()
+        .filter(|t| !t.starts_with(STAGING_PREFIX))
+        .filter(|t| prefix.is_none_or(|p| t.starts_with(p)))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Whether `database` exists (and the user may see it).
+pub async fn has_database(session: &mut Session, database: &str) -> Result<bool, ReadError> {
+    Ok(list_databases(session, Some(database))
+        .await?
+        .iter()
+        .any(|d| d == database))
+}
+
+/// Whether `database.table` exists (and the user may see it).
+pub async fn has_table(
+    session: &mut Session,
+    database: &str,
+    table: &str,
+) -> Result<bool, ReadError> {
+    if !has_database(session, database).await? {
+        return Ok(false);
+    }
+    Ok(list_tables(session, database, Some(table))
+        .await?
+        .iter()
+        .any(|t| t == table))
+}
+
+/// `CREATE DATABASE [IF NOT EXISTS] database`.
+pub async fn create_database(
+    session: &mut Session,
+    database: &str,
+    if_not_exists: bool,
+) -> Result<(), ReadError> {
+    let sql = format!(
+        "CREATE DATABASE {}{}",
+        if if_not_exists { "IF NOT EXISTS " } else { "" },
+        quote_ident("database", database).map_err(config)?
+    );
+    session.execute(&sql).await.map(|_| ())
+}
+
+/// `DROP DATABASE database` (refused by Doris while it holds tables unless `FORCE`; not
+/// sent here).
+pub async fn drop_database(session: &mut Session, database: &str) -> Result<(), ReadError> {
+    let sql = format!(
+        "DROP DATABASE {}",
+        quote_ident("database", database).map_err(config)?
+    );
+    session.execute(&sql).await.map(|_| ())
+}
+
+/// Creates `table` with `schema`'s columns (see [`doris_sql::create_table_ddl`]).
+pub async fn create_table(
+    session: &mut Session,
+    table: &TableRef,
+    schema: &Schema,
+    options: &CreateTableOptions,
+) -> Result<(), ReadError> {
+    let ddl = create_table_ddl(table, schema, options).map_err(config)?;
+    session.execute(&ddl).await.map(|_| ())
+}
+
+/// `DROP TABLE database.table`.
+pub async fn drop_table(session: &mut Session, table: &TableRef) -> Result<(), ReadError> {
+    session
+        .execute(&format!("DROP TABLE {}", table.to_sql()))
+        .await
+        .map(|_| ())
+}
