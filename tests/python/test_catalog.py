@@ -1,6 +1,6 @@
 """DorisCatalog and DorisCatalogTable with Daft's own session and SQL, on the emulator:
 namespaces and tables listed (system databases and staging tables hidden), tables created
-from a Daft schema, read with pushdowns through daft.sql, appended, dropped."""
+from a Daft schema, read with pushdowns through daft.sql, appended, overwritten, dropped."""
 
 import daft
 import pymysql
@@ -79,8 +79,11 @@ def test_tables_are_created_from_a_schema_appended_to_and_dropped(doris):
     dup = c.create_table("made.log", daft.from_pydict({"ts": [1], "msg": ["x"]}))
     assert c.list_tables("made") == [Identifier("made", "log"), Identifier("made", "scores")]
     assert dup.read().count_rows() == 1
-    with pytest.raises(ConfigurationError, match="overwrite"):
-        dup.overwrite(daft.from_pydict({"ts": [2], "msg": ["y"]}))
+    dup.append(daft.from_pydict({"ts": [5], "msg": ["z"]}))
+    dup.overwrite(daft.from_pydict({"ts": [2, 3], "msg": ["y", "w"]}))
+    assert dup.read().sort("ts").to_pydict() == {"ts": [2, 3], "msg": ["y", "w"]}
+    with pytest.raises(ConfigurationError, match="write_mode"):
+        dup.overwrite(daft.from_pydict({"ts": [2], "msg": ["y"]}), write_mode="append")
     with pytest.raises(ConfigurationError, match="database.table"):
         c.create_table("nodb", frame.schema())
     with pytest.raises(ConfigurationError, match="FLOAT or DOUBLE"):

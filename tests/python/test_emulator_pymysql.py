@@ -200,3 +200,40 @@ def test_insert_partial_update_session_variable_changes_only_named_columns(emula
             cur.execute("SET enable_unique_key_partial_update = maybe")
         assert refused.value.args[0] == 1231
         cur.execute("DROP TABLE pu")
+
+
+def test_explicit_transactions_are_refused_not_ignored(emulator):
+    """BEGIN would make a later ROLLBACK keep the rows if it were a no-op: refused with
+    Doris's error shape; COMMIT and ROLLBACK outside a transaction answer OK (PyMySQL's
+    commit() sends COMMIT)."""
+    with connect(emulator, database="demo") as c, c.cursor() as cur:
+        for statement in ("BEGIN", "START TRANSACTION"):
+            with pytest.raises(pymysql.err.OperationalError) as refused:
+                cur.execute(statement)
+            assert refused.value.args[0] == 1105
+            assert "explicit transactions" in refused.value.args[1]
+        cur.execute("COMMIT")
+        cur.execute("ROLLBACK")
+        c.commit()
+
+
+def test_insert_overwrite_replaces_every_row_under_its_label(emulator):
+    """INSERT OVERWRITE TABLE … WITH LABEL replaces the table's rows in one transaction; the
+    label is then used (a second statement with it is refused with Doris's text)."""
+    with connect(emulator, database="demo") as c, c.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE ow (`id` INT NOT NULL, `v` INT NULL) DUPLICATE KEY(`id`) "
+            "DISTRIBUTED BY HASH(`id`) BUCKETS 2"
+        )
+        cur.execute("INSERT INTO ow VALUES (1, 1), (2, 2), (3, 3)")
+        cur.execute(
+            "INSERT OVERWRITE TABLE ow WITH LABEL ow_1 (`id`, `v`) SELECT id + 10, v FROM ow WHERE id > 1"
+        )
+        cur.execute("SELECT id, v FROM ow ORDER BY id")
+        assert cur.fetchall() == ((12, 2), (13, 3))
+        with pytest.raises(pymysql.err.OperationalError, match="has already been used"):
+            cur.execute("INSERT OVERWRITE TABLE ow WITH LABEL ow_1 SELECT 1 AS id, 2 AS v")
+        cur.execute("INSERT OVERWRITE TABLE ow SELECT id, v FROM ow WHERE id > 100")
+        cur.execute("SELECT count(*) FROM ow")
+        assert cur.fetchone()[0] == 0
+        cur.execute("DROP TABLE ow")

@@ -239,6 +239,46 @@ def test_atomic_upsert_on_a_unique_table_and_unsupported_operations(doris):
     query(doris, "TRUNCATE TABLE uniq")
 
 
+def test_an_overwrite_replaces_the_table_in_one_labelled_transaction(doris):
+    """write_mode="overwrite": staged, then one INSERT OVERWRITE … WITH LABEL; a rerun of
+    the key is a no-op even after other writes (it does not overwrite them again); an empty
+    overwrite empties the table; the mode needs operation="load" and the atomic mode."""
+    table = DorisTable("w", "dup")
+    write_doris(frame(30), connection=conn(doris), table=table)
+    first = summary(
+        write_doris(
+            frame(5, 500), connection=conn(doris), table=table, write_mode="overwrite", idempotence_key="ow-1"
+        )
+    )
+    assert first["status"] == "success" and first["loaded_rows"] == 5
+    assert sorted(r[0] for r in query(doris, "SELECT id FROM dup")) == list(range(500, 505))
+    write_doris(frame(2, 900), connection=conn(doris), table=table)
+    again = frame(2, 500).concat(frame(3, 502))
+    rerun = summary(
+        write_doris(
+            again, connection=conn(doris), table=table, write_mode="overwrite", idempotence_key="ow-1"
+        )
+    )
+    assert rerun["status"] == "already_committed"
+    assert sorted(r[0] for r in query(doris, "SELECT id FROM dup")) == [*range(500, 505), 900, 901]
+    empty = frame(1).where(daft.col("id") < 0)
+    write_doris(empty, connection=conn(doris), table=table, write_mode="overwrite")
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    with pytest.raises(ConfigurationError, match="overwrite"):
+        write_doris(frame(1), connection=conn(doris), table=table, write_mode="overwrite", atomic=False)
+    with pytest.raises(ConfigurationError, match="overwrite"):
+        write_doris(
+            frame(1),
+            connection=conn(doris),
+            table=DorisTable("w", "uniq"),
+            write_mode="overwrite",
+            operation="upsert",
+        )
+    with pytest.raises(ConfigurationError, match="write_mode"):
+        write_doris(frame(1), connection=conn(doris), table=table, write_mode="replace")
+
+
 def test_an_atomic_partial_update_changes_only_its_columns_once_per_key(doris):
     """operation="partial_update" in the atomic mode: staged as a plain load of the given
     columns, published by one labelled INSERT with enable_unique_key_partial_update, so only

@@ -138,10 +138,12 @@ pub(crate) fn atomic_publish<'py>(
     columns: Vec<String>,
     tags: Vec<(String, u64)>,
     partial_update: bool,
+    overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: Connection = parse_json("connection", connection)?;
-    let run =
-        resume(database, table, label_prefix, key, staging)?.with_partial_update(partial_update);
+    let run = resume(database, table, label_prefix, key, staging)?
+        .with_partial_update(partial_update)
+        .with_overwrite(overwrite);
     let published = block_on(py, || async {
         let mut session = open(&connection, password).await?;
         run.publish(&mut session, &columns, &tags).await

@@ -169,6 +169,15 @@ pub fn staging_columns_header(fields: &[String], tag: &str) -> Result<String> {
     Ok(out.join(","))
 }
 
+/// `` `a`, `b` ``: quoted column names for a statement's column list.
+fn column_list(columns: &[String]) -> Result<String> {
+    Ok(columns
+        .iter()
+        .map(|c| quote_ident("column", c))
+        .collect::<Result<Vec<_>>>()?
+        .join(", "))
+}
+
 /// `INSERT INTO target (cols) SELECT cols FROM staging WHERE 1 = 0`: checks the
 /// publishing INSERT's privileges (LOAD on the target, SELECT on the staging table) and
 /// columns without loading a row. Doris plans it to an empty set and begins no
@@ -184,11 +193,7 @@ pub fn privilege_probe_insert(
             "a probe needs at least one column".into(),
         ));
     }
-    let cols = columns
-        .iter()
-        .map(|c| quote_ident("column", c))
-        .collect::<Result<Vec<_>>>()?
-        .join(", ");
+    let cols = column_list(columns)?;
     Ok(format!(
         "INSERT INTO {db}.{target} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE 1 = 0",
         db = quote_ident("database", database)?,
@@ -212,6 +217,48 @@ pub fn publish_insert(
             "a publish needs at least one tag".into(),
         ));
     }
+    publish_statement(
+        "INSERT INTO",
+        database,
+        target,
+        staging,
+        label,
+        columns,
+        tags,
+    )
+}
+
+/// The statement that publishes a run as a replacement of the whole table: `INSERT
+/// OVERWRITE TABLE target WITH LABEL … (columns) SELECT columns FROM staging WHERE tag IN
+/// (tags)`; with no tag the table is emptied (`WHERE 1 = 0`), still under the label.
+pub fn publish_overwrite(
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    label: &str,
+    columns: &[String],
+    tags: &[String],
+) -> Result<String> {
+    publish_statement(
+        "INSERT OVERWRITE TABLE",
+        database,
+        target,
+        staging,
+        label,
+        columns,
+        tags,
+    )
+}
+
+fn publish_statement(
+    verb: &str,
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    label: &str,
+    columns: &[String],
+    tags: &[String],
+) -> Result<String> {
     if label.is_empty()
         || !label
             .bytes()
@@ -222,25 +269,30 @@ pub fn publish_insert(
             "a label is 1-128 letters, digits, '-', '_' or ':'".into(),
         ));
     }
-    let cols = columns
-        .iter()
-        .map(|c| quote_ident("column", c))
-        .collect::<Result<Vec<_>>>()?
-        .join(", ");
-    let tags = tags
-        .iter()
-        .map(|t| {
-            validate_tag(t)?;
-            string(t)
-        })
-        .collect::<Result<Vec<_>>>()?
-        .join(", ");
+    if columns.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "a publish needs at least one column".into(),
+        ));
+    }
+    let cols = column_list(columns)?;
+    let filter = if tags.is_empty() {
+        "1 = 0".to_owned()
+    } else {
+        let tags = tags
+            .iter()
+            .map(|t| {
+                validate_tag(t)?;
+                string(t)
+            })
+            .collect::<Result<Vec<_>>>()?
+            .join(", ");
+        format!("{} IN ({tags})", quote_ident("column", LOAD_TAG_COLUMN)?)
+    };
     Ok(format!(
-        "INSERT INTO {db}.{target} WITH LABEL {label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {tag} IN ({tags})",
+        "{verb} {db}.{target} WITH LABEL {label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
         db = quote_ident("database", database)?,
         target = quote_ident("table", target)?,
         staging = quote_ident("table", &staging.to_string())?,
-        tag = quote_ident("column", LOAD_TAG_COLUMN)?,
     ))
 }
 
@@ -371,6 +423,21 @@ mod tests {
             .is_err()
         );
         assert!(publish_insert("d", "t", &staging, "a b", &["id".into()], &["x".into()]).is_err());
+    }
+
+    #[test]
+    fn an_overwrite_replaces_the_table_and_an_empty_one_empties_it() {
+        let staging = StagingName::new("k", 16, 1);
+        let sql =
+            publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &["a1".into()]).unwrap();
+        assert_eq!(
+            sql,
+            "INSERT OVERWRITE TABLE `d`.`t` WITH LABEL dd_k (`id`) SELECT `id` FROM \
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1')"
+        );
+        let empty = publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &[]).unwrap();
+        assert!(empty.ends_with("WHERE 1 = 0"), "{empty}");
+        assert!(publish_overwrite("d", "t", &staging, "dd_k", &[], &[]).is_err());
     }
 
     #[test]

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use doris_sql::TableSchema;
 use doris_sql::staging::{
-    STAGING_PREFIX, StagingName, privilege_probe_insert, publish_insert, staged_counts_query,
-    staging_columns_header, staging_table_ddl,
+    STAGING_PREFIX, StagingName, privilege_probe_insert, publish_insert, publish_overwrite,
+    staged_counts_query, staging_columns_header, staging_table_ddl,
 };
 
 use crate::error::StreamLoadError;
@@ -146,6 +146,7 @@ pub struct AtomicWrite {
     staging: StagingName,
     policy: AtomicPolicy,
     partial_update: bool,
+    overwrite: bool,
 }
 
 /// The key's label: `<prefix>_<key>`.
@@ -208,6 +209,7 @@ impl AtomicWrite {
             staging,
             policy,
             partial_update: false,
+            overwrite: false,
         }))
     }
 
@@ -256,6 +258,7 @@ impl AtomicWrite {
             staging,
             policy,
             partial_update: false,
+            overwrite: false,
         })
     }
 
@@ -266,6 +269,15 @@ impl AtomicWrite {
     #[must_use]
     pub fn with_partial_update(mut self, on: bool) -> Self {
         self.partial_update = on;
+        self
+    }
+
+    /// Publishes as a replacement of the whole table: `INSERT OVERWRITE TABLE … WITH
+    /// LABEL` of the staged rows, in one transaction under the key's label; a run with no
+    /// rows empties the table (still under the label, so a rerun is a no-op).
+    #[must_use]
+    pub fn with_overwrite(mut self, on: bool) -> Self {
+        self.overwrite = on;
         self
     }
 
@@ -290,10 +302,20 @@ impl AtomicWrite {
             by_this_run: true,
             staging_left: None,
         };
-        if !tags.is_empty() {
+        if self.overwrite && self.partial_update {
+            return Err(StreamLoadError::Config(
+                "an overwrite replaces whole rows: it cannot be a partial update".into(),
+            ));
+        }
+        if !tags.is_empty() || self.overwrite {
             self.await_staged(session, tags).await?;
             let names: Vec<String> = tags.iter().map(|(t, _)| t.clone()).collect();
-            let insert = publish_insert(
+            let statement = if self.overwrite {
+                publish_overwrite
+            } else {
+                publish_insert
+            };
+            let insert = statement(
                 &self.database,
                 &self.table,
                 &self.staging,

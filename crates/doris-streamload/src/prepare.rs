@@ -336,6 +336,19 @@ mod tests {
         assert_eq!(back[0].cast_to.as_deref(), Some("Int32"));
     }
 
+    /// The rules of a column `p` of Doris type `doris` written from `data_type`.
+    fn rules_for(data_type: &DataType, doris: &str) -> BatchRules {
+        let doris: doris_sql::DorisType = doris.parse().unwrap();
+        let plan = doris_sql::check_writable(data_type, &doris).unwrap();
+        BatchRules::new(vec![ColumnRule {
+            name: "p".into(),
+            cast_to: None,
+            not_null: false,
+            checks: plan.value_checks,
+        }])
+        .unwrap()
+    }
+
     #[test]
     fn nested_values_are_checked_where_their_rule_applies() {
         use arrow::array::{ListArray, StructArray};
@@ -354,15 +367,7 @@ mod tests {
             vec![names as ArrayRef, notes as ArrayRef],
             None,
         );
-        let doris: doris_sql::DorisType = "STRUCT<name:VARCHAR(3),note:TEXT>".parse().unwrap();
-        let plan = doris_sql::check_writable(people.data_type(), &doris).unwrap();
-        let rules = BatchRules::new(vec![ColumnRule {
-            name: "p".into(),
-            cast_to: None,
-            not_null: false,
-            checks: plan.value_checks,
-        }])
-        .unwrap();
+        let rules = rules_for(people.data_type(), "STRUCT<name:VARCHAR(3),note:TEXT>");
         let batch = |array: ArrayRef| {
             let schema = Schema::new(vec![Field::new("p", array.data_type().clone(), true)]);
             RecordBatch::try_new(Arc::new(schema), vec![array]).unwrap()
@@ -385,15 +390,7 @@ mod tests {
         let offsets = arrow::buffer::OffsetBuffer::new(vec![0i32, 2, 3].into());
         let item = Arc::new(Field::new("item", DataType::Utf8, true));
         let docs = ListArray::new(item, offsets, json, None);
-        let doris: doris_sql::DorisType = "ARRAY<JSON>".parse().unwrap();
-        let plan = doris_sql::check_writable(docs.data_type(), &doris).unwrap();
-        let rules = BatchRules::new(vec![ColumnRule {
-            name: "p".into(),
-            cast_to: None,
-            not_null: false,
-            checks: plan.value_checks,
-        }])
-        .unwrap();
+        let rules = rules_for(docs.data_type(), "ARRAY<JSON>");
         let err = rules.apply(batch(Arc::new(docs.clone()))).unwrap_err();
         assert_eq!(
             err.to_string(),

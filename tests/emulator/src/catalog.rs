@@ -191,6 +191,23 @@ impl Table {
         Ok(())
     }
 
+    /// Replaces the whole visible data with rows grouped by tablet index (INSERT
+    /// OVERWRITE): the new rows are merged among themselves with the key model's semantics,
+    /// every tablet without new rows becomes empty. All or nothing, as [`Self::apply`].
+    pub fn replace(&self, per_tablet: Vec<Vec<RecordBatch>>) -> Result<(), EmulatorError> {
+        let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        let mut replaced = vec![Vec::new(); data.len()];
+        for (idx, new_batches) in per_tablet.into_iter().enumerate() {
+            if !new_batches.is_empty() && idx < replaced.len() {
+                replaced[idx] = storage::merge_into_tablet(self, Vec::new(), new_batches)?;
+            }
+        }
+        *data = replaced;
+        self.version
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
     /// The visible version (what `_query_plan` reports for each tablet).
     pub fn version(&self) -> u64 {
         self.version.load(std::sync::atomic::Ordering::Relaxed)

@@ -8,7 +8,8 @@ Attach it to a Daft session and query it with SQL::
     session.sql("SELECT id FROM doris.sales.orders WHERE amount > 10")
 
 Reads go through ``read_doris`` (so filters, projections, limits and counts are pushed into
-Doris), appends through ``write_doris``. This module is Daft glue only: the statements
+Doris), appends through ``write_doris``, overwrites through ``write_doris(write_mode=
+"overwrite")`` (one atomic ``INSERT OVERWRITE``). This module is Daft glue only: the statements
 (``SHOW DATABASES``, ``SHOW TABLES``, ``CREATE TABLE`` from a schema, ``DROP``) are built
 and run by the Rust crates (``doris_read::catalog``, ``doris_sql::create_table_ddl``).
 See docs/catalog.md.
@@ -178,7 +179,8 @@ class DorisCatalog(Catalog):
 
 class DorisCatalogTable(Table):
     """One Doris table of a ``DorisCatalog``: ``read`` is ``read_doris``, ``append`` is
-    ``write_doris`` (options are theirs)."""
+    ``write_doris``, ``overwrite`` is ``write_doris(write_mode="overwrite")`` (options are
+    theirs)."""
 
     def __init__(self, catalog: DorisCatalog, database: str, table: str) -> None:
         self._catalog = catalog
@@ -222,7 +224,14 @@ class DorisCatalogTable(Table):
         )
 
     def overwrite(self, df: DataFrame, **options: Any) -> None:
-        raise ConfigurationError(
-            "overwrite is not supported yet: it must replace the table in one atomic Doris "
-            "operation (INSERT OVERWRITE from a staging table), which this version does not do"
+        """Replaces every row in one Doris transaction (``write_doris(write_mode=
+        "overwrite")``: staged, then ``INSERT OVERWRITE TABLE … WITH LABEL``)."""
+        if "write_mode" in options:
+            raise ConfigurationError("overwrite sets write_mode itself")
+        write_doris(
+            df,
+            connection=self._catalog._connection,
+            table=DorisTable(self._database, self._table),
+            write_mode="overwrite",
+            **options,
         )

@@ -145,6 +145,7 @@ class DorisWriteOptions:
     two_phase_commit: bool = False
     max_retries: int = 4
     atomic: bool = False
+    overwrite: bool = False
 
     def __post_init__(self) -> None:
         check.choice("operation", self.operation, _OPERATIONS)
@@ -174,6 +175,12 @@ class DorisWriteOptions:
             check.timeout("request_timeout_seconds", self.request_timeout_seconds)
         check.bounded_int("max_retries", self.max_retries, 0, 20)
         check.flag("atomic", self.atomic)
+        check.flag("overwrite", self.overwrite)
+        if self.overwrite and not (self.atomic and self.operation == "load"):
+            raise ConfigurationError(
+                "write_mode='overwrite' replaces the table in one atomic transaction: it needs the "
+                "atomic mode and operation='load'"
+            )
         if self.atomic:
             if self.operation not in ("load", "upsert", "partial_update"):
                 raise ConfigurationError(
@@ -416,11 +423,16 @@ class DorisDataSink(DataSink[dict]):
             if r.get("tag") and r["loaded_rows"] > 0:
                 per_tag[r["tag"]] = per_tag.get(r["tag"], 0) + r["loaded_rows"]
         tags = sorted(per_tag.items())
+        columns = next((r["columns"] for r in results if r.get("columns")), None)
+        if columns is None:
+            # No attempt loaded a row: an overwrite still empties the table by its columns.
+            columns = list(self._target["columns"]) if self._target else []
         published = _native.atomic_publish(
             *self._run_args(),
-            next((r["columns"] for r in results if r.get("columns")), []),
+            columns,
             tags,
             self._options.operation == "partial_update",
+            self._options.overwrite,
         )
         staged = sum(per_tag.values())
         if not published["by_this_run"]:
@@ -481,6 +493,7 @@ def write_doris(
     max_retries: int = 4,
     atomic: bool | None = None,
     checkpoint: daft.IdempotentCommit | None = None,
+    write_mode: Literal["append", "overwrite"] = "append",
 ) -> daft.DataFrame:
     """Writes a DataFrame into an existing Doris table; returns a one-row summary.
 
@@ -497,6 +510,10 @@ def write_doris(
     failure, partitioning or task retry writes nothing twice, and a committed key is a
     no-op (``status = "already_committed"``). It works on Daft's Ray runner too. See
     docs/consistency.md for what every mode guarantees.
+
+    ``write_mode="overwrite"`` replaces every row of the table with the DataFrame's in the
+    same one transaction (``INSERT OVERWRITE TABLE … WITH LABEL`` from the staging table; an
+    empty DataFrame empties the table); it implies the atomic mode and ``operation="load"``.
     """
     if not isinstance(dataframe, daft.DataFrame):
         raise ConfigurationError("dataframe must be a daft.DataFrame")
@@ -506,8 +523,13 @@ def write_doris(
         if idempotence_key is not None and idempotence_key != checkpoint.idempotence_key:
             raise ConfigurationError("idempotence_key and checkpoint name different keys")
         idempotence_key = checkpoint.idempotence_key
+    check.choice("write_mode", write_mode, ("append", "overwrite"))
     if atomic is None:
-        atomic = idempotence_key is not None and not two_phase_commit and operation != "delete"
+        atomic = (
+            (idempotence_key is not None or write_mode == "overwrite")
+            and not two_phase_commit
+            and operation != "delete"
+        )
     options = DorisWriteOptions.from_mapping(
         load_properties,
         operation=operation,
@@ -522,6 +544,7 @@ def write_doris(
         two_phase_commit=two_phase_commit,
         max_retries=max_retries,
         atomic=atomic,
+        overwrite=write_mode == "overwrite",
     )
     sink = DorisDataSink(connection, table, options)
     sink.bind_schema(dataframe.schema().to_pyarrow_schema())

@@ -119,7 +119,7 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
     });
     let planned = plan(shared, session, &source.to_string()).await?;
     let batches = planned.collect().await?;
-    if label.is_none() && batches.iter().all(|b| b.num_rows() == 0) {
+    if label.is_none() && !insert.overwrite && batches.iter().all(|b| b.num_rows() == 0) {
         // Doris begins no transaction for an INSERT whose SELECT plans to an empty set
         // (`WHERE 1 = 0`): `Query OK, 0 rows affected`, no label taken.
         return Ok(Inserted::Nothing);
@@ -132,7 +132,8 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
     let mut opts = parse_options(&HeaderMap::new()).map_err(analysis)?;
     // `enable_unique_key_partial_update`: on a merge-on-write UNIQUE table the INSERT
     // changes only the columns it names (every key among them); elsewhere Doris ignores it.
-    opts.partial = session.partial_update
+    opts.partial = !insert.overwrite
+        && session.partial_update
         && table.schema.key_model == Some(doris_sql::KeyModel::Unique)
         && table.schema.merge_on_write;
     opts.columns = Some(targets);
@@ -171,7 +172,13 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
                 .into(),
         ));
     }
-    table.apply(staged).map_err(|e| fail(e.to_string()))?;
+    // INSERT OVERWRITE replaces every row of the table in the one transaction.
+    if insert.overwrite {
+        table.replace(staged)
+    } else {
+        table.apply(staged)
+    }
+    .map_err(|e| fail(e.to_string()))?;
     shared.txns.make_visible(txn);
     crate::persist::save(shared);
     Ok(Inserted::Committed(rows))

@@ -586,7 +586,14 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         ["SHOW", "TRANSACTION", ..] => show_transaction(shared, session, sql, &upper),
         ["SHOW", "BACKENDS", ..] => show_backends(shared),
         ["ALTER", "SYSTEM", "MODIFY", "BACKEND", ..] => modify_backend(shared, &rest_after(4)),
-        ["BEGIN" | "COMMIT" | "ROLLBACK", ..] => Outcome::Ok(0),
+        // Outside an explicit transaction Doris answers COMMIT and ROLLBACK with OK (what
+        // PyMySQL's `commit()` sends). An explicit transaction (`BEGIN`, whose INSERTs commit
+        // or roll back together) is not emulated: refused rather than accepted as a no-op
+        // that would make a later ROLLBACK keep the rows.
+        ["COMMIT" | "ROLLBACK", ..] => Outcome::Ok(0),
+        ["BEGIN", ..] | ["START", "TRANSACTION", ..] => analysis(
+            "the Doris emulator does not run explicit transactions (BEGIN … COMMIT) yet",
+        ),
         ["CREATE", "USER", ..] | ["GRANT", ..] | ["REVOKE", ..] if session.user != "root" => {
             Outcome::Err(1227, b"42000", "Access denied; you need (at least one of) the (GRANT) privilege(s) for this operation".into())
         }
