@@ -60,6 +60,7 @@ FAULTS: list[tuple[str, dict | None]] = [
     ("be_unreachable", {"kind": "be_unreachable"}),
     ("redirect_elsewhere", {"kind": "redirect", "host": "192.0.2.1", "port": 8040}),
     ("delay", {"kind": "delay", "ms": 200}),
+    ("slow_answer", {"kind": "slow_answer", "ms": 200}),
     ("cut_result_stream", {"kind": "cut_result_stream", "rows": 50}),
     ("short_mysql_row", {"kind": "short_mysql_row"}),
     ("cut_flight_stream", {"kind": "cut_flight_stream", "rows": 50}),

@@ -617,3 +617,30 @@ def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
     done = write_doris(frame(5, 9000), connection=stager, table=DorisTable("w", "dup"), atomic=True)
     assert summary(done)["loaded_rows"] == 5
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == before + 5
+
+
+def test_cleanup_staging_drops_only_staging_tables_older_than_the_age(doris):
+    import time
+
+    from daft_doris import cleanup_staging
+
+    now = int(time.time())
+    old = f"__dd_stage_{0x1234:016x}_{now - 2 * 86_400:x}_{7:08x}"
+    fresh = f"__dd_stage_{0x1234:016x}_{now:x}_{8:08x}"
+    # Looks like a staging name but is not one of ours: never touched.
+    foreign = "__dd_stage_not_ours"
+    for name in (old, fresh, foreign):
+        query(
+            doris,
+            f"CREATE TABLE `{name}` (`id` INT NOT NULL) DUPLICATE KEY(`id`) "
+            "DISTRIBUTED BY HASH(`id`) BUCKETS 1",
+        )
+
+    def tables():
+        return {t for (t,) in query(doris, "SHOW TABLES")}
+
+    assert cleanup_staging(conn(doris), "w", older_than_seconds=86_400) == [old]
+    assert fresh in tables() and foreign in tables() and old not in tables()
+    assert cleanup_staging(conn(doris), "w", older_than_seconds=0) == [fresh]
+    assert foreign in tables() and "dup" in tables()
+    query(doris, f"DROP TABLE `{foreign}`")

@@ -19,6 +19,9 @@ use std::time::Instant;
 /// The fuzz targets of `crates/doris-sql/fuzz`.
 const FUZZ_TARGETS: [&str; 3] = ["doris_type", "show_create", "trusted_where"];
 
+/// Seconds each fuzz target runs in `cargo xtask ci` (docs/testing.md states the budget).
+const CI_FUZZ_SECONDS: &str = "30";
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -247,6 +250,8 @@ fn ci() -> Result<(), String> {
     test.args(["test", "--workspace"]);
     let (rust_passed, rust_failed) = counted_step("rust tests", test)?;
     let (py_passed, py_failed) = python_tests()?;
+    // The parsers' fuzz targets, from the kept seeds, for a bounded time each.
+    fuzz(Some(CI_FUZZ_SECONDS))?;
     // The benchmark harness, reduced and on debug builds: it must keep working (no timing
     // is asserted; each measurement checks its row count). It reuses the emulator binary
     // and the package the tests just built: `cargo build -p doris-emulator` alone would
@@ -650,19 +655,27 @@ fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         .unwrap_or_else(|_| "/var/tmp/daft-doris-target".to_owned());
     let fuzz_target_dir = format!("{shared}-fuzz");
     for target in FUZZ_TARGETS {
+        // New inputs go to a scratch corpus; the kept seeds (`fuzz/seeds/<target>`, in the
+        // repository) are read only, so a run never changes the checkout.
+        let scratch =
+            std::env::temp_dir().join(format!("daft-doris-fuzz-{target}-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| format!("fuzz: cannot create {}: {e}", scratch.display()))?;
+        let seeds = fuzz_dir.join("seeds").join(target);
         let mut cmd = cargo();
         cmd.current_dir(&fuzz_dir)
             // cargo-fuzz passes nightly -Z flags; the machine's one toolchain is stable.
             .env("RUSTC_BOOTSTRAP", "1")
             .env("CARGO_TARGET_DIR", &fuzz_target_dir)
-            .args([
-                "fuzz",
-                "run",
-                target,
-                "--",
-                &format!("-max_total_time={seconds}"),
-            ]);
-        step(&format!("fuzz {target} for {seconds}s"), cmd)?;
+            .arg("fuzz")
+            .arg("run")
+            .arg(target)
+            .arg(&scratch)
+            .arg(&seeds)
+            .args(["--", &format!("-max_total_time={seconds}")]);
+        let result = step(&format!("fuzz {target} for {seconds}s"), cmd);
+        let _ = std::fs::remove_dir_all(&scratch);
+        result?;
     }
     Ok(())
 }

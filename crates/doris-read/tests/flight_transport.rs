@@ -310,3 +310,66 @@ async fn reads_share_one_session_under_a_session_cap() {
     fetch(&flight, sql, id_schema()).await;
     assert_eq!(e.shared().flight.sessions(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_cancels_every_fetch() {
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    use std::sync::Arc;
+    use std::time::Duration;
+    // 200,000 rows of ~200 bytes in 4 buckets: several endpoints, each far larger than
+    // what HTTP/2 flow control lets a server send ahead of a reader.
+    const ROWS: i64 = 200_000;
+    let (e, _mysql, mut flight) = setup(EmulatorConfig::default()).await;
+    e.execute(
+        None,
+        "CREATE TABLE d.wide (id BIGINT NOT NULL, pad VARCHAR(255)) \
+         DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 4",
+    )
+    .unwrap();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+        arrow_schema::Field::new("pad", arrow_schema::DataType::Utf8, true),
+    ]));
+    let pad = "p".repeat(190);
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(0..ROWS)),
+        Arc::new(StringArray::from_iter_values(
+            (0..ROWS).map(|_| pad.as_str()),
+        )),
+    ];
+    e.commit_rows(
+        "d",
+        "wide",
+        vec![RecordBatch::try_new(schema.clone(), columns).unwrap()],
+    )
+    .unwrap();
+    flight.max_parallel = 4;
+    let limits = BatchLimits {
+        rows: 1000,
+        bytes: usize::MAX,
+    };
+    let mut stream = flight::query(&flight, "SELECT id, pad FROM d.wide".into(), schema, limits)
+        .await
+        .unwrap();
+    assert_eq!(stream.next_batch().await.unwrap().unwrap().num_rows(), 1000);
+    let streams = &e.wire().flight_streams;
+    // Several fetches are open (flow control holds each server stream mid-result).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while streams.now() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "fewer than two DoGet streams ever opened: {}",
+            streams.peak()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(stream);
+    while streams.now() > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} DoGet streams still open after the read was dropped",
+            streams.now()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -167,14 +167,74 @@ async fn batches_are_bounded_and_early_close_does_not_drain() {
     .await
     .unwrap();
     assert!(by_bytes.len() >= 15, "{}", by_bytes.len());
-    // Early close: take one batch and drop the stream; the connection goes away.
-    let mut stream = query(&endpoint, "SELECT id FROM t".into(), schema, limits)
+    drop(e);
+}
+
+/// Polls `condition` every 10 ms until it holds or `deadline` passes.
+async fn eventually(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let until = tokio::time::Instant::now() + deadline;
+    while tokio::time::Instant::now() < until {
+        if condition() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    condition()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn early_close_releases_the_connection_without_draining_the_result() {
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    // 200,000 rows of ~200 bytes: ~40 MB of text rows, far more than the socket buffers
+    // hold, so a reader that drained the result before closing would make the server send
+    // every row.
+    const ROWS: i64 = 200_000;
+    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+    e.execute(
+        None,
+        "CREATE DATABASE demo; CREATE TABLE demo.wide (id BIGINT NOT NULL, pad VARCHAR(255)) \
+         DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1",
+    )
+    .unwrap();
+    let ids: Vec<i64> = (0..ROWS).collect();
+    let pad = "p".repeat(190);
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids)),
+        Arc::new(StringArray::from_iter_values(
+            (0..ROWS).map(|_| pad.as_str()),
+        )),
+    ];
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("pad", DataType::Utf8, true),
+    ]));
+    e.commit_rows(
+        "demo",
+        "wide",
+        vec![RecordBatch::try_new(schema.clone(), columns).unwrap()],
+    )
+    .unwrap();
+    let mut endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    endpoint.database = Some("demo".into());
+    let limits = BatchLimits {
+        rows: 300,
+        bytes: usize::MAX,
+    };
+    let mut stream = query(&endpoint, "SELECT id, pad FROM wide".into(), schema, limits)
         .await
         .unwrap();
     assert_eq!(stream.next_batch().await.unwrap().unwrap().num_rows(), 300);
+    assert_eq!(e.mysql_open_connections(), 1);
     drop(stream);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    drop(e);
+    assert!(
+        eventually(Duration::from_secs(10), || e.mysql_open_connections() == 0).await,
+        "the early-closed read kept its connection open"
+    );
+    let sent = e.mysql_rows_sent();
+    assert!(
+        sent < u64::try_from(ROWS).unwrap() / 2,
+        "the server wrote {sent} of {ROWS} rows: the result was drained before closing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -186,3 +186,27 @@ async fn one_row_zero_rows_and_limits() {
     assert!(!plan.limit_pushed && plan.residual.is_some());
     assert!(!plan.tasks[0].contains("LIMIT"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filter_that_prunes_every_partition_reads_nothing_not_everything() {
+    // Every partition holds rows; the filter's ranges exclude all three partitions, so
+    // `_query_plan` lists no tablet. The read must be one zero-row task, not a scan
+    // without tablets (which would return every row of the table).
+    let ids: Vec<i64> = (0..3).chain(100..200).chain(1000..1010).collect();
+    let (e, mysql, fe) = setup(&ids).await;
+    let filter = Expr::col("id")
+        .lt(Expr::lit(Literal::Int64(50)))
+        .and(Expr::col("id").gt(Expr::lit(Literal::Int64(2000))));
+    let (read, tasks) = read_all(
+        &mysql,
+        &TableReadOptions {
+            filter: Some(filter),
+            split: auto(&fe, 8),
+            ..TableReadOptions::default()
+        },
+    )
+    .await;
+    assert_eq!(tasks, 1);
+    assert!(read.is_empty(), "{} rows read", read.len());
+    assert_eq!(e.mysql_rows_sent(), 0, "the server sent rows");
+}

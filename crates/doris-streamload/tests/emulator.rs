@@ -10,6 +10,7 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use doris_emulator::faults::Fault;
+use doris_emulator::wire_stats::HttpFace;
 use doris_emulator::{Emulator, EmulatorConfig};
 use doris_streamload::*;
 
@@ -288,6 +289,26 @@ async fn loader_cuts_by_rows_and_bytes_and_keeps_a_ledger() {
     assert_eq!(env.row_count("t"), 10_000);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loader_never_has_more_than_max_in_flight_loads_at_the_be() {
+    for max_in_flight in [1, 2, 3] {
+        let env = Env::new(DUP).await;
+        // Every load waits 200 ms after its body before the BE answers, so loads the loader
+        // lets overlap do overlap at the BE.
+        env.emulator
+            .faults()
+            .arm(Fault::SlowAnswer { ms: 200 }, 1_000);
+        let summary = run_job(&env, max_in_flight).await;
+        assert_eq!(summary.loaded_rows, 10_000);
+        assert!(summary.ledger.len() > 3, "{}", summary.ledger.len());
+        assert_eq!(
+            env.emulator.wire().be_loads.peak(),
+            max_in_flight,
+            "loads open at once at the BE with max_in_flight = {max_in_flight}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_lost_answer_after_commit_resolves_to_exactly_one_copy() {
     for fault in [
@@ -361,8 +382,7 @@ async fn publish_timeout_is_committed_and_visible_later() {
         .unwrap();
     assert_eq!(r.status, LoadStatus::PublishTimeout);
     assert!(r.status.is_committed());
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(env.row_count("t"), 100);
+    wait_until(|| env.row_count("t") == 100).await;
 }
 
 #[tokio::test]
@@ -491,6 +511,32 @@ async fn remembered_and_configured_backends_skip_the_fe() {
     assert_eq!(fe_final, fe_after_three, "the direct route touched the FE");
     // One FE redirect plus one /api/backends call served all three remembered loads.
     assert!(fe_after_three < 1_500, "{fe_after_three}");
+    let requests: Vec<(HttpFace, String, String)> = env
+        .emulator
+        .http_requests()
+        .into_iter()
+        .map(|r| (r.face, r.method, r.path))
+        .collect();
+    let load = |face| (face, "PUT".to_owned(), "/api/d/t/_stream_load".to_owned());
+    let fe_loads = requests
+        .iter()
+        .filter(|r| **r == load(HttpFace::Fe))
+        .count();
+    let be_loads = requests
+        .iter()
+        .filter(|r| **r == load(HttpFace::Be))
+        .count();
+    let backend_lists = requests
+        .iter()
+        .filter(|(face, method, path)| {
+            *face == HttpFace::Fe && method == "GET" && path == "/api/backends"
+        })
+        .count();
+    assert_eq!(
+        (fe_loads, backend_lists, be_loads),
+        (1, 1, 4),
+        "{requests:?}"
+    );
     assert_eq!(env.row_count("t"), 40);
 }
 
@@ -712,6 +758,36 @@ async fn group_commit_loads_without_a_label_and_refuses_one() {
         matches!(&e, StreamLoadError::Config(m) if m.contains("no dedupe")),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn group_commit_is_never_retried_after_its_body_was_sent() {
+    // (fault, rows the table holds afterwards): committed then the answer lost, or reset
+    // before anything committed. Either way the body went out once and is not sent again
+    // (group commit has no label that could make a retry safe).
+    for (fault, committed) in [(Fault::DropAfterCommit, 100), (Fault::ResetMidBody, 0)] {
+        let env = Env::new(DUP).await;
+        env.emulator.faults().arm(fault.clone(), 1);
+        let options = LoadOptions {
+            group_commit: Some(GroupCommit::Sync),
+            ..LoadOptions::default()
+        };
+        let b = batch(0, 100);
+        let e = env
+            .client()
+            .load("d", "t", &options, None, b.schema(), vec![b])
+            .await
+            .unwrap_err();
+        assert!(e.may_have_loaded(), "{fault:?}: {e}");
+        let be_loads = env
+            .emulator
+            .http_requests()
+            .iter()
+            .filter(|r| r.face == HttpFace::Be && r.method == "PUT")
+            .count();
+        assert_eq!(be_loads, 1, "{fault:?}: the body was sent again");
+        assert_eq!(env.row_count("t"), committed, "{fault:?}");
+    }
 }
 
 const UNIQ: &str = "CREATE TABLE d.u (id BIGINT NOT NULL, name VARCHAR(64), n INT, seq INT) \
@@ -1043,6 +1119,58 @@ async fn an_oversized_two_phase_answer_is_refused() {
     let client = StreamLoadClient::new(config).unwrap();
     let e = client.commit("d", &TxnRef::Id(7)).await.unwrap_err();
     assert!(e.to_string().contains("cap"), "{e}");
+}
+
+/// A server that answers every request at once (before any body) with `status` and `body`.
+async fn answering_server(status: &'static str, body: &'static str) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut head = [0u8; 8192];
+            let _ = socket.read(&mut head).await;
+            let answer = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(answer.as_bytes()).await;
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn no_error_carries_the_response_body() {
+    const MARKER: &str = "Body-Marker-5e1f";
+    const BODY: &str = "<html><body>Body-Marker-5e1f: proxy says no</body></html>";
+    for status in ["200 OK", "502 Bad Gateway", "401 Unauthorized"] {
+        let addr = answering_server(status, BODY).await;
+        let mut config = ClientConfig::new(
+            format!("http://{addr}").parse().unwrap(),
+            Credentials::new("root", ""),
+        );
+        config.route = Route::Backends(vec![format!("http://{addr}").parse().unwrap()]);
+        config.retry.max_attempts = 2;
+        let client = StreamLoadClient::new(config).unwrap();
+        let b = batch(0, 10);
+        let e = client
+            .load(
+                "d",
+                "t",
+                &LoadOptions::default(),
+                Some(Label::new("body1").unwrap()),
+                b.schema(),
+                vec![b],
+            )
+            .await
+            .unwrap_err();
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains(MARKER), "{status}: {shown}");
+        let e = client.commit("d", &TxnRef::Id(7)).await.unwrap_err();
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains(MARKER), "{status}: {shown}");
+    }
 }
 
 /// An emulator whose HTTP faces serve TLS with a certificate for `names`, and its CA.

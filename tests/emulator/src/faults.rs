@@ -94,6 +94,12 @@ pub enum Fault {
         /// How long.
         ms: u64,
     },
+    /// BE: read the body and commit as usual, then wait this long before answering (a
+    /// slow publish: the client has sent everything and waits).
+    SlowAnswer {
+        /// How long.
+        ms: u64,
+    },
 }
 
 impl Fault {
@@ -108,6 +114,7 @@ impl Fault {
             Fault::Redirect { .. } => "redirect",
             Fault::BeUnreachable => "be_unreachable",
             Fault::Delay { .. } => "delay",
+            Fault::SlowAnswer { .. } => "slow_answer",
             Fault::CutResultStream { .. } => "cut_result_stream",
             Fault::CutFlightStream { .. } => "cut_flight_stream",
             Fault::ShortMysqlRow => "short_mysql_row",

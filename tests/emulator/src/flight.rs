@@ -337,6 +337,12 @@ impl FlightSqlService for Face {
                 FlightError::Tonic(status) => *status,
                 other => Status::internal(other.to_string()),
             });
+        // The stream holds a gauge entry: tests see when the server let it go.
+        let open = self.shared.wire.flight_streams.enter();
+        let encoded = encoded.map(move |item| {
+            let _open = &open;
+            item
+        });
         let out: DoGetStream = Box::pin(encoded);
         Ok(Response::new(out))
     }

@@ -517,6 +517,7 @@ async fn be_stream_load(
     Path((db, table_name)): Path<(String, String)>,
     request: Request,
 ) -> Response {
+    let _receiving = shared.wire.be_loads.enter();
     maybe_delay(&shared).await;
     let started = Instant::now();
     let (parts, body) = request.into_parts();
@@ -817,6 +818,13 @@ async fn be_stream_load(
     response.load_time_ms = ms(started);
     let committed = response.status != "Fail";
     match &fault {
+        Some(f @ Fault::SlowAnswer { ms }) => {
+            shared
+                .faults
+                .record(f, Some(&opts.label), Some(txn_id), committed);
+            tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+            load_reply(&response)
+        }
         Some(f @ Fault::DropAfterCommit) => {
             shared
                 .faults

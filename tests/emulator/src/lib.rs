@@ -34,6 +34,7 @@ pub mod storage;
 pub mod tls;
 pub mod tokens;
 pub mod txn;
+pub mod wire_stats;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -151,6 +152,8 @@ pub struct Shared {
     pub fe_bytes_received: Arc<AtomicU64>,
     /// Bytes received on the BE HTTP port.
     pub be_bytes_received: Arc<AtomicU64>,
+    /// Requests, connections and rows that crossed the faces, for wire tests.
+    pub wire: wire_stats::WireStats,
     /// Flight sessions and pending results.
     #[cfg(feature = "sql")]
     pub flight: flight::FlightState,
@@ -173,6 +176,7 @@ impl Shared {
             faults: faults::FaultRegistry::default(),
             fe_bytes_received: Arc::default(),
             be_bytes_received: Arc::default(),
+            wire: wire_stats::WireStats::default(),
             #[cfg(feature = "sql")]
             flight: flight::FlightState::default(),
             jobs: jobs::JobRegistry::default(),
@@ -304,6 +308,18 @@ impl ConnKill {
     }
 }
 
+/// Records each request's method and path in [`Shared::wire`] (a middleware of both faces).
+async fn record_request(
+    axum::extract::State((shared, face)): axum::extract::State<(Arc<Shared>, wire_stats::HttpFace)>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    shared
+        .wire
+        .record_http(face, request.method().as_str(), request.uri().path());
+    next.run(request).await
+}
+
 /// Serves `router` with one hyper HTTP/1 connection task per client; each request carries
 /// the peer address (`ConnectInfo`) and a [`ConnKill`] for the connection-level faults.
 async fn serve(
@@ -430,14 +446,20 @@ impl Emulator {
         let _ = shared.tls_config.set(tls_config);
         tokio::spawn(serve(
             fe,
-            http::fe_router(shared.clone()),
+            http::fe_router(shared.clone()).layer(axum::middleware::from_fn_with_state(
+                (shared.clone(), wire_stats::HttpFace::Fe),
+                record_request,
+            )),
             shared.fe_bytes_received.clone(),
             tls.clone(),
             stop.clone(),
         ));
         tokio::spawn(serve(
             be,
-            http::be_router(shared.clone()),
+            http::be_router(shared.clone()).layer(axum::middleware::from_fn_with_state(
+                (shared.clone(), wire_stats::HttpFace::Be),
+                record_request,
+            )),
             shared.be_bytes_received.clone(),
             tls,
             stop.clone(),
@@ -542,6 +564,26 @@ impl Emulator {
             self.shared.fe_bytes_received.load(Ordering::Relaxed),
             self.shared.be_bytes_received.load(Ordering::Relaxed),
         )
+    }
+
+    /// What crossed the faces: requests, open connections and streams, rows sent.
+    pub fn wire(&self) -> &wire_stats::WireStats {
+        &self.shared.wire
+    }
+
+    /// Every HTTP request received so far on the FE and BE faces, in arrival order.
+    pub fn http_requests(&self) -> Vec<wire_stats::HttpRequest> {
+        self.shared.wire.http_requests()
+    }
+
+    /// MySQL connections open now (a session counts from accept until its socket closes).
+    pub fn mysql_open_connections(&self) -> usize {
+        self.shared.wire.mysql_connections.now()
+    }
+
+    /// Result rows written to MySQL connections so far.
+    pub fn mysql_rows_sent(&self) -> u64 {
+        self.shared.wire.mysql_rows_sent()
     }
 
     /// Stops every face.

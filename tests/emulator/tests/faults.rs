@@ -153,7 +153,17 @@ async fn hold_running_makes_the_label_report_running() {
             &url,
         ])
     });
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Wait until the first load holds the label (a state, not a time).
+    let txns = &h.emulator.shared().txns;
+    let label = doris_emulator::txn::TxnRef::Label("h1".into());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while txns.resolve("demo", &label).is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the first load never took its label"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let second = json(&h.load("h1"));
     assert_eq!(second["Status"], "Label Already Exists");
     assert_eq!(second["ExistingJobStatus"], "RUNNING");

@@ -441,11 +441,21 @@ impl Cursor<'_> {
     }
 
     fn partition(&mut self) -> Result<Partition> {
+        if self.peek().is_none() {
+            // Found by the `show_create` fuzz target: without this the list loop never ends.
+            return Err(err("unclosed partition list"));
+        }
         let start = self.offset();
+        let first = self.at;
         if !self.eat_word("PARTITION") {
             // FROM (…) TO (…) INTERVAL … and other batch forms: keep verbatim.
             while !matches!(self.peek(), Some(Token::Punct(',' | ')')) | None) {
                 self.skip_item()?;
+            }
+            if self.at == first {
+                return Err(err(format!(
+                    "unexpected token in the partition list at byte {start}"
+                )));
             }
             let end = self.tokens[self.at - 1].1;
             return Ok(Partition {
@@ -586,6 +596,24 @@ fn is_type_word(word: &str) -> bool {
 mod tests {
     use super::*;
     use crate::metadata::lex::read_backtick;
+
+    /// Found by the `show_create` fuzz target: a partition list cut off after an unknown
+    /// token sliced the text backwards (a panic), or looped for ever (out of memory).
+    #[test]
+    fn a_partition_list_cut_off_is_an_error_not_a_panic_or_a_loop() {
+        let head = "CREATE TABLE `t` (\n  `id` bigint NOT NULL\n) ENGINE=OLAP\n\
+                    DUPLICATE KEY(`id`)\nPARTITION BY RANGE(`id`)\n";
+        for tail in [
+            "(-;\n",
+            "(",
+            "(PARTITION p0 VALUES LESS THAN (\"1\"),",
+            "(FROM",
+        ] {
+            let text = format!("{head}{tail}");
+            let e = parse_show_create(&text).unwrap_err();
+            assert!(!e.to_string().is_empty(), "{tail:?}");
+        }
+    }
 
     const DUP_UPPER: &str = r#"CREATE TABLE `t_dup` (
   `id` BIGINT NOT NULL COMMENT 'pk',

@@ -82,7 +82,8 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::
                 let Ok((stream, peer)) = accepted else { continue };
                 let shared = shared.clone();
                 tokio::spawn(async move {
-                    let _ = session(stream, peer, shared).await;
+                    let _open = shared.wire.mysql_connections.enter();
+                    let _ = session(stream, peer, shared.clone()).await;
                 });
             }
         }

@@ -522,6 +522,7 @@ pub async fn stream(
             }
         }
         sent += allowed as u64;
+        shared.wire.add_mysql_rows(allowed as u64);
         if allowed < rows {
             io.flush().await?;
             return Err(std::io::Error::new(
