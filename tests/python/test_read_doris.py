@@ -210,6 +210,46 @@ def test_trusted_where_binds_parameters_and_resists_injection(doris):
         read(doris, "events", unsafe_where_sql="kind = :kind", query_parameters={"other": 1}).collect()
 
 
+def test_query_parameters_bind_null_time_and_uuid(doris):
+    import uuid
+
+    from daft_doris.read import _literal_param
+
+    # Every 10th event has a NULL score: `= NULL` matches nothing (SQL's rule), `<=>` them.
+    assert (
+        read(doris, "events", unsafe_where_sql="score = :s", query_parameters={"s": None}).count_rows() == 0
+    )
+    nulls = read(doris, "events", unsafe_where_sql="score <=> :s", query_parameters={"s": None}).to_pydict()
+    assert sorted(nulls["id"]) == list(range(10, 401, 10))
+    # A UUID binds its canonical text; a time binds a TIME literal.
+    key = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    buys = read(
+        doris,
+        "events",
+        unsafe_where_sql="kind = 'buy' AND :u = '12345678-1234-5678-1234-567812345678'",
+        query_parameters={"u": key},
+    )
+    assert buys.count_rows() == 100
+    noon = read(
+        doris,
+        "events",
+        unsafe_where_sql="kind = 'buy' AND :t < CAST('12:30:00' AS TIME)",
+        query_parameters={"t": datetime.time(12, 0)},
+    )
+    assert noon.count_rows() == 100
+    # Fractions keep their digits (the emulator's engine has no TIME(6) to run them).
+    assert _literal_param(datetime.time(1, 2, 3, 500_000)) == {"type": "time", "value": "01:02:03.500000"}
+    with pytest.raises(ConfigurationError, match="None"):
+        read(doris, "events", unsafe_where_sql="score IN (:s)", query_parameters={"s": [1, None]})
+    with pytest.raises(ConfigurationError, match="time-zone"):
+        read(
+            doris,
+            "events",
+            unsafe_where_sql="kind = :t",
+            query_parameters={"t": datetime.time(1, tzinfo=datetime.UTC)},
+        )
+
+
 def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
     with pytest.raises(AuthenticationError) as info:
         read(doris, "events", username="reader", password="wrong-s3cret")

@@ -343,7 +343,7 @@ def test_load_aggregates_on_an_aggregate_table(doris):
     [
         ({"id": [990001], "name": ["x"]}, "load", "lacks amount, day, ts"),
         (
-            {"id": [990001], "name": ["x"], "amount": [1.5], "day": [None], "ts": [None]},
+            {"id": [990001], "name": ["x"], "amount": [1.125], "day": [None], "ts": [None]},
             "load",
             "column amount",
         ),
@@ -644,3 +644,18 @@ def test_cleanup_staging_drops_only_staging_tables_older_than_the_age(doris):
     assert cleanup_staging(conn(doris), "w", older_than_seconds=0) == [fresh]
     assert foreign in tables() and "dup" in tables()
     query(doris, f"DROP TABLE `{foreign}`")
+
+
+def test_floats_write_into_a_decimal_column_only_when_every_value_is_exact(doris):
+    table = DorisTable("w", "dup")
+    exact = frame(3).with_column("amount", daft.lit(0.5) + daft.col("id").cast(daft.DataType.float64()) / 4)
+    write_doris(exact, connection=conn(doris), table=table)
+    got = dict(query(doris, "SELECT id, amount FROM dup WHERE id < 3"))
+    assert got == {0: decimal.Decimal("0.50"), 1: decimal.Decimal("0.75"), 2: decimal.Decimal("1.00")}
+    # 1/8 needs three decimals: DECIMAL(10, 2) would round it, so nothing is written.
+    rounded = frame(3, start=10).with_column("amount", daft.col("id").cast(daft.DataType.float64()) / 8)
+    with pytest.raises(DorisTableCompatibilityError, match="no exact form") as info:
+        write_doris(rounded, connection=conn(doris), table=table)
+    assert "0.125" not in str(info.value) and "1.25" not in str(info.value)
+    assert query(doris, "SELECT count(*) FROM dup WHERE id >= 10 AND id < 13")[0][0] == 0
+    query(doris, "TRUNCATE TABLE dup")

@@ -47,9 +47,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// The workspace root (the parent of this crate's folder).
+/// The workspace root (the parent of this crate's folder). `cargo run` names the folder at
+/// run time; the compile-time one is only a fallback, because one build folder serves
+/// several checkouts (a CI clone, the developer's tree) and cargo may reuse a binary built
+/// in another of them.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))

@@ -17,7 +17,7 @@ import json
 import os
 
 import daft
-from daft_doris import DorisConnection, DorisTable, read_doris, write_doris
+from daft_doris import DorisCatalog, DorisConnection, DorisTable, read_doris, write_doris
 
 ports = json.loads(os.environ["DORIS_PORTS"])
 host = ports.get("host", "127.0.0.1")
@@ -30,14 +30,15 @@ events = daft.from_pydict(
         "dt": [datetime.date(2024, 1 + i % 2, 3 + i) for i in range(8)],
     }
 )
+connection = DorisConnection(host=host, http_port=ports["fe_http_port"], mysql_port=ports["query_port"])
 summary = write_doris(
     events,
-    connection=DorisConnection(host=host, http_port=ports["fe_http_port"], mysql_port=ports["query_port"]),
+    connection=connection,
     table=DorisTable("analytics", "events"),
     idempotence_key="demo-run-1",
 )
-print("write_doris summary:")
-print(summary.to_pydict())
+print("write_doris summary (atomic, idempotence key 'demo-run-1'):")
+summary.show()
 
 for transport in ("mysql", "flight"):
     frame = read_doris(
@@ -53,4 +54,10 @@ for transport in ("mysql", "flight"):
         filter=(daft.col("score") >= 80) & (daft.col("dt") >= datetime.date(2024, 2, 1)),
     )
     print(f"read_doris(transport={transport!r}, split='auto', score >= 80 and dt >= 2024-02-01):")
-    print(frame.sort("event_id").to_pydict())
+    frame.sort("event_id").show()
+
+# The same table through Daft's catalog and SQL: Doris attached to a session as `doris`.
+session = daft.Session()
+session.attach(DorisCatalog(connection), alias="doris")
+print("daft.sql through the Doris catalog:")
+session.sql("SELECT name, score FROM doris.analytics.events WHERE score >= 85 ORDER BY score DESC").show()

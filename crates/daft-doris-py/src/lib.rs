@@ -12,6 +12,7 @@
 
 mod atomic;
 mod catalog;
+mod diagnose;
 mod errors;
 mod jobs;
 mod read;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::catalog_database, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_create_table, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_drop_table, m)?)?;
+    m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_create, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_alter, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_control, m)?)?;

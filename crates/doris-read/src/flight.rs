@@ -657,6 +657,32 @@ async fn plan(endpoint: &FlightSqlEndpoint, sql: &str) -> Result<(FlightInfo, St
     }
 }
 
+/// The endpoints of `sql`'s plan: each location as the FE named it (`None`: fetched from
+/// the FE) and where its `DoGet` would go, or why the allowlist refuses it. Nothing is
+/// fetched (for [`crate::diagnose`]).
+pub(crate) async fn planned_locations(
+    endpoint: &FlightSqlEndpoint,
+    sql: &str,
+) -> Result<Vec<(Option<String>, Result<String, ReadError>)>, ReadError> {
+    let (info, _) = plan(endpoint, sql).await?;
+    let mut out = Vec::with_capacity(info.endpoint.len());
+    for ep in &info.endpoint {
+        let named = ep
+            .location
+            .first()
+            .filter(|l| !l.uri.is_empty())
+            .map(|l| l.uri.clone());
+        let admitted = admitted_addresses(endpoint, std::slice::from_ref(ep))
+            .await
+            .and_then(|mut to| {
+                to.pop()
+                    .ok_or_else(|| ReadError::Metadata("an endpoint without an address".into()))
+            });
+        out.push((named, admitted));
+    }
+    Ok(out)
+}
+
 /// Runs `sql` over Flight SQL and streams its rows as batches of `schema`.
 ///
 /// Planning errors (credentials, privileges, missing table, bad SQL) are returned here;

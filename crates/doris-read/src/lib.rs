@@ -19,11 +19,14 @@
 //!   and one SELECT per task, split by tablets through `doris-plan` when asked.
 //! - [`catalog`] lists, creates and drops databases and tables over a MySQL session (what
 //!   an engine's catalog calls).
+//! - [`diagnose`] checks every link a read or write will use, from the client's network,
+//!   and names the setting that fixes each failure.
 //! - [`jobs`] manages Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`) and reads
 //!   their `jobs()` / `tasks()` rows as typed values.
 
 pub mod catalog;
 pub mod decode;
+pub mod diagnose;
 pub mod error;
 mod feed;
 pub mod flight;

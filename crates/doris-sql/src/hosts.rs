@@ -44,6 +44,17 @@ impl HostPort {
     }
 }
 
+/// `host:port`, or `[v6]:port` (what [`HostPort::parse`] reads back).
+impl std::fmt::Display for HostPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
 /// Where the FE may send a client (a Stream Load 307, a Flight `DoGet` location).
 ///
 /// An address is allowed when its host and port are in [`Self::targets`], or it is one of

@@ -101,9 +101,18 @@ pub fn scan_fragment<'a>(fragment: &'a str) -> Result<Vec<FragmentPiece<'a>>> {
             quote @ (b'\'' | b'"' | b'`') => {
                 i = skip_quoted(bytes, i, quote)?;
             }
+            // Doris and MySQL read `--x` differently (a comment, or two minus signs), and a
+            // removed block comment could turn `--/**/` into the comment `-- `: refused.
+            // (Found by the `trusted_where` fuzz target.)
             b'-' if bytes.get(i + 1) == Some(&b'-')
-                && bytes.get(i + 2).is_none_or(|b| b.is_ascii_whitespace()) =>
+                && bytes.get(i + 2).is_some_and(|b| !b.is_ascii_whitespace()) =>
             {
+                return Err(SqlError::InvalidTrustedFragment(format!(
+                    "'--' at byte {i} is not followed by a space: write '-- ' for a comment or \
+                     '- -' for two minus signs"
+                )));
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
                 flush(&mut pieces, text_start, i);
                 while i < bytes.len() && bytes[i] != b'\n' {
                     i += 1;
@@ -304,7 +313,22 @@ mod tests {
             scan_fragment("a-- b\n:x").unwrap(),
             vec![Text("a"), Text("\n"), Marker("x")]
         );
-        assert_eq!(scan_fragment("a--b").unwrap(), vec![Text("a--b")]);
+        // `--x`: a comment to Doris, two minus signs to MySQL; refused.
+        for ambiguous in ["a--b", "a --/* c */ `x", "1--1"] {
+            let e = scan_fragment(ambiguous).unwrap_err().to_string();
+            assert!(e.contains("not followed by a space"), "{ambiguous}: {e}");
+        }
+        assert_eq!(scan_fragment("a - -b").unwrap(), vec![Text("a - -b")]);
+    }
+
+    /// Found by the `trusted_where` fuzz target: `--/* c */` scanned as text, and binding
+    /// (which replaces the block comment by a space) turned it into the comment `-- `.
+    #[test]
+    fn binding_never_turns_text_into_a_comment() {
+        let fragment = "ND IN --/* c */ /* c */ `c}}}}}}v\n `c}\n} c =";
+        assert!(bind_trusted_where(fragment, &BTreeMap::new()).is_err());
+        let bound = bind_trusted_where("a -/**/- 1", &BTreeMap::new()).unwrap();
+        assert_eq!(bound.sql(), "a - - 1");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! | Null | any |
 //! | Boolean | BOOLEAN |
 //! | Int8…Int64, UInt8…UInt64 | any integer column wide enough for every value; LARGEINT; DECIMAL(p, s) with p − s ≥ the type's digits; FLOAT (≤ 16-bit) and DOUBLE (≤ 32-bit), where exact |
-//! | Float16 / Float32 / Float64 | FLOAT (≤ 32-bit), DOUBLE |
+//! | Float16 / Float32 / Float64 | FLOAT (≤ 32-bit), DOUBLE; a write target also takes Float32/Float64 into DECIMAL by a value-checked cast (each value must come back unchanged) |
 //! | Decimal128/256(p, s) | DECIMAL(P, S) with S ≥ s and P − S ≥ p − s; LARGEINT when s = 0 and p ≤ 38 |
 //! | Utf8 / LargeUtf8 / Utf8View | CHAR, VARCHAR, STRING, JSON, VARIANT, IPV4, IPV6, LARGEINT (digits, checked by Doris strict mode) |
 //! | Binary / LargeBinary / BinaryView / FixedSizeBinary | VARBINARY |

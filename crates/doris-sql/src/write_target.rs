@@ -83,7 +83,8 @@ pub struct ColumnWrite {
     /// The table column's name (as the table spells it).
     pub table_name: String,
     /// The Arrow type of the table column, when the data must be cast to it value by value
-    /// (a narrower integer or decimal column: each value is checked, never truncated).
+    /// (a narrower integer or decimal column, or a float into a DECIMAL column: each value
+    /// is checked, never truncated or rounded).
     pub cast_to: Option<DataType>,
     /// The table column is NOT NULL: a null value is an error before upload.
     pub not_null: bool,
@@ -133,6 +134,9 @@ fn value_cast_target(data: &DataType, column: &DataType) -> bool {
         (a, b) if int(a) && int(b) => true,
         (a, Decimal128(_, _)) if int(a) => true,
         (Decimal128(_, s) | Decimal256(_, s), Decimal128(_, t)) => t >= s,
+        // Each value is cast, then cast back and compared: only floats whose value the
+        // decimal holds exactly (0.25, 10.5 into DECIMAL(p, 2)) are written.
+        (Float32 | Float64, Decimal128(_, _) | Decimal256(_, _)) => true,
         _ => false,
     }
 }
@@ -318,6 +322,21 @@ mod tests {
     }
 
     #[test]
+    fn floats_go_into_decimal_columns_by_a_value_checked_cast() {
+        let data = schema(&[
+            ("score", DataType::Float64),
+            ("NAME", DataType::Utf8),
+            ("id", DataType::Int32),
+        ]);
+        let t =
+            check_write_target(&table("DUPLICATE", false), &data, WriteOperation::Load).unwrap();
+        assert_eq!(
+            t.column_writes[0].cast_to,
+            Some(DataType::Decimal128(10, 2))
+        );
+    }
+
+    #[test]
     fn every_problem_is_reported_at_once() {
         let data = schema(&[("id", DataType::Float64), ("extra", DataType::Utf8)]);
         let err = check_write_target(&table("DUPLICATE", false), &data, WriteOperation::Upsert)
@@ -331,7 +350,7 @@ mod tests {
 
     #[test]
     fn partial_update_needs_merge_on_write_and_keys() {
-        let data = schema(&[("score", DataType::Float64)]);
+        let data = schema(&[("score", DataType::Boolean)]);
         let err = check_write_target(
             &table("UNIQUE", false),
             &data,

@@ -94,12 +94,16 @@ impl BatchRules {
                     safe: false,
                     format_options: FormatOptions::default(),
                 };
-                columns[i] = cast_with_options(&columns[i], target, &options).map_err(|_| {
+                let cast = cast_with_options(&columns[i], target, &options).map_err(|_| {
                     rejected(
                         &rule.name,
                         format!("a value does not fit the table's type {target}"),
                     )
                 })?;
+                if is_float(columns[i].data_type()) {
+                    exactly_equal(&rule.name, &columns[i], &cast, &options)?;
+                }
+                columns[i] = cast;
                 fields[i] = Arc::new(Field::clone(&fields[i]).with_data_type(target.clone()));
             }
             for check in &rule.checks {
@@ -108,6 +112,50 @@ impl BatchRules {
         }
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| rejected("", e))
     }
+}
+
+fn is_float(t: &DataType) -> bool {
+    matches!(t, DataType::Float32 | DataType::Float64)
+}
+
+/// A float column cast into a decimal: every value must come back unchanged when the decimal
+/// is cast back to the float type (0.25 into DECIMAL(p, 2) does; 0.125 would be rounded, and
+/// is refused).
+fn exactly_equal(
+    column: &str,
+    floats: &ArrayRef,
+    decimals: &ArrayRef,
+    options: &CastOptions<'_>,
+) -> Result<(), StreamLoadError> {
+    use arrow::datatypes::Float64Type;
+    let inexact = || {
+        rejected(
+            column,
+            format!(
+                "a value has no exact form in the table's type {}",
+                decimals.data_type()
+            ),
+        )
+    };
+    let back = cast_with_options(decimals, floats.data_type(), options).map_err(|_| inexact())?;
+    // Float32 widens to Float64 exactly, so both sides compare as f64.
+    let wide = |a: &ArrayRef| cast_with_options(a, &DataType::Float64, options);
+    let (original, back) = (
+        wide(floats).map_err(|_| inexact())?,
+        wide(&back).map_err(|_| inexact())?,
+    );
+    let (original, back) = (
+        original.as_primitive::<Float64Type>(),
+        back.as_primitive::<Float64Type>(),
+    );
+    if original
+        .iter()
+        .zip(back.iter())
+        .any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if a != b))
+    {
+        return Err(inexact());
+    }
+    Ok(())
 }
 
 /// The strings of a string column (any offset width or view), nulls skipped; `None` for
@@ -334,6 +382,66 @@ mod tests {
             serde_json::to_string(&r.0.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>()).unwrap();
         let back: Vec<ColumnRule> = serde_json::from_str(&json).unwrap();
         assert_eq!(back[0].cast_to.as_deref(), Some("Int32"));
+    }
+
+    #[test]
+    fn floats_enter_a_decimal_only_when_every_value_converts_exactly() {
+        use arrow::array::{Float32Array, Float64Array};
+        let rule = |t: DataType| {
+            BatchRules::new(vec![ColumnRule {
+                name: "x".into(),
+                cast_to: Some("Decimal128(6, 2)".into()),
+                not_null: false,
+                checks: vec![],
+            }])
+            .map(|r| (r, Schema::new(vec![Field::new("x", t, true)])))
+            .unwrap()
+        };
+        let (r, schema) = rule(DataType::Float64);
+        let f64s = |v: Vec<Option<f64>>| {
+            RecordBatch::try_new(
+                Arc::new(schema.clone()),
+                vec![Arc::new(Float64Array::from(v))],
+            )
+            .unwrap()
+        };
+        let out = r
+            .apply(f64s(vec![
+                Some(0.1),
+                Some(-2.25),
+                None,
+                Some(-0.0),
+                Some(9999.99),
+            ]))
+            .unwrap();
+        assert_eq!(
+            out.column(0)
+                .as_primitive::<arrow::datatypes::Decimal128Type>()
+                .values(),
+            &[10, -225, 0, 0, 999_999]
+        );
+        for bad in [0.125, 1e-3, 10_000.0, f64::NAN, f64::INFINITY] {
+            let e = r.apply(f64s(vec![Some(1.0), Some(bad)])).unwrap_err();
+            assert!(
+                matches!(e, StreamLoadError::ValueRejected { .. }),
+                "{bad}: {e}"
+            );
+            assert!(!e.to_string().contains(&bad.to_string()), "{e}");
+        }
+        // FLOAT values compare as FLOAT: 0.1f32 is written as 0.10.
+        let (r, schema) = rule(DataType::Float32);
+        let f32s = RecordBatch::try_new(
+            Arc::new(schema),
+            vec![Arc::new(Float32Array::from(vec![Some(0.1f32), Some(2.5)]))],
+        )
+        .unwrap();
+        let out = r.apply(f32s).unwrap();
+        assert_eq!(
+            out.column(0)
+                .as_primitive::<arrow::datatypes::Decimal128Type>()
+                .values(),
+            &[10, 250]
+        );
     }
 
     /// The rules of a column `p` of Doris type `doris` written from `data_type`.

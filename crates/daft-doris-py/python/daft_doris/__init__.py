@@ -11,6 +11,7 @@ DataFrames as files for them. ``DorisCatalog`` attaches Doris to a Daft session,
 
 from daft_doris._native import __version__
 from daft_doris.catalog import DorisCatalog, DorisCatalogTable
+from daft_doris.diagnostics import diagnose
 from daft_doris.errors import (
     AuthenticationError,
     CompatibilityError,
@@ -85,5 +86,6 @@ __all__ = [
     "__version__",
     "read_doris",
     "cleanup_staging",
+    "diagnose",
     "write_doris",
 ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import logging
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
@@ -32,14 +34,37 @@ _MYSQL_RESERVED = frozenset(
 )
 
 
+def _param_literal(value: Any) -> dict[str, Any]:
+    """One ``query_parameters`` value as an IR literal.
+
+    Beyond the filter literals: ``None`` binds SQL ``NULL`` (so ``col = :p`` matches no row,
+    as in any SQL; write ``col <=> :p`` or ``col IS NULL`` to match NULLs), a
+    ``datetime.time`` binds ``CAST('hh:mm:ss[.ffffff]' AS TIME)``, a ``uuid.UUID`` binds its
+    canonical text (Doris stores UUIDs as strings)."""
+    if value is None:
+        return {"type": "null"}
+    if isinstance(value, uuid.UUID):
+        return {"type": "string", "value": str(value)}
+    if isinstance(value, datetime.time):
+        if value.tzinfo is not None:
+            raise ConfigurationError("a time-zone-aware time query parameter has no Doris literal")
+        return {"type": "time", "value": value.isoformat()}
+    return _filters.literal(value)
+
+
 def _literal_param(value: Any) -> Any:
     """A ``query_parameters`` value as IR JSON (a literal, or a list for ``IN :name``)."""
     if isinstance(value, list | tuple):
         if not value:
             raise ConfigurationError("a list query parameter must not be empty")
-        return [_filters.literal(v) for v in value]
+        if any(v is None for v in value):
+            # `c IN (NULL, …)` never matches the NULL: refuse rather than mislead.
+            raise ConfigurationError("a list query parameter must not contain None (IN never matches NULL)")
+        return [_param_literal(v) for v in value]
     try:
-        return _filters.literal(value)
+        return _param_literal(value)
+    except ConfigurationError:
+        raise
     except Exception:
         raise ConfigurationError(
             f"query parameter of type {type(value).__name__} cannot be rendered as a Doris literal"
@@ -389,6 +414,14 @@ def read_doris(
     ``flight_allowed_locations``; any other location fails the read with
     ``ConfigurationError`` before a row is fetched. ``tls_ca_file`` is trusted on every
     TLS link (HTTPS, MySQL, ``flight_secure``).
+
+    ``query_parameters`` bind ``:name`` markers of ``unsafe_where_sql`` as typed literals
+    (never spliced text): bool, int, float, ``Decimal``, str, bytes, ``date``, naive
+    ``datetime``, naive ``time``, ``UUID`` (its text), a non-empty list or tuple for
+    ``IN (:name)``, and ``None`` for SQL ``NULL``. ``col = :p`` with ``None`` matches no
+    row, as in any SQL: write ``col <=> :p`` (null-safe equality) or ``col IS NULL``. The
+    fragment must keep its structure (balanced parentheses, no ``;``), and ``--`` must be
+    followed by a space: Doris reads ``--x`` as a comment where MySQL reads two minus signs.
     """
     names = check.columns(columns)
     if filter is not None and not isinstance(filter, daft.Expression):

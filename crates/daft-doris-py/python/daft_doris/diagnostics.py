@@ -1,0 +1,140 @@
+"""``daft_doris.diagnose``: check, from this machine's network, every link a read or a
+write will use, and read which setting fixes each failure.
+
+The checks themselves are ``doris_read::diagnose`` (Rust); this module converts the
+connection, prints the report and returns it as a Daft DataFrame.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+import daft
+
+from daft_doris import _native
+from daft_doris import _validate as check
+from daft_doris.errors import ConfigurationError
+from daft_doris.write import DorisConnection, DorisTable
+
+#: The report's columns.
+COLUMNS = ("check", "target", "outcome", "detail", "fix")
+
+
+def diagnose(
+    connection: DorisConnection,
+    table: DorisTable | None = None,
+    *,
+    flight: bool = False,
+    flight_port: int = 8070,
+    flight_secure: bool = False,
+    flight_endpoint_rewrite: Mapping[str, str] | None = None,
+    flight_allowed_locations: Sequence[str] | None = None,
+    show: bool = True,
+) -> daft.DataFrame:
+    """Checks the FE's HTTP port (``/api/backends``), each BE address Stream Load redirects
+    to, the MySQL port and credentials, SELECT and LOAD on ``table`` (when given), and with
+    ``flight=True`` the Flight SQL port and every ``DoGet`` location the FE hands out; one
+    row per check (``check``, ``target``, ``outcome`` = ok / FAILED / skipped, ``detail``,
+    ``fix``: the setting that fixes a failure). Nothing is written. With ``show`` (default)
+    the report is also printed, one line per check.
+
+    >>> report = diagnose(connection, DorisTable("demo", "events"), show=False)  # doctest: +SKIP
+    >>> report.where(daft.col("outcome") == "FAILED").select("check", "fix").show()  # doctest: +SKIP
+    """
+    if not isinstance(connection, DorisConnection):
+        raise ConfigurationError("connection must be a DorisConnection")
+    if table is not None and not isinstance(table, DorisTable):
+        raise ConfigurationError("table must be a DorisTable or None")
+    check.flag("flight", flight)
+    check.flag("show", show)
+    rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
+    endpoint = dataclasses.replace(
+        connection.endpoint(),
+        flight_port=check.port("flight_port", flight_port),
+        flight_secure=check.flag("flight_secure", flight_secure),
+        flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
+        flight_allowed_locations=tuple(flight_allowed_locations or ()),
+    )
+    rows = _native.diagnose(
+        endpoint.to_json(),
+        endpoint.password_value(),
+        table.database if table else None,
+        table.name if table else None,
+        flight,
+    )
+    report = daft.from_pydict({name: [row[i] for row in rows] for i, name in enumerate(COLUMNS)})
+    if show:
+        for line in format_report(rows):
+            print(line)
+    return report
+
+
+def format_report(rows: Sequence[tuple]) -> list[str]:
+    """One line per check: outcome, check, target, what was found and, for a failure, the fix."""
+    lines = []
+    for name, target, outcome, detail, fix in rows:
+        line = f"{outcome:<8} {name:<16} {target}: {detail}"
+        if fix:
+            line += f"\n{'':<8} fix: {fix}"
+        lines.append(line)
+    failed = sum(1 for r in rows if r[2] == "FAILED")
+    lines.append(f"{len(rows)} checks, {failed} failed")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m daft_doris diagnose --host … [--table db.t] [--flight]``; exit status 1
+    when a check failed. The password comes from ``--password-env`` (an environment
+    variable's name), never from the command line."""
+    parser = argparse.ArgumentParser(prog="python -m daft_doris diagnose")
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--user", default="root")
+    parser.add_argument("--password-env", default="DORIS_PASSWORD", help="variable holding the password")
+    parser.add_argument("--http-port", type=int, default=8030)
+    parser.add_argument("--mysql-port", type=int, default=9030)
+    parser.add_argument("--flight-port", type=int, default=8070)
+    parser.add_argument("--https", action="store_true")
+    parser.add_argument("--tls-ca-file")
+    parser.add_argument("--table", help="database.table whose SELECT and LOAD privileges are checked")
+    parser.add_argument("--flight", action="store_true", help="also check Arrow Flight SQL")
+    args = parser.parse_args(argv)
+    from daft_doris.secrets import SecretRef
+
+    # An unset variable means no password (Doris's root has none by default).
+    password = SecretRef.env(args.password_env) if args.password_env in os.environ else ""
+    connection = DorisConnection(
+        host=args.host,
+        username=args.user,
+        password=password,
+        http_port=args.http_port,
+        mysql_port=args.mysql_port,
+        http_secure=args.https,
+        tls_ca_file=args.tls_ca_file,
+    )
+    table = None
+    if args.table:
+        database, _, name = args.table.partition(".")
+        if not name:
+            parser.error("--table takes database.table")
+        table = DorisTable(database, name)
+    endpoint = dataclasses.replace(
+        connection.endpoint(), flight_port=check.port("--flight-port", args.flight_port)
+    )
+    rows = _native.diagnose(
+        endpoint.to_json(),
+        endpoint.password_value(),
+        table.database if table else None,
+        table.name if table else None,
+        args.flight,
+    )
+    for line in format_report(rows):
+        print(line)
+    return 1 if any(r[2] == "FAILED" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+//! `daft_doris.diagnose`: conversion only; the checks are `doris_read::diagnose`'s.
+
+use doris_plan::PlanEndpoint;
+use doris_read::diagnose::{Targets, diagnose as run_checks};
+use pyo3::prelude::*;
+
+use crate::read::{Connection, parse_json};
+use crate::runtime::block_on;
+
+/// One check as Python sees it: `(check, target, outcome, detail, fix)`.
+type CheckRow = (String, String, String, String, Option<String>);
+
+/// Runs the checks; returns one row per check.
+#[pyfunction]
+#[pyo3(signature = (connection, password, database=None, table=None, flight=false))]
+pub(crate) fn diagnose(
+    py: Python<'_>,
+    connection: &str,
+    password: &str,
+    database: Option<String>,
+    table: Option<String>,
+    flight: bool,
+) -> PyResult<Vec<CheckRow>> {
+    let connection: Connection = parse_json("connection", connection)?;
+    let mut targets = Targets::new(connection.mysql(password, None));
+    let mut http = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
+    http.ca_bundle_pem = connection.ca_bundle()?;
+    targets.fe_http = Some(http);
+    if flight {
+        targets.flight = Some(connection.flight(password)?);
+    }
+    targets.table = database.zip(table);
+    let checks = block_on(py, || async move { run_checks(&targets).await });
+    Ok(checks
+        .into_iter()
+        .map(|c| {
+            (
+                c.check.to_owned(),
+                c.target,
+                c.outcome.as_str().to_owned(),
+                c.detail,
+                c.fix,
+            )
+        })
+        .collect())
+}
