@@ -108,4 +108,4 @@ def test_the_command_line_reports_and_exits_non_zero_on_a_failure(doris):
         [*base, *ports, "--user", "reader"], capture_output=True, text=True, timeout=120, env=env
     )
     assert bad.returncode == 1
-    assert "fix:" in bad.stdout and "Wrong-Pw-9917" not in bad.stdout + bad.stderr
+    assert "FAILED" in bad.stdout and "→" in bad.stdout and "Wrong-Pw-9917" not in bad.stdout + bad.stderr

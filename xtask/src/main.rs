@@ -677,8 +677,28 @@ fn fuzz(seconds: Option<&str>) -> Result<(), String> {
             .arg(target)
             .arg(&scratch)
             .arg(&seeds)
-            .args(["--", &format!("-max_total_time={seconds}")]);
+            // A fixed seed: a run of one commit explores the same inputs every time, so CI
+            // does not pass or fail by luck (a longer run by hand reaches further).
+            .args([
+                "--",
+                &format!("-max_total_time={seconds}"),
+                "-seed=20261201",
+            ]);
+        // libFuzzer reports every new input; the log is kept aside and its end shown.
+        let log = std::env::temp_dir().join(format!("daft-doris-fuzz-{target}.log"));
+        let file = std::fs::File::create(&log)
+            .map_err(|e| format!("fuzz: cannot create {}: {e}", log.display()))?;
+        let copy = file
+            .try_clone()
+            .map_err(|e| format!("fuzz: cannot write {}: {e}", log.display()))?;
+        cmd.stdout(copy).stderr(file);
         let result = step(&format!("fuzz {target} for {seconds}s"), cmd);
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = if result.is_ok() { 3 } else { 80 };
+        for line in &lines[lines.len().saturating_sub(shown)..] {
+            println!("    {line}");
+        }
         let _ = std::fs::remove_dir_all(&scratch);
         result?;
     }

@@ -7,8 +7,9 @@ use pyo3::prelude::*;
 use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
 
-/// One check as Python sees it: `(check, target, outcome, detail, fix)`.
-type CheckRow = (String, String, String, String, Option<String>);
+/// One check as Python sees it: `(check, target, outcome, detail, fix, line)`, `line`
+/// being the check printed as one line (`doris_read::diagnose::Check`'s `Display`).
+type CheckRow = (String, String, String, String, Option<String>, String);
 
 /// Runs the checks; returns one row per check.
 #[pyfunction]
@@ -34,12 +35,14 @@ pub(crate) fn diagnose(
     Ok(checks
         .into_iter()
         .map(|c| {
+            let line = c.to_string();
             (
                 c.check.to_owned(),
                 c.target,
                 c.outcome.as_str().to_owned(),
                 c.detail,
                 c.fix,
+                line,
             )
         })
         .collect())
