@@ -659,3 +659,26 @@ def test_floats_write_into_a_decimal_column_only_when_every_value_is_exact(doris
     assert "0.125" not in str(info.value) and "1.25" not in str(info.value)
     assert query(doris, "SELECT count(*) FROM dup WHERE id >= 10 AND id < 13")[0][0] == 0
     query(doris, "TRUNCATE TABLE dup")
+
+
+def test_a_delete_rerun_with_its_key_in_another_partitioning_leaves_the_same_table(doris):
+    # Deletes are not staged (no atomic mode): with a key they use per-load labels, and a
+    # delete by key is idempotent in effect, so a rerun after any partitioning change or a
+    # failure part-way leaves the same table (docs/consistency.md, "What holds for delete").
+    table = DorisTable("w", "uniq")
+    query(doris, "TRUNCATE TABLE uniq")
+    rows = daft.from_pydict({"id": list(range(100, 140)), "name": ["x"] * 40, "score": list(range(40))})
+    write_doris(rows, connection=conn(doris), table=table, operation="upsert")
+    keys = daft.from_pydict({"id": list(range(100, 120))})
+    first = summary(
+        write_doris(keys, connection=conn(doris), table=table, operation="delete", idempotence_key="del-1")
+    )
+    assert first["status"] == "success"
+    halves = daft.from_pydict({"id": list(range(100, 110))}).concat(
+        daft.from_pydict({"id": list(range(110, 120))})
+    )
+    write_doris(halves, connection=conn(doris), table=table, operation="delete", idempotence_key="del-1")
+    assert ids_in(doris, "uniq") == list(range(120, 140))
+    with pytest.raises(ConfigurationError, match="delete"):
+        write_doris(keys, connection=conn(doris), table=table, operation="delete", atomic=True)
+    query(doris, "TRUNCATE TABLE uniq")

@@ -56,6 +56,13 @@ class DorisCatalog(Catalog):
         transport: the default transport of reads, ``"mysql"`` or ``"flight"``
             (``table.read(transport=…)`` overrides it).
         flight_port: the FE's Arrow Flight SQL port, for Flight reads.
+
+    >>> session = daft.Session()
+    >>> session.attach(DorisCatalog(connection), alias="doris")
+    >>> session.sql("SELECT id, name FROM doris.demo.events WHERE score < 20").to_pydict()
+    {'id': [1], 'name': ['a']}
+    >>> DorisCatalog(connection).has_table("demo.events"), DorisCatalog(connection).has_table("demo.nope")
+    (True, False)
     """
 
     def __init__(

@@ -422,6 +422,15 @@ def read_doris(
     row, as in any SQL: write ``col <=> :p`` (null-safe equality) or ``col IS NULL``. The
     fragment must keep its structure (balanced parentheses, no ``;``), and ``--`` must be
     followed by a space: Doris reads ``--x`` as a comment where MySQL reads two minus signs.
+
+    >>> fe = {"host": ports["host"], "mysql_port": ports["query_port"], "http_port": ports["fe_http_port"]}
+    >>> events = read_doris(**fe, database="demo", table="events", transport="mysql", split="auto",
+    ...                     filter=daft.col("score") >= 20)
+    >>> events.sort("id").select("id", "score").to_pydict()
+    {'id': [2, 3], 'score': [20, 30]}
+    >>> read_doris(**fe, database="demo", table="events", transport="mysql",
+    ...            unsafe_where_sql="name = :who", query_parameters={"who": "a"}).count_rows()
+    1
     """
     names = check.columns(columns)
     if filter is not None and not isinstance(filter, daft.Expression):

@@ -17,6 +17,12 @@ class SecretRef:
 
     The driver resolves it for planning and metadata, every worker for its own reads and
     loads; the value is never pickled, logged or shown by ``repr``.
+
+    >>> import os, pickle
+    >>> os.environ["DOC_DORIS_PW"] = "s3cr3t-doc-value"
+    >>> ref = SecretRef.env("DOC_DORIS_PW")
+    >>> ref, ref.resolve() == "s3cr3t-doc-value", b"s3cr3t" in pickle.dumps(ref)
+    (SecretRef.env('DOC_DORIS_PW'), True, False)
     """
 
     environment_variable: str

@@ -170,7 +170,19 @@ def _job_properties(
 
 
 class StreamingJob:
-    """A handle on a streaming job (nothing is sent until a method is called)."""
+    """A handle on a streaming job (nothing is sent until a method is called).
+
+    >>> source = S3Source("s3://bkt/in/*.parquet", "parquet")
+    >>> job = StreamingJob.create(connection, "doc_ingest", DorisTable("demo", "stream"), source,
+    ...                           max_interval_seconds=1)
+    >>> frame = daft.from_pydict({"id": [1, 2, 3], "name": ["x", "y", "z"]})
+    >>> staged = job.stage(frame, "s3://bkt/in/", filesystem=bucket, prefix="doc-")
+    >>> job.wait_for(staged, timeout_seconds=60).rows_loaded
+    3
+    >>> job.info().status
+    'RUNNING'
+    >>> job.drop()
+    """
 
     def __init__(self, connection: DorisConnection, name: str) -> None:
         if not isinstance(connection, DorisConnection):

@@ -54,6 +54,10 @@ class DorisConnection:
     the web PKI roots (on the MySQL link too); ``mysql_ssl_mode`` is the MySQL link's TLS:
     ``preferred`` (default, as MySQL clients: encrypted when offered, not verified),
     ``verify_ca``/``verify_identity`` verify the certificate.
+
+    >>> fe = DorisConnection(host="fe.example", password=SecretRef.env("DORIS_PASSWORD"))
+    >>> fe.http_port, fe.mysql_port, "password" in repr(fe)
+    (8030, 9030, False)
     """
 
     host: str
@@ -214,7 +218,16 @@ def _runner() -> str:
 
 
 class DorisDataSink(DataSink[dict]):
-    """Daft DataSink that loads every micropartition through Stream Load."""
+    """Daft DataSink that loads every micropartition through Stream Load.
+
+    ``write_doris`` builds one and checks the DataFrame first; it also works as a plain
+    Daft sink (each task checks its first micropartition against the table):
+
+    >>> frame = daft.from_pydict({"id": [10, 11], "name": ["p", "q"], "score": [1, 2]})
+    >>> written = frame.write_sink(DorisDataSink(connection, DorisTable("demo", "sink")))
+    >>> sum(written.to_pydict()["loaded_rows"])
+    2
+    """
 
     def __init__(
         self, connection: DorisConnection, table: DorisTable, options: DorisWriteOptions | None = None
@@ -514,6 +527,15 @@ def write_doris(
     ``write_mode="overwrite"`` replaces every row of the table with the DataFrame's in the
     same one transaction (``INSERT OVERWRITE TABLE … WITH LABEL`` from the staging table; an
     empty DataFrame empties the table); it implies the atomic mode and ``operation="load"``.
+
+    >>> frame = daft.from_pydict({"id": [1, 2, 3], "name": ["a", "b", "c"], "score": [7, 8, 9]})
+    >>> sink = DorisTable("demo", "sink")
+    >>> first = write_doris(frame, connection=connection, table=sink, idempotence_key="doc-1")
+    >>> first.select("status", "attempted_rows").to_pydict()
+    {'status': ['success'], 'attempted_rows': [3]}
+    >>> again = write_doris(frame, connection=connection, table=sink, idempotence_key="doc-1")
+    >>> again.select("status").to_pydict()  # the key committed once: nothing is written twice
+    {'status': ['already_committed']}
     """
     if not isinstance(dataframe, daft.DataFrame):
         raise ConfigurationError("dataframe must be a daft.DataFrame")
@@ -580,7 +602,11 @@ def cleanup_staging(
 ) -> list[str]:
     """Drops atomic-write staging tables of ``database`` made more than
     ``older_than_seconds`` ago (left by runs that crashed and were never rerun); returns
-    their names."""
+    their names.
+
+    >>> cleanup_staging(connection, "demo", older_than_seconds=3600)
+    []
+    """
     if not isinstance(connection, DorisConnection):
         raise ConfigurationError("connection must be a DorisConnection")
     check.identifier("database", database)

@@ -1,0 +1,68 @@
+"""Every example in the public docstrings of daft_doris runs, against the emulator, with the
+outputs it shows (doctest). The examples see `connection` (a DorisConnection to the
+emulator), `ports` (its ports), `bucket` (a pyarrow filesystem over the emulator's object
+store, whose paths are `bucket/key`) and every public name of daft_doris."""
+
+import doctest
+import importlib
+import tempfile
+from pathlib import Path
+
+import daft
+import daft_doris
+import pyarrow.fs as pafs
+import pymysql
+import pytest
+from conftest import run_emulator
+from daft_doris import DorisConnection
+
+INIT = """
+CREATE DATABASE demo;
+CREATE TABLE demo.events (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL, `score` INT NULL)
+  DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2;
+CREATE TABLE demo.sink (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL, `score` INT NULL)
+  DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2;
+CREATE TABLE demo.stream (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL)
+  DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2;
+"""
+
+# The modules whose docstrings hold examples (each must hold at least one).
+MODULES = (
+    "daft_doris.read",
+    "daft_doris.write",
+    "daft_doris.catalog",
+    "daft_doris.diagnostics",
+    "daft_doris.secrets",
+    "daft_doris.streaming",
+)
+
+
+@pytest.fixture(scope="module")
+def doris():
+    with tempfile.TemporaryDirectory() as store, run_emulator(INIT, ["--s3-root", store]) as ports:
+        (Path(store) / "bkt" / "in").mkdir(parents=True)
+        with pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root") as c, c.cursor() as cur:
+            cur.execute("INSERT INTO demo.events VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)")
+        ports["s3_root"] = store
+        yield ports
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_docstring_examples_run_and_show_what_they_say(doris, name, capsys):
+    module = importlib.import_module(name)
+    globs = {n: getattr(daft_doris, n) for n in daft_doris.__all__}
+    globs.update(
+        daft=daft,
+        ports=doris,
+        bucket=pafs.SubTreeFileSystem(doris["s3_root"], pafs.LocalFileSystem()),
+        connection=DorisConnection(
+            host=doris["host"], http_port=doris["fe_http_port"], mysql_port=doris["query_port"]
+        ),
+    )
+    tests = [t for t in doctest.DocTestFinder().find(module, globs=globs) if t.examples]
+    assert tests, f"{name} has no docstring example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in sorted(tests, key=lambda t: t.name):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, capsys.readouterr().out
