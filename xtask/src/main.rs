@@ -7,6 +7,7 @@
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
 //! cargo xtask deps               the layering rules: which crates each library may depend on
+//! cargo xtask mutants            mutation testing of the injection- and label-critical code
 //! ```
 //!
 //! Every step runs with the caller's `CARGO_TARGET_DIR`, so CI and a developer's session
@@ -29,11 +30,12 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
+        Some("mutants") => mutants(),
         Some("deps") => deps(),
         Some("bench") => bench(args.iter().any(|a| a == "--quick"), false),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS] | faults | deps>"
+                "usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS] | faults | deps | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -647,6 +649,65 @@ fn ensure_reference_venv() -> Result<PathBuf, String> {
         install,
     )?;
     Ok(python)
+}
+
+/// The files `cargo xtask mutants` mutates, by package: what renders values and names into
+/// SQL, what decides where credentials go, and the label grammar (docs/testing.md has the
+/// last score). Each package's own tests judge its mutants.
+const MUTATED: [(&str, &[&str], &[&str]); 2] = [
+    (
+        "doris-sql",
+        &[
+            "crates/doris-sql/src/params.rs",
+            "crates/doris-sql/src/ident.rs",
+            "crates/doris-sql/src/hosts.rs",
+        ],
+        // All of the crate's tests: unit tests and the property tests.
+        &[],
+    ),
+    (
+        "doris-streamload",
+        &["crates/doris-streamload/src/label.rs"],
+        // Unit tests only: the integration tests start emulators (minutes per mutant).
+        &["--lib"],
+    ),
+];
+
+/// Mutation testing with cargo-mutants (installed into its own build folder when missing):
+/// every mutant of [`MUTATED`] is built and tested in place, one at a time.
+fn mutants() -> Result<(), String> {
+    if !Command::new("cargo")
+        .args(["mutants", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let mut install = cargo();
+        install
+            .env("CARGO_TARGET_DIR", "/var/tmp/daft-doris-tools")
+            .args(["install", "--locked", "--quiet", "cargo-mutants"]);
+        step("install cargo-mutants (its own build folder)", install)?;
+    }
+    for (package, files, test_args) in MUTATED {
+        let mut run = cargo();
+        run.args([
+            "mutants",
+            "--in-place",
+            "--no-shuffle",
+            "--package",
+            package,
+        ]);
+        for file in files {
+            run.args(["--file", file]);
+        }
+        run.arg("--output")
+            .arg(std::env::temp_dir().join(format!("mutants-{package}")));
+        if !test_args.is_empty() {
+            run.arg("--").args(test_args.iter());
+        }
+        // cargo-mutants exits non-zero when a mutant survives: report, do not stop.
+        let _ = step(&format!("mutants of {package}"), run);
+    }
+    Ok(())
 }
 
 fn fuzz(seconds: Option<&str>) -> Result<(), String> {

@@ -349,6 +349,79 @@ mod tests {
         encode(&schema, &[fine], &csv, Compression::None, None, Vec::new()).unwrap();
     }
 
+    /// Strings made of what text formats trip on: the empty string, `\N`, backslashes,
+    /// tabs, NUL, CR/LF, quotes, separators, non-ASCII.
+    fn edge_string() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        proptest::collection::vec(
+            prop::sample::select(vec![
+                "", "\\N", "\\", "\t", "\0", "\r\n", "\n", "\"", "'", ",", "ż", "日本", "a", " ",
+            ]),
+            0..6,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest::proptest! {
+        /// JSON carries every such string and NULL exactly; CSV carries every string without
+        /// the escape character exactly and refuses the others, naming the column (256 cases).
+        #[test]
+        fn edge_strings_survive_json_and_csv_or_are_refused(
+            values in proptest::collection::vec(proptest::option::of(edge_string()), 1..12)
+        ) {
+            let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+            let b = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(StringArray::from(values.clone()))],
+            )
+            .unwrap();
+            let (_, json) =
+                encode(&schema, std::slice::from_ref(&b), &Format::Json, Compression::None, None, Vec::new())
+                    .unwrap();
+            let back: Vec<Option<String>> = json
+                .split(|c| *c == b'\n')
+                .filter(|line| !line.is_empty())
+                .map(|line| {
+                    serde_json::from_slice::<serde_json::Value>(line).unwrap()["s"]
+                        .as_str()
+                        .map(str::to_owned)
+                })
+                .collect();
+            proptest::prop_assert_eq!(&back, &values);
+            let csv = Format::Csv(CsvOptions::default());
+            let escaped = values.iter().flatten().any(|v| v.contains('\\'));
+            match encode(&schema, std::slice::from_ref(&b), &csv, Compression::None, None, Vec::new()) {
+                Err(e) => {
+                    proptest::prop_assert!(escaped, "refused without an escape character: {e}");
+                    proptest::prop_assert!(e.to_string().contains("column s"), "{e}");
+                }
+                Ok((_, text)) => {
+                    proptest::prop_assert!(!escaped);
+                    // arrow's reader reads an empty field as NULL, the encoder writes NULL as
+                    // `\N`: compare the non-empty strings, which must come back verbatim.
+                    let rows: Vec<Option<String>> = arrow::csv::ReaderBuilder::new(schema.clone())
+                        .with_header(false)
+                        .with_quote(b'"')
+                        .with_escape(b'\\')
+                        .build(&text[..])
+                        .unwrap()
+                        .flat_map(|batch| {
+                            let batch = batch.unwrap();
+                            let column = batch.column(0).as_any().downcast_ref::<StringArray>().unwrap().clone();
+                            column.iter().map(|v| v.map(str::to_owned)).collect::<Vec<_>>()
+                        })
+                        .collect();
+                    proptest::prop_assert_eq!(rows.len(), values.len());
+                    for (got, want) in rows.iter().zip(&values) {
+                        if let Some(want) = want.as_ref().filter(|w| !w.is_empty()) {
+                            proptest::prop_assert_eq!(got.as_deref(), Some(want.as_str()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn whole_input_round_trips_in_every_format() {
         let b = batch(40_000, 10);

@@ -360,6 +360,27 @@ mod tests {
     }
 
     #[test]
+    fn floats_keep_nan_infinities_and_negative_zero() {
+        let f = |t: &str| fallback_number::<f64>(t.as_bytes()).unwrap();
+        assert!(f("nan").is_nan() && f("NaN").is_nan());
+        assert_eq!(f("inf"), f64::INFINITY);
+        assert_eq!(f("-inf"), f64::NEG_INFINITY);
+        assert_eq!(f("Infinity"), f64::INFINITY);
+        for negative_zero in ["-0", "-0.0", "-0e10"] {
+            assert!(
+                f(negative_zero) == 0.0 && f(negative_zero).is_sign_negative(),
+                "{negative_zero}"
+            );
+        }
+        assert_eq!(f("1.7976931348623157e308"), f64::MAX);
+        assert_eq!(f("4.9e-324"), 4.9e-324);
+        let g = |t: &str| fallback_number::<f32>(t.as_bytes()).unwrap();
+        assert!(g("-0").is_sign_negative() && g("nan").is_nan());
+        assert!(fallback_number::<f64>(b"").is_err());
+        assert!(fallback_number::<f64>(b"1,5").is_err());
+    }
+
+    #[test]
     fn decimals_are_scaled_and_bounded_by_precision() {
         assert_eq!(decimal128(b"12.34", 18, 4), Ok(123_400));
         assert_eq!(decimal128(b"-0.5", 18, 4), Ok(-5_000));
@@ -434,6 +455,23 @@ mod tests {
             if arrow.is_some() && h < 24 && mi < 60 && s < 60 {
                 prop_assert!(fast.is_some(), "{}", cell);
             }
+        }
+
+        /// At every precision and scale, and with more digits than either allows, a decimal
+        /// cell is read exactly as arrow's strict parse reads it, or refused as arrow refuses it
+        /// (256 cases; the generator passes both bounds on purpose).
+        #[test]
+        fn decimals_past_precision_or_scale_are_read_or_refused_as_arrow_does(
+            negative in any::<bool>(), whole in "[0-9]{1,40}", frac in "[0-9]{0,40}",
+            precision in 1u8..=38, scale_seed in 0u8..=38,
+        ) {
+            let scale = i8::try_from(scale_seed.min(precision)).unwrap();
+            let cell = format!("{}{whole}{}{frac}", if negative { "-" } else { "" },
+                if frac.is_empty() { "" } else { "." });
+            let arrow = parse_decimal::<Decimal128Type>(&cell, precision, scale)
+                .ok()
+                .filter(|v| v.unsigned_abs() < 10u128.pow(u32::from(precision)));
+            prop_assert_eq!(decimal128(cell.as_bytes(), precision, scale).ok(), arrow, "{}", cell);
         }
 
         /// Decimals on the fast path equal arrow's parse of the same text.
