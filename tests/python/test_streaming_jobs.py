@@ -223,3 +223,73 @@ def test_errors_are_typed_before_anything_is_sent():
     conn = DorisConnection(host="127.0.0.1", mysql_port=1, http_port=1)
     with pytest.raises(TransportError):
         StreamingJob(conn, "j").info()
+
+
+def test_staged_files_appear_whole_on_a_local_store():
+    # A recording filesystem over a temporary folder: every byte is written under the
+    # bucket's .daft_doris_staging/ folder, and the job-visible key only ever appears by a
+    # rename, so a listing never sees a half-written file.
+    import pyarrow as pa
+    from daft_doris.streaming import _write_object
+
+    class Recording(pafs.FileSystemHandler):
+        def __init__(self, inner):
+            self.inner, self.writes, self.moves = inner, [], []
+
+        def get_type_name(self):
+            return "recording"
+
+        def normalize_path(self, path):
+            return path
+
+        def get_file_info(self, paths):
+            return self.inner.get_file_info(paths)
+
+        def get_file_info_selector(self, selector):
+            return self.inner.get_file_info(selector)
+
+        def create_dir(self, path, recursive):
+            self.inner.create_dir(path, recursive=recursive)
+
+        def delete_dir(self, path):
+            self.inner.delete_dir(path)
+
+        def delete_dir_contents(self, path, missing_dir_ok=False):
+            self.inner.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+        def delete_root_dir_contents(self):
+            self.inner.delete_dir_contents("", accept_root_dir=True)
+
+        def delete_file(self, path):
+            self.inner.delete_file(path)
+
+        def move(self, src, dest):
+            self.moves.append((src, dest))
+            self.inner.move(src, dest)
+
+        def copy_file(self, src, dest):
+            self.inner.copy_file(src, dest)
+
+        def open_input_stream(self, path):
+            return self.inner.open_input_stream(path)
+
+        def open_input_file(self, path):
+            return self.inner.open_input_file(path)
+
+        def open_output_stream(self, path, metadata):
+            self.writes.append(path)
+            return self.inner.open_output_stream(path)
+
+        def open_append_stream(self, path, metadata):
+            self.writes.append(path)
+            return self.inner.open_append_stream(path)
+
+    with tempfile.TemporaryDirectory() as root:
+        handler = Recording(pafs.SubTreeFileSystem(root, pafs.LocalFileSystem()))
+        fs = pafs.PyFileSystem(handler)
+        table = pa.table({"id": list(range(1000)), "name": [f"n{i}" for i in range(1000)]})
+        _write_object(fs, "bkt", "in/part-1.csv", table, "csv")
+        assert handler.writes and all(p.startswith("bkt/.daft_doris_staging/") for p in handler.writes)
+        assert [dest for _, dest in handler.moves] == ["bkt/in/part-1.csv"]
+        text = (Path(root) / "bkt" / "in" / "part-1.csv").read_text()
+        assert text.count("\n") == 1000 and text.endswith('999,"n999"\n')
