@@ -153,6 +153,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn host_ports_print_as_they_parse() {
+        for (host, port, text) in [("be-1", 8040, "be-1:8040"), ("::1", 80, "[::1]:80")] {
+            let hp = HostPort::new(host, port);
+            assert_eq!(hp.to_string(), text);
+            assert_eq!(HostPort::parse(text), Some(hp));
+        }
+    }
+
+    #[test]
     fn allowlist_rules() {
         let mut list = AddressAllowlist::default();
         let reported = vec![HostPort::new("10.0.0.2", 8040)];

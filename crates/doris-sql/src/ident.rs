@@ -114,6 +114,13 @@ mod tests {
     }
 
     #[test]
+    fn a_table_ref_keeps_both_names_unquoted() {
+        let t = TableRef::new("sales", "order`s").unwrap();
+        assert_eq!((t.database(), t.table()), ("sales", "order`s"));
+        assert_eq!(t.to_sql(), "`sales`.`order``s`");
+    }
+
+    #[test]
     fn refuses_empty_and_nul_names_with_kind() {
         let err = quote_ident("table", "").unwrap_err();
         assert_eq!(err.to_string(), "invalid table identifier: it is empty");

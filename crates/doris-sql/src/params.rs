@@ -321,6 +321,26 @@ mod tests {
         assert_eq!(scan_fragment("a - -b").unwrap(), vec![Text("a - -b")]);
     }
 
+    /// Killers of mutants that lived (docs/testing.md): parentheses must balance, and a
+    /// doubled quote far from the start must not end the string.
+    #[test]
+    fn parentheses_balance_and_doubled_quotes_stay_inside_their_string() {
+        use FragmentPiece::*;
+        let pieces = scan_fragment("a IN (:x) AND ((b = 1))").unwrap();
+        assert!(pieces.contains(&Marker("x")), "{pieces:?}");
+        for unbalanced in ["(a", "a)", "(a))", ")("] {
+            assert!(scan_fragment(unbalanced).is_err(), "{unbalanced}");
+        }
+        let pieces = scan_fragment("x = 'ab''c' AND y = :v").unwrap();
+        assert_eq!(pieces.last(), Some(&Marker("v")));
+        let pieces = scan_fragment("x = 'ab''c :no' AND y = :v").unwrap();
+        assert_eq!(
+            pieces.iter().filter(|p| matches!(p, Marker(_))).count(),
+            1,
+            "{pieces:?}"
+        );
+    }
+
     /// Found by the `trusted_where` fuzz target: `--/* c */` scanned as text, and binding
     /// (which replaces the block comment by a space) turned it into the comment `-- `.
     #[test]
