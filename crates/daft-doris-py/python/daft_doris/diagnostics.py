@@ -117,19 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not name:
             parser.error("--table takes database.table")
         table = DorisTable(database, name)
-    endpoint = dataclasses.replace(
-        connection.endpoint(), flight_port=check.port("--flight-port", args.flight_port)
-    )
-    rows = _native.diagnose(
-        endpoint.to_json(),
-        endpoint.password_value(),
-        table.database if table else None,
-        table.name if table else None,
-        args.flight,
-    )
-    for line in format_report(rows):
-        print(line)
-    return 1 if any(r[2] == "FAILED" for r in rows) else 0
+    # The same checks and report as the function; the exit status says whether one failed.
+    report = diagnose(connection, table, flight=args.flight, flight_port=args.flight_port)
+    return 1 if "FAILED" in report.to_pydict()["outcome"] else 0
 
 
 if __name__ == "__main__":
