@@ -100,3 +100,33 @@ def test_adbc_tablet_hints_split_the_table(doris):
             cur.execute(f"SELECT `id` FROM `a`.`t` TABLET({tablet})")
             ids.extend(cur.fetch_arrow_table().column("id").to_pylist())
     assert sorted(ids) == list(range(51))
+
+
+def test_adbc_binds_parameters_of_a_prepared_query(doris):
+    # The driver prepares the statement, sends the parameter row with DoPut, then asks for
+    # the FlightInfo of the prepared statement: the path Doris 4.0 serves.
+    sql = "SELECT `id`, `name` FROM `a`.`t` WHERE `id` >= ? AND `name` <> ? AND `amount` < ? ORDER BY `id`"
+    with adbc(doris) as conn, conn.cursor() as cur:
+        cur.execute(sql, parameters=(40, "n45", 48.0))
+        table = cur.fetch_arrow_table()
+        assert table.column("id").to_pylist() == [40, 41, 42, 43, 44, 46, 47]
+        # The same statement again with other values: the bound row is replaced.
+        cur.execute(sql, parameters=(3, "n4", 6.0))
+        assert cur.fetch_arrow_table().column("id").to_pylist() == [3, 5]
+        # A NULL parameter is SQL NULL: `<=>` matches the row whose name is NULL.
+        cur.execute("SELECT `id` FROM `a`.`t` WHERE `name` <=> ?", parameters=(None,))
+        assert cur.fetch_arrow_table().column("id").to_pylist() == [50]
+        # A string that looks like SQL stays a value.
+        cur.execute("SELECT `id` FROM `a`.`t` WHERE `name` = ?", parameters=("n1' OR '1'='1",))
+        assert cur.fetch_arrow_table().num_rows == 0
+
+
+def test_adbc_prepared_query_errors_are_doris_errors(doris):
+    with adbc(doris) as conn, conn.cursor() as cur:
+        with pytest.raises(Exception, match="parameter"):
+            cur.execute("SELECT `id` FROM `a`.`t` WHERE `id` = ? AND `id` = ?", parameters=(1,))
+            cur.fetch_arrow_table()
+    with adbc(doris, "adbc", "adbc-pw") as conn, conn.cursor() as cur:
+        with pytest.raises(Exception, match="command denied"):
+            cur.execute("SELECT `id` FROM `a`.`t` WHERE `id` = ?", parameters=(1,))
+            cur.fetch_arrow_table()

@@ -3,9 +3,12 @@
 //! ```text
 //! cargo xtask ci                 fmt, clippy -D warnings, rustdoc -D warnings, Rust tests, ruff, pytest, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
-//! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md)
+//! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
+//!                                then split reads on N simulated BEs (docs/scaling.md)
+//! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
+//! cargo xtask conformance        the corpus from Doris's regression suites against the emulator
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask mutants            mutation testing of the injection- and label-critical code
 //! ```
@@ -30,12 +33,17 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
+        Some("conformance") => conformance(),
         Some("mutants") => mutants(),
         Some("deps") => deps(),
-        Some("bench") => bench(args.iter().any(|a| a == "--quick"), false),
+        Some("bench") => bench(
+            args.iter().any(|a| a == "--quick"),
+            false,
+            args.iter().any(|a| a == "--scaling"),
+        ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | bench [--quick] | fuzz [SECONDS] | faults | deps | mutants>"
+                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | conformance | deps | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -173,6 +181,24 @@ fn faults() -> Result<(), String> {
     step("fault matrix → docs/reliability.md", run)
 }
 
+/// The conformance corpus (`tests/emulator/corpus/`, statements and answers from Doris's
+/// regression suites) against the emulator, printing `accepted / answered as Doris / total`.
+/// Built as the workspace tests are (same features), so it rebuilds nothing after `ci`.
+fn conformance() -> Result<(), String> {
+    let mut run = cargo();
+    run.args([
+        "test",
+        "--workspace",
+        "--test",
+        "corpus",
+        "--",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    step("conformance corpus (tests/emulator/corpus)", run)
+}
+
 /// ruff, then the pytest suite; returns pytest's passed and failed counts.
 fn python_tests() -> Result<(u64, u64), String> {
     let python = python()?;
@@ -256,6 +282,8 @@ fn ci() -> Result<(), String> {
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     let (rust_passed, rust_failed) = counted_step("rust tests", test)?;
+    // The corpus ran among the Rust tests; again alone, to print its figure.
+    conformance()?;
     let (py_passed, py_failed) = python_tests()?;
     // The parsers' fuzz targets, from the kept seeds, for a bounded time each.
     fuzz(Some(CI_FUZZ_SECONDS))?;
@@ -263,7 +291,7 @@ fn ci() -> Result<(), String> {
     // is asserted; each measurement checks its row count). It reuses the emulator binary
     // and the package the tests just built: `cargo build -p doris-emulator` alone would
     // unify features differently and rebuild DataFusion (~6 min).
-    bench(true, true)?;
+    bench(true, true, false)?;
     let (passed, failed) = (rust_passed + py_passed, rust_failed + py_failed);
     // One closing line that CI reads, whatever runners produced the counts.
     println!("tests: {passed} passed, {failed} failed");
@@ -488,8 +516,9 @@ fn demo_with_emulator(child: &mut std::process::Child, python: &Path) -> Result<
 }
 
 /// `quick`: reduced sizes on debug builds; `prebuilt`: the debug emulator binary and the
-/// package are already built (by `cargo test --workspace` and the pytest step).
-fn bench(quick: bool, prebuilt: bool) -> Result<(), String> {
+/// package are already built (by `cargo test --workspace` and the pytest step);
+/// `scaling_only`: release builds, then only the simulated-BE scaling benchmark.
+fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(), String> {
     // Full: release builds (their own folder, so they never evict the debug test build),
     // the Rust-only benchmarks, then the end-to-end comparison, written to
     // docs/benchmarks.md. Quick: the end-to-end harness only, on the debug builds the tests
@@ -510,7 +539,11 @@ fn bench(quick: bool, prebuilt: bool) -> Result<(), String> {
         ])
         .arg("crates/daft-doris-py/benches/requirements.txt");
     step("bench: install the peers (ConnectorX, matplotlib)", peers)?;
-    let reference = ensure_reference_venv()?;
+    let reference = if scaling_only {
+        PathBuf::new()
+    } else {
+        ensure_reference_venv()?
+    };
     let dir = std::env::temp_dir().join(format!("daft-doris-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut extras = Vec::new();
@@ -536,6 +569,12 @@ fn bench(quick: bool, prebuilt: bool) -> Result<(), String> {
             "ingest-bench",
         ]);
         step("bench: release build of the emulator", build)?;
+        if scaling_only {
+            install_release_package(&python, &release)?;
+            let result = scaling(&python, &format!("{release}/release/doris-emulator"), false);
+            let _ = std::fs::remove_dir_all(&dir);
+            return result;
+        }
         let mut ingest = Command::new(format!("{release}/release/ingest-bench"));
         ingest.args(["--rows", "1000000", "--runs", "5"]);
         extras.push(json_step(
@@ -571,17 +610,7 @@ fn bench(quick: bool, prebuilt: bool) -> Result<(), String> {
             &dir,
             "streamload",
         )?);
-        let venv = python
-            .parent()
-            .and_then(Path::parent)
-            .ok_or("the project's Python is not inside a virtual environment")?;
-        let mut develop = Command::new(&python);
-        develop
-            .current_dir(root().join("crates/daft-doris-py"))
-            .env("VIRTUAL_ENV", venv)
-            .env("CARGO_TARGET_DIR", &release)
-            .args(["-m", "maturin", "develop", "--release", "--quiet"]);
-        step("bench: release build of daft_doris into the venv", develop)?;
+        install_release_package(&python, &release)?;
         format!("{release}/release/doris-emulator")
     };
     let mut run = Command::new(&python);
@@ -598,9 +627,39 @@ fn bench(quick: bool, prebuilt: bool) -> Result<(), String> {
     for extra in &extras {
         run.arg("--extra").arg(extra);
     }
-    let result = step("bench: daft_doris vs the reference and the peers", run);
+    let result = step("bench: daft_doris vs the reference and the peers", run)
+        .and_then(|()| scaling(&python, &emulator, quick));
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// `maturin develop --release` of daft_doris into the project's venv (release build folder).
+fn install_release_package(python: &Path, release: &str) -> Result<(), String> {
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the project's Python is not inside a virtual environment")?;
+    let mut develop = Command::new(python);
+    develop
+        .current_dir(root().join("crates/daft-doris-py"))
+        .env("VIRTUAL_ENV", venv)
+        .env("CARGO_TARGET_DIR", release)
+        .args(["-m", "maturin", "develop", "--release", "--quiet"]);
+    step("bench: release build of daft_doris into the venv", develop)
+}
+
+/// Split reads against single-task reads on 1, 2 and 4 simulated BEs (docs/scaling.md).
+fn scaling(python: &Path, emulator: &str, quick: bool) -> Result<(), String> {
+    let mut run = Command::new(python);
+    run.current_dir(root())
+        .env("DAFT_PROGRESS_BAR", "0")
+        .arg("crates/daft-doris-py/benches/bench.py")
+        .arg("scaling")
+        .args(["--emulator-bin", emulator]);
+    if quick {
+        run.arg("--quick");
+    }
+    step("bench: split reads on simulated BEs", run)
 }
 
 /// Runs a benchmark that prints one JSON line last; saves that line to `dir/name.json`.

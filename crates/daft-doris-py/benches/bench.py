@@ -6,6 +6,10 @@ of the compared implementations alternating. Each figure is the median of the ru
 min and max. Absolute times on shared machines are noise: the ratios are the result.
 
     python bench.py orchestrate --emulator-bin B --ref-python P [--quick] [--extra F.json]...
+    python bench.py scaling --emulator-bin B [--quick]
+
+`scaling` measures split reads against single-task reads on an emulator that simulates N
+BEs, each paced to a fixed bandwidth (docs/scaling.md).
 
 Children: `python bench.py measure '<json case>'` prints `{"seconds": s, "rows": n}`.
 """
@@ -78,7 +82,7 @@ def measure(case: dict) -> dict:
             flight_port=case["ports"]["fe_flight_port"],
         )
         if case.get("split"):
-            kwargs.update(split=case["split"], target_tasks=8)
+            kwargs.update(split=case["split"], target_tasks=case.get("target_tasks", 8))
         started = Clock()
         frame = read_doris(**kwargs)
         if case.get("stream"):
@@ -648,6 +652,140 @@ def write_report(results, extras, rows, runs, quick, load_s) -> None:
         print("matplotlib is not installed: no chart")
 
 
+# --- scaling with the number of BEs (simulated) ---------------------------------------------
+
+SCALING_GOAL = 0.75  # speed-up >= 0.75 x N against a single-task read
+
+
+def start_emulator(binary: str, init_sql: str, *extra: str):
+    """Starts the emulator on free ports; returns the process and its ports."""
+    process = subprocess.Popen(
+        [binary]
+        + [a for p in ("fe-http", "be-http", "query", "fe-flight", "be-flight") for a in (f"--{p}-port", "0")]
+        + ["--init-sql", init_sql, *extra],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return process, json.loads(process.stdout.readline())
+
+
+def scaling(args) -> None:
+    """For N simulated BEs, each paced to the same bandwidth, the time of a single-task read
+    and of a split read (8 tasks by tablet), per transport. A single-task read is sunk by one
+    BE, so it is bound by one BE's bandwidth whatever N is; the split read can use every BE.
+    The ratio single / split is the speed-up N BEs give a split read when the client is not
+    the bottleneck (goal: >= 0.75 x N)."""
+    quick = args.quick
+    rows = 20_000 if quick else 400_000
+    bandwidth = "4M" if quick else "16M"
+    counts = (1, 2) if quick else (1, 2, 4)
+    runs = 1 if quick else 3
+    init = tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False)
+    init.write(
+        f"CREATE DATABASE bench;\nCREATE TABLE bench.r ({COLUMNS_DDL}) DUPLICATE KEY(`id`) "
+        "DISTRIBUTED BY HASH(`id`) BUCKETS 8;\n"
+    )
+    init.close()
+    python = sys.executable
+    results = []
+    try:
+        for n in counts:
+            emulator, ports = start_emulator(
+                args.emulator_bin, init.name, "--backends", str(n), "--be-bandwidth", bandwidth
+            )
+            SERVER["pid"] = emulator.pid
+            try:
+                import daft
+                from daft_doris import DorisConnection, DorisTable, write_doris
+
+                connection = DorisConnection(
+                    host="127.0.0.1", http_port=ports["fe_http_port"], mysql_port=ports["query_port"]
+                )
+                write_doris(
+                    daft.from_arrow(make_table(rows)), connection=connection, table=DorisTable("bench", "r")
+                )
+                read = {"kind": "read", "ports": ports, "table": "r", "target_tasks": 8}
+                for transport in ("mysql", "flight"):
+                    row = compare(
+                        f"split read vs single-task read, {transport}, {n} BE(s)",
+                        f">= {SCALING_GOAL * n:.2f}",
+                        (
+                            ("split auto", python, {**read, "transport": transport, "split": "auto"}),
+                            ("single", python, {**read, "transport": transport}),
+                        ),
+                        runs,
+                        rows,
+                    )
+                    row.update(backends=n, transport=transport)
+                    results.append(row)
+            finally:
+                emulator.terminate()
+                emulator.wait(timeout=30)
+    finally:
+        os.unlink(init.name)
+    if quick:
+        print("quick run: docs/scaling.md is written by full runs only")
+        return
+    write_scaling_report(results, rows, runs, bandwidth)
+
+
+def write_scaling_report(results, rows, runs, bandwidth) -> None:
+    lines = [
+        "# Scaling with BEs (simulated)",
+        "",
+        f"Measured by `cargo xtask bench --scaling` on {datetime.date.today()} on the project machine"
+        f" ({CORES} cores), release builds.",
+        "",
+        "One machine cannot host several real BEs, so the emulator simulates them"
+        " (`doris-emulator --backends N --be-bandwidth B`, `tests/emulator/src/backends.rs`):",
+        "tablets are dealt over N BEs, `_query_plan` reports each tablet on its BE, every query's",
+        "result is sunk by one BE (the least busy holding its tablets; Flight endpoints name",
+        "that BE), and each BE sends results no faster than its bandwidth, shared by all its",
+        "streams, as a real BE's disk and network bound it. A single-task read is therefore",
+        'bound by one BE whatever N is; a split read (`split="auto"`, 8 tasks by tablet) can',
+        "use all of them. The client is not the bottleneck at this bandwidth.",
+        "",
+        f"Table: {rows:,} rows × 8 mixed columns, 8 buckets; each BE paced to {bandwidth}iB/s;"
+        f" {runs} runs each, alternating; speed-up = single-task time / split time.",
+        "",
+        "| transport | BEs | split (s) | single (s) | speed-up | goal (0.75 × N) | met |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        o, p = r["ours_s"], r["peer_s"]
+        goal = SCALING_GOAL * r["backends"]
+        lines.append(
+            f"| {r['transport']} | {r['backends']} | {o['median']:.2f} ({o['min']:.2f}–{o['max']:.2f}) "
+            f"| {p['median']:.2f} ({p['min']:.2f}–{p['max']:.2f}) | **{r['ratio']:.2f}×** | {goal:.2f} "
+            f"| {'yes' if r['ratio'] >= goal else 'no'} |"
+        )
+    lines += ["", "![speed-up by BEs](scaling.png)", ""]
+    (ROOT / "docs/scaling.md").write_text("\n".join(lines))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        counts = sorted({r["backends"] for r in results})
+        ax.plot(counts, counts, color="grey", linestyle="--", label="ideal (N)")
+        ax.plot(
+            counts, [SCALING_GOAL * n for n in counts], color="grey", linestyle=":", label="goal (0.75 N)"
+        )
+        for transport, colour in (("mysql", "#4c72b0"), ("flight", "#dd8452")):
+            points = sorted((r["backends"], r["ratio"]) for r in results if r["transport"] == transport)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colour, label=transport)
+        ax.set_xlabel("simulated BEs")
+        ax.set_ylabel("split read speed-up vs single-task read")
+        ax.set_xticks(counts)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(ROOT / "docs/scaling.png", dpi=110)
+    except ImportError:
+        print("matplotlib is not installed: no chart")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -658,11 +796,16 @@ def main() -> None:
     o.add_argument("--ref-python", required=True)
     o.add_argument("--quick", action="store_true")
     o.add_argument("--extra", action="append", default=[])
+    sc = sub.add_parser("scaling")
+    sc.add_argument("--emulator-bin", required=True)
+    sc.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if args.command == "measure":
         result = measure(json.loads(args.case))
         result["peak_rss_mb"] = peak_rss_mb()
         print(json.dumps(result))
+    elif args.command == "scaling":
+        scaling(args)
     else:
         orchestrate(args)
 

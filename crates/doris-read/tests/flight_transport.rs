@@ -373,3 +373,127 @@ async fn dropping_the_stream_cancels_every_fetch() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// The tablet ids the emulator placed on simulated BE `be` (tablet `i` lives on `i mod N`).
+fn tablets_of(e: &Emulator, be: usize) -> Vec<u64> {
+    let table = e.shared().catalog.table("d", "t").unwrap();
+    let n = e.shared().backends.count();
+    table
+        .tablets
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % n == be)
+        .map(|(_, t)| t.id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_several_backends_each_tablet_is_read_from_the_backend_holding_it() {
+    let config = EmulatorConfig {
+        backends: 3,
+        ..EmulatorConfig::default()
+    };
+    let (e, mysql, flight) = setup(config).await;
+    assert_eq!(e.be_flight_addrs().len(), 3);
+    // The plan reports every BE: the split planner deals tablets over distinct routings.
+    let fe = PlanEndpoint::new(
+        format!("http://{}", e.fe_http_addr()).parse().unwrap(),
+        "root",
+        "",
+    );
+    let plan = doris_plan::fetch_plan(&fe, "d", "t", "SELECT `id` FROM `d`.`t`")
+        .await
+        .unwrap();
+    let routings: std::collections::BTreeSet<String> =
+        plan.tablets.iter().map(|t| t.routings[0].clone()).collect();
+    assert_eq!(routings.len(), 3, "{routings:?}");
+    let backends = &e.shared().backends;
+    let mut all = Vec::new();
+    for be in 0..3 {
+        let ids = tablets_of(&e, be);
+        let hint: Vec<String> = ids.iter().map(u64::to_string).collect();
+        let sql = format!("SELECT `id` FROM `d`.`t` TABLET({})", hint.join(", "));
+        let before: Vec<u64> = (0..3).map(|b| backends.bytes_sent(b)).collect();
+        let rows: Vec<i32> = fetch(&flight, &sql, id_schema())
+            .await
+            .iter()
+            .flat_map(|b| b.column(0).as_primitive::<Int32Type>().values().to_vec())
+            .collect();
+        let after: Vec<u64> = (0..3).map(|b| backends.bytes_sent(b)).collect();
+        // Only the BE holding the hinted tablets sent anything.
+        for b in 0..3 {
+            assert_eq!(
+                after[b] > before[b],
+                b == be,
+                "BE {b} for tablets of BE {be}"
+            );
+        }
+        // And over MySQL the same BE paces the result the FE relays.
+        let over_mysql = query(&mysql, sql.clone(), id_schema(), BatchLimits::default())
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let again: Vec<u64> = (0..3).map(|b| backends.bytes_sent(b)).collect();
+        for b in 0..3 {
+            assert_eq!(again[b] > after[b], b == be, "MySQL: BE {b}");
+        }
+        assert_eq!(
+            over_mysql.iter().map(RecordBatch::num_rows).sum::<usize>(),
+            rows.len()
+        );
+        all.extend(rows);
+    }
+    all.sort_unstable();
+    assert_eq!(all, (0..300).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backend_bandwidth_paces_the_results_it_sends() {
+    let rate = 128 * 1024;
+    let config = EmulatorConfig {
+        backends: 2,
+        be_bandwidth: Some(rate),
+        ..EmulatorConfig::default()
+    };
+    let (e, mysql, flight) = setup(config).await;
+    let sql = "SELECT * FROM `d`.`t`";
+    let plan = plan_table_read(&mysql, "d", "t", &TableReadOptions::default())
+        .await
+        .unwrap();
+    for transport in ["mysql", "flight"] {
+        let before = e.shared().backends.bytes_sent(0);
+        let started = std::time::Instant::now();
+        let batches = if transport == "mysql" {
+            query(
+                &mysql,
+                sql.into(),
+                plan.schema.clone(),
+                BatchLimits::default(),
+            )
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap()
+        } else {
+            fetch(&flight, sql, plan.schema.clone()).await
+        };
+        let took = started.elapsed();
+        assert_eq!(
+            batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
+            300
+        );
+        // A whole-table query is sunk by one BE (the least busy: BE 0 when idle), and no
+        // faster than its bucket lets the bytes it sent go.
+        let sent = e.shared().backends.bytes_sent(0) - before;
+        assert!(sent > 10_000, "{transport}: {sent} bytes");
+        assert_eq!(e.shared().backends.bytes_sent(1), 0, "{transport}");
+        let floor = std::time::Duration::from_secs_f64(sent as f64 / rate as f64);
+        assert!(
+            took >= floor.mul_f64(0.95),
+            "{transport}: {took:?} < {floor:?}"
+        );
+    }
+}

@@ -41,6 +41,7 @@ mod loader;
 mod options;
 pub mod prepare;
 mod response;
+mod retry;
 mod wire;
 
 pub use client::{LoadReport, LoadStatus, StreamLoadClient, TwoPhaseOutcome, TxnRef};

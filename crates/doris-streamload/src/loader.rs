@@ -510,3 +510,196 @@ pub fn txn_ref(report: &LoadReport) -> Result<TxnRef, StreamLoadError> {
     })?;
     Ok(TxnRef::Label(Label::new(label)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Array, Int64Array};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+    use crate::config::{ClientConfig, Credentials};
+    use crate::response::LoadResponse;
+
+    fn report(sequence_label: &str, txn_id: i64, status: LoadStatus, rows: u64) -> LoadReport {
+        LoadReport {
+            label: Some(sequence_label.to_owned()),
+            txn_id,
+            status,
+            rows,
+            encoded_bytes: 0,
+            uploaded_bytes: 10,
+            attempts: 1,
+            elapsed: Duration::ZERO,
+            response: None,
+        }
+    }
+
+    fn loader() -> Loader {
+        // Building a client sends nothing: these tests never reach the address.
+        let config = ClientConfig::new(
+            "http://127.0.0.1:9"
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+            Credentials::new("root", ""),
+        );
+        let client = Arc::new(StreamLoadClient::new(config).unwrap_or_else(|e| panic!("{e}")));
+        Loader::new(
+            client,
+            "d",
+            "t",
+            LoadOptions::default(),
+            LoaderConfig::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn ids(range: std::ops::Range<i64>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from_iter_values(range))])
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_ledger_stays_in_sequence_order_and_counts_rows_by_what_doris_reported() {
+        let mut summary = LoadSummary::default();
+        let answered = LoadReport {
+            response: Some(LoadResponse {
+                number_total_rows: 5,
+                number_loaded_rows: 3,
+                number_filtered_rows: 1,
+                number_unselected_rows: 1,
+                ..LoadResponse::default()
+            }),
+            ..report("l_2", 2, LoadStatus::Success, 5)
+        };
+        summary.add(LedgerEntry {
+            sequence: 2,
+            report: answered,
+        });
+        // Resolved by its label (no answer): all of its rows count as loaded.
+        summary.add(LedgerEntry {
+            sequence: 0,
+            report: report("l_0", 0, LoadStatus::CommittedByEarlierAttempt, 7),
+        });
+        summary.add(LedgerEntry {
+            sequence: 1,
+            report: report("l_1", 1, LoadStatus::Precommitted, 4),
+        });
+        let order: Vec<u64> = summary.ledger.iter().map(|e| e.sequence).collect();
+        assert_eq!(order, [0, 1, 2]);
+        assert_eq!(
+            (
+                summary.loaded_rows,
+                summary.filtered_rows,
+                summary.unselected_rows
+            ),
+            (3 + 7 + 4, 1, 1)
+        );
+        assert_eq!(summary.uploaded_bytes, 30);
+        assert_eq!(summary.count(LoadStatus::Precommitted), 1);
+        assert_eq!(summary.count(LoadStatus::AlreadyLoaded), 0);
+        // Only the pre-committed load is named for commit or abort, by its txn id.
+        let txns = precommitted(&summary).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(txns, [TxnRef::Id(1)]);
+    }
+
+    #[test]
+    fn a_transaction_is_named_by_id_or_else_by_label() {
+        assert_eq!(
+            txn_ref(&report("l_9", 9, LoadStatus::Precommitted, 1)).ok(),
+            Some(TxnRef::Id(9))
+        );
+        let by_label = txn_ref(&report("l_9", -1, LoadStatus::Precommitted, 1)).ok();
+        assert_eq!(
+            by_label.map(|t| t.describe()),
+            Some("label [l_9]".to_owned())
+        );
+        let nameless = LoadReport {
+            label: None,
+            ..report("", -1, LoadStatus::Precommitted, 1)
+        };
+        assert!(matches!(
+            txn_ref(&nameless),
+            Err(StreamLoadError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn only_an_ambiguous_error_leaves_a_label_to_settle() {
+        let ambiguous = StreamLoadError::Ambiguous {
+            label: "job_3".into(),
+            attempts: 2,
+            detail: "reset".into(),
+        };
+        assert_eq!(
+            unsettled_label(&ambiguous).map(|l| l.to_string()),
+            Some("job_3".into())
+        );
+        let transport = StreamLoadError::Transport {
+            label: "job_3".into(),
+            attempts: 2,
+            detail: "refused".into(),
+        };
+        assert!(unsettled_label(&transport).is_none());
+    }
+
+    #[test]
+    fn consuming_rows_splits_a_batch_and_keeps_the_rest_in_order() {
+        let mut l = loader();
+        for batch in [ids(0..4), ids(4..10)] {
+            l.pending_rows += batch.num_rows();
+            l.pending_bytes += batch.get_array_memory_size();
+            l.pending.push_back(batch);
+        }
+        l.consume(6);
+        assert_eq!(l.pending_rows, 4);
+        let left: Vec<i64> = l
+            .pending
+            .iter()
+            .flat_map(|b| {
+                let column = b.column(0);
+                let values = column
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .map(|a| a.values().to_vec())
+                    .unwrap_or_default();
+                assert_eq!(values.len(), column.len());
+                values
+            })
+            .collect();
+        assert_eq!(left, [6, 7, 8, 9]);
+        assert!(l.pending_bytes > 0);
+        // Consuming more than is pending empties it without underflow.
+        l.consume(100);
+        assert_eq!(
+            (l.pending_rows, l.pending.len(), l.pending_bytes),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn zero_limits_are_refused_before_anything_is_sent() {
+        let config = ClientConfig::new(
+            "http://127.0.0.1:9"
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+            Credentials::new("root", ""),
+        );
+        let client = Arc::new(StreamLoadClient::new(config).unwrap_or_else(|e| panic!("{e}")));
+        for bad in [
+            LoaderConfig {
+                max_rows: 0,
+                ..LoaderConfig::default()
+            },
+            LoaderConfig {
+                max_in_flight: 0,
+                ..LoaderConfig::default()
+            },
+        ] {
+            assert!(matches!(
+                Loader::new(client.clone(), "d", "t", LoadOptions::default(), bad),
+                Err(StreamLoadError::Config(_))
+            ));
+        }
+    }
+}

@@ -154,6 +154,17 @@ impl Users {
         }
     }
 
+    /// Removes a user and every privilege granted to it; false if there was none.
+    pub fn remove(&self, user: &str) -> bool {
+        if let Ok(mut g) = self.grants.write() {
+            g.remove(user);
+        }
+        self.passwords
+            .write()
+            .map(|mut p| p.remove(user).is_some())
+            .unwrap_or(false)
+    }
+
     /// The password of `user`, if the user exists.
     pub fn password(&self, user: &str) -> Option<String> {
         self.passwords

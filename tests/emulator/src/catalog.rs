@@ -191,14 +191,35 @@ impl Table {
         Ok(())
     }
 
-    /// Replaces the whole visible data with rows grouped by tablet index (INSERT
-    /// OVERWRITE): the new rows are merged among themselves with the key model's semantics,
-    /// every tablet without new rows becomes empty. All or nothing, as [`Self::apply`].
-    pub fn replace(&self, per_tablet: Vec<Vec<RecordBatch>>) -> Result<(), EmulatorError> {
+    /// Replaces the visible data of the `only` partitions (indexes into
+    /// [`Self::partitions`]; every partition when `None`) with rows grouped by tablet index
+    /// (INSERT OVERWRITE): the new rows are merged among themselves with the key model's
+    /// semantics, every replaced tablet without new rows becomes empty, the other
+    /// partitions keep their rows. All or nothing, as [`Self::apply`].
+    pub fn replace(
+        &self,
+        per_tablet: Vec<Vec<RecordBatch>>,
+        only: Option<&[usize]>,
+    ) -> Result<(), EmulatorError> {
         let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
-        let mut replaced = vec![Vec::new(); data.len()];
+        let replaced_here =
+            |idx: usize| only.is_none_or(|parts| parts.contains(&self.tablets[idx].partition));
+        let mut replaced: Vec<Vec<RecordBatch>> = (0..data.len())
+            .map(|idx| {
+                if replaced_here(idx) {
+                    Vec::new()
+                } else {
+                    data[idx].clone()
+                }
+            })
+            .collect();
         for (idx, new_batches) in per_tablet.into_iter().enumerate() {
             if !new_batches.is_empty() && idx < replaced.len() {
+                if !replaced_here(idx) {
+                    return Err(EmulatorError::Internal(
+                        "rows staged outside the overwritten partitions".into(),
+                    ));
+                }
                 replaced[idx] = storage::merge_into_tablet(self, Vec::new(), new_batches)?;
             }
         }
@@ -249,6 +270,32 @@ impl Table {
     pub fn truncate(&self) -> Result<(), EmulatorError> {
         let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
         data.iter_mut().for_each(Vec::clear);
+        Ok(())
+    }
+
+    /// Removes every row of the named partitions (names compared without case, as Doris
+    /// does); an unknown name changes nothing and is an error.
+    pub fn truncate_partitions(&self, names: &[String]) -> Result<(), EmulatorError> {
+        let mut wanted = Vec::with_capacity(names.len());
+        for name in names {
+            let at = self
+                .partitions
+                .iter()
+                .position(|p| p.name.eq_ignore_ascii_case(name))
+                .ok_or_else(|| {
+                    EmulatorError::Analysis(format!(
+                        "Partition[{name}] does not exist in table[{}]",
+                        self.schema.name
+                    ))
+                })?;
+            wanted.push(at);
+        }
+        let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;
+        for (tablet, rows) in self.tablets.iter().zip(data.iter_mut()) {
+            if wanted.contains(&tablet.partition) {
+                rows.clear();
+            }
+        }
         Ok(())
     }
 }

@@ -97,6 +97,56 @@ fn qualified_name(text: &str) -> (Option<String>, String) {
     }
 }
 
+/// Splits `name rest…` at the first whitespace outside backticks.
+fn split_name(text: &str) -> (String, String) {
+    let mut in_tick = false;
+    for (at, c) in text.char_indices() {
+        match c {
+            '`' => in_tick = !in_tick,
+            c if c.is_whitespace() && !in_tick => {
+                return (text[..at].to_owned(), text[at..].trim().to_owned());
+            }
+            _ => {}
+        }
+    }
+    (text.trim().to_owned(), String::new())
+}
+
+/// The partitions of `TRUNCATE TABLE t PARTITION[S] (p, …)` / `PARTITION p` (`None`: the
+/// whole table).
+fn truncated_partitions(clause: &str) -> Result<Option<Vec<String>>, EmulatorError> {
+    let clause = clause.trim().trim_end_matches(';').trim();
+    if clause.is_empty() {
+        return Ok(None);
+    }
+    let upper = clause.to_ascii_uppercase();
+    let rest = if upper.starts_with("PARTITIONS") {
+        &clause["PARTITIONS".len()..]
+    } else if upper.starts_with("PARTITION") {
+        &clause["PARTITION".len()..]
+    } else {
+        return Err(EmulatorError::Analysis(format!(
+            "Syntax error in TRUNCATE TABLE near {clause:?}"
+        )));
+    };
+    let rest = rest.trim();
+    let list = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or(rest);
+    let names: Vec<String> = list
+        .split(',')
+        .map(|n| n.trim().trim_matches('`').to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Err(EmulatorError::Analysis(
+            "Syntax error in TRUNCATE TABLE: no partition named".into(),
+        ));
+    }
+    Ok(Some(names))
+}
+
 fn words(stmt: &str) -> Vec<String> {
     stmt.split_whitespace()
         .map(str::to_ascii_uppercase)
@@ -164,30 +214,31 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
             .map(|_| ()),
         ["DROP", "TABLE", ..] | ["TRUNCATE", "TABLE", ..] => {
             let if_exists = w.get(2) == Some(&"IF");
-            let (qualifier, name) = qualified_name(&tail(if if_exists { 4 } else { 2 }));
+            let (target, clause) = split_name(&tail(if if_exists { 4 } else { 2 }));
+            let (qualifier, name) = qualified_name(&target);
             let database = qualifier
                 .or_else(|| db.clone())
                 .ok_or(EmulatorError::NoDatabaseSelected)?;
             if w[0] == "DROP" {
+                // `FORCE` skips Doris's recycle bin, which the emulator does not keep.
+                if !(clause.is_empty() || clause.eq_ignore_ascii_case("FORCE")) {
+                    return Err(EmulatorError::Analysis(format!(
+                        "Syntax error in DROP TABLE near {clause:?}"
+                    )));
+                }
                 shared.catalog.drop_table(&database, &name, if_exists)
             } else {
-                shared.catalog.table(&database, &name)?.truncate()
+                let table = shared.catalog.table(&database, &name)?;
+                match truncated_partitions(&clause)? {
+                    None => table.truncate(),
+                    Some(names) => table.truncate_partitions(&names),
+                }
             }
         }
         ["CREATE", "USER", ..] => {
             let if_not_exists = w.get(2..5) == Some(&["IF", "NOT", "EXISTS"][..]);
-            let rest = tail(if if_not_exists { 5 } else { 2 });
-            let user = rest
-                .split(['@', ' '])
-                .next()
-                .unwrap_or_default()
-                .trim_matches(['\'', '"', '`'])
-                .to_owned();
-            let password = rest
-                .split_once("IDENTIFIED BY")
-                .or_else(|| rest.split_once("identified by"))
-                .map(|(_, p)| p.trim().trim_matches(['\'', '"']).to_owned())
-                .unwrap_or_default();
+            let spec = crate::users::parse_create_user(stmt)?;
+            let (user, password) = (spec.user, spec.password);
             if shared.users.password(&user).is_some() {
                 // Doris: ERR 1396 for an existing user, unless IF NOT EXISTS (then nothing
                 // changes, the password included).
@@ -201,6 +252,17 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
             }
             shared.users.set(&user, &password);
             Ok(())
+        }
+        ["DROP", "USER", ..] => {
+            let if_exists = w.get(2..4) == Some(&["IF", "EXISTS"][..]);
+            let user = crate::users::parse_drop_user(stmt)?;
+            if shared.users.remove(&user) || if_exists {
+                Ok(())
+            } else {
+                Err(EmulatorError::Analysis(format!(
+                    "Operation DROP USER failed for '{user}'@'%'"
+                )))
+            }
         }
         ["GRANT", ..] | ["REVOKE", ..] => grant_or_revoke(shared, stmt, w[0] == "GRANT"),
         _ => Err(EmulatorError::Analysis(format!(
@@ -255,7 +317,13 @@ fn grant_or_revoke(shared: &Shared, stmt: &str, grant: bool) -> Result<(), Emula
         )
     };
     let upper = stmt.to_ascii_uppercase();
-    let on = upper.find(" ON ").ok_or_else(bad)?;
+    let Some(on) = upper.find(" ON ") else {
+        // `GRANT 'role' TO u`: roles are not emulated.
+        return Err(EmulatorError::Analysis(format!(
+            "the Doris emulator does not run {} of roles yet",
+            if grant { "GRANT" } else { "REVOKE" }
+        )));
+    };
     let to = upper
         .find(if grant { " TO " } else { " FROM " })
         .filter(|at| *at > on)
@@ -263,6 +331,12 @@ fn grant_or_revoke(shared: &Shared, stmt: &str, grant: bool) -> Result<(), Emula
     let privileges_text = &stmt[stmt.find(char::is_whitespace).ok_or_else(bad)?..on];
     let target = stmt[on + 4..to].trim();
     let user_text = stmt[to + if grant { 4 } else { 6 }..].trim();
+    if user_text.to_ascii_uppercase().starts_with("ROLE ") {
+        return Err(EmulatorError::Analysis(format!(
+            "the Doris emulator does not run {} on roles yet",
+            if grant { "GRANT" } else { "REVOKE" }
+        )));
+    }
     let user = user_text
         .split('@')
         .next()
@@ -282,7 +356,9 @@ fn grant_or_revoke(shared: &Shared, stmt: &str, grant: bool) -> Result<(), Emula
             ]);
         } else {
             privileges.push(Privilege::parse(&word).ok_or_else(|| {
-                EmulatorError::Analysis(format!("the emulator does not know the privilege {word}"))
+                EmulatorError::Analysis(format!(
+                    "the Doris emulator does not run grants of {word} yet"
+                ))
             })?);
         }
     }

@@ -8,10 +8,15 @@
 //!   SELECT with the MySQL face's engine (privileges, `TABLET(…)` hints) and answers one
 //!   endpoint per output partition, each with a `TicketStatementQuery` whose handle is
 //!   `<hex id>:<sql>` and the BE location `grpc+tcp://<advertise host>:<BE Flight port>`
-//!   (`grpc+tls://` when the emulator serves TLS, on both faces).
+//!   (`grpc+tls://` when the emulator serves TLS, on both faces). With several simulated
+//!   BEs, every endpoint of a query names the BE that sinks it, and that BE's bandwidth
+//!   paces its frames ([`crate::backends`]).
 //!   Statements the FE answers itself (SET, USE, SHOW, `SELECT @@…`, DDL) get one endpoint
 //!   without a location, fetched from the FE (`StatusResult = 0` for those without rows).
-//!   `GetSchema` and prepared statements are not served (`UNIMPLEMENTED`). `GetSqlInfo` names the server `DorisFE`.
+//!   Prepared statements with `?` parameters (`CreatePreparedStatement`, `DoPut` of one
+//!   parameter row, `GetFlightInfo`, `ClosePreparedStatement`; see `flight/prepared.rs`) run the
+//!   statement with the values bound as literals, as the MySQL face's COM_STMT_EXECUTE does.
+//!   `GetSchema` is not served (`UNIMPLEMENTED`). `GetSqlInfo` names the server `DorisFE`.
 //! - **BE.** `DoGet(ticket)` needs no credentials (the ticket is the credential), streams
 //!   the partition's schema and batches, and forgets the ticket. Types are the emulator's
 //!   storage types, which are Doris 4.0's Flight types: LARGEINT as utf8, DATEV2 as date32,
@@ -30,11 +35,16 @@ use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_server::{FlightService, FlightServiceServer};
 use arrow_flight::sql::server::FlightSqlService;
+use arrow_flight::sql::server::PeekableFlightDataStream;
 use arrow_flight::sql::{
-    CommandGetSqlInfo, CommandStatementQuery, ProstMessageExt, SqlInfo, TicketStatementQuery,
+    ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
+    ActionCreatePreparedStatementResult, CommandGetSqlInfo, CommandPreparedStatementQuery,
+    CommandStatementQuery, DoPutPreparedStatementResult, ProstMessageExt, SqlInfo,
+    TicketStatementQuery,
 };
 use arrow_flight::{
-    FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, Ticket,
+    Action, FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse,
+    Ticket,
 };
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::{Stream, StreamExt, TryStreamExt};
@@ -49,12 +59,22 @@ use crate::faults::{Fault, Point};
 use crate::mysql::Session;
 use crate::mysql::query::LocalRows;
 
+mod prepared;
+
 /// Tokens and pending results shared by the FE and BE Flight faces.
 #[derive(Default)]
 pub struct FlightState {
     evict_on_next_info: std::sync::atomic::AtomicBool,
     tokens: Mutex<HashMap<String, String>>,
-    results: Mutex<HashMap<String, SendableRecordBatchStream>>,
+    results: Mutex<HashMap<String, Parked>>,
+    prepared: prepared::PreparedQueries,
+}
+
+/// A result partition waiting for its `DoGet`, and the BE that sinks it (none for results
+/// the FE answers itself).
+struct Parked {
+    stream: SendableRecordBatchStream,
+    sink: Option<Arc<crate::backends::Sink>>,
 }
 
 impl std::fmt::Debug for FlightState {
@@ -100,10 +120,25 @@ enum Role {
 struct Face {
     shared: Arc<Shared>,
     role: Role,
-    be_port: u16,
+    /// Every simulated BE's Flight port, BE 0 first.
+    be_ports: Arc<Vec<u16>>,
 }
 
 static FLIGHT_SESSION_IDS: AtomicU32 = AtomicU32::new(1 << 20);
+
+/// A Doris session for one Flight call (Flight keeps no session state across calls).
+fn flight_session(user: String, peer: std::net::SocketAddr) -> Session {
+    Session {
+        id: FLIGHT_SESSION_IDS.fetch_add(1, Ordering::Relaxed),
+        user,
+        peer,
+        database: None,
+        time_zone: "UTC".into(),
+        sql_mode: String::new(),
+        partial_update: false,
+        insert_filter: crate::mysql::InsertFilter::default(),
+    }
+}
 
 type DoGetStream = Pin<Box<dyn Stream<Item = Result<arrow_flight::FlightData, Status>> + Send>>;
 
@@ -129,22 +164,14 @@ impl Face {
     }
 
     /// Plans `sql` and parks one result stream per partition; returns their handles and
-    /// whether each is served by the BE (`false`: an FE-local result, no location).
+    /// the BE that sinks them (`None`: an FE-local result, no location).
     async fn plan(
         &self,
         user: String,
         peer: std::net::SocketAddr,
         sql: &str,
-    ) -> Result<(arrow::datatypes::SchemaRef, Vec<(String, bool)>), Status> {
-        let mut session = Session {
-            id: FLIGHT_SESSION_IDS.fetch_add(1, Ordering::Relaxed),
-            user,
-            peer,
-            database: None,
-            time_zone: "UTC".into(),
-            sql_mode: String::new(),
-            partial_update: false,
-        };
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<String>, Option<usize>), Status> {
+        let mut session = flight_session(user, peer);
         if !crate::mysql::query::reads_tables(sql) {
             let local = crate::mysql::query::fe_local(&self.shared, &mut session, sql)
                 .map_err(Status::internal)?;
@@ -161,13 +188,22 @@ impl Face {
                 .results
                 .lock()
                 .map_err(|_| Status::internal("state poisoned"))?
-                .insert(handle.clone(), Box::pin(stream));
-            return Ok((schema, vec![(handle, false)]));
+                .insert(
+                    handle.clone(),
+                    Parked {
+                        stream: Box::pin(stream),
+                        sink: None,
+                    },
+                );
+            return Ok((schema, vec![handle], None));
         }
         let planned = crate::mysql::select::plan(&self.shared, &session, sql)
             .await
             .map_err(|e| Status::internal(e.message))?;
         let schema = planned.schema();
+        // Every partition of one query is sunk by one BE (see `crate::backends`).
+        let sink = Arc::new(self.shared.backends.sink(planned.holders()));
+        let be = sink.backend();
         let streams = planned
             .partition_streams()
             .await
@@ -180,10 +216,83 @@ impl Face {
             .map_err(|_| Status::internal("state poisoned"))?;
         for stream in streams {
             let handle = format!("{}:{sql}", uuid::Uuid::new_v4().simple());
-            results.insert(handle.clone(), stream);
-            handles.push((handle, true));
+            results.insert(
+                handle.clone(),
+                Parked {
+                    stream,
+                    sink: Some(sink.clone()),
+                },
+            );
+            handles.push(handle);
         }
-        Ok((schema, handles))
+        Ok((schema, handles, Some(be)))
+    }
+
+    /// The `FlightInfo` of `sql` run as `user`: planned and parked, one endpoint per
+    /// partition at the BE that sinks the query (or at the FE for its own statements).
+    async fn info_for(
+        &self,
+        user: String,
+        sql: &str,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let peer = request
+            .remote_addr()
+            .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+        let (schema, handles, be) = self.plan(user, peer, sql).await?;
+        let scheme = if self.shared.config.tls.is_some() {
+            "grpc+tls"
+        } else {
+            "grpc+tcp"
+        };
+        let fault = self.shared.faults.take(Point::FlightInfo);
+        let location = match &fault {
+            Some(Fault::FlightLocation { host, port }) => format!("{scheme}://{host}:{port}"),
+            _ => format!(
+                "{scheme}://{}:{}",
+                self.shared.config.advertise_host,
+                self.be_ports[be.unwrap_or(0).min(self.be_ports.len() - 1)]
+            ),
+        };
+        let mut info = FlightInfo::new()
+            .try_with_schema(&schema)
+            .map_err(|e| Status::internal(e.to_string()))?
+            .with_descriptor(request.into_inner());
+        for handle in handles {
+            let ticket = TicketStatementQuery {
+                statement_handle: handle.into_bytes().into(),
+            };
+            let mut endpoint =
+                FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
+            if be.is_some() {
+                endpoint = endpoint.with_location(location.clone());
+            }
+            info = info.with_endpoint(endpoint);
+        }
+        if let Some(f) = fault {
+            self.shared.faults.record(&f, None, None, false);
+            if let Fault::AnnounceFlightRows { rows } = f {
+                info = info.with_total_records(rows);
+            }
+        }
+        Ok(Response::new(info))
+    }
+
+    /// The schema `sql` would answer with, planned without running it.
+    async fn result_schema(
+        &self,
+        user: String,
+        peer: std::net::SocketAddr,
+        sql: &str,
+    ) -> Result<arrow::datatypes::SchemaRef, Status> {
+        let session = flight_session(user, peer);
+        if !crate::mysql::query::reads_tables(sql) {
+            return Ok(Arc::new(arrow::datatypes::Schema::empty()));
+        }
+        let planned = crate::mysql::select::plan(&self.shared, &session, sql)
+            .await
+            .map_err(|e| Status::internal(e.message))?;
+        Ok(planned.schema())
     }
 }
 
@@ -262,45 +371,83 @@ impl FlightSqlService for Face {
             self.state().evict_tokens();
         }
         let user = self.user(&request)?;
+        self.info_for(user, &query.query, request).await
+    }
+
+    async fn get_flight_info_prepared_statement(
+        &self,
+        query: CommandPreparedStatementQuery,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        if self.role == Role::Be {
+            return Err(Status::unimplemented("GetFlightInfo is served by the FE"));
+        }
+        let user = self.user(&request)?;
+        let sql = self
+            .state()
+            .prepared
+            .bound_sql(&query.prepared_statement_handle, &user)?;
+        self.info_for(user, &sql, request).await
+    }
+
+    async fn do_action_create_prepared_statement(
+        &self,
+        query: ActionCreatePreparedStatementRequest,
+        request: Request<Action>,
+    ) -> Result<ActionCreatePreparedStatementResult, Status> {
+        if self.role == Role::Be {
+            return Err(Status::unimplemented(
+                "prepared statements are served by the FE",
+            ));
+        }
+        let user = self.user(&request)?;
         let peer = request
             .remote_addr()
             .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-        let (schema, handles) = self.plan(user, peer, &query.query).await?;
-        let scheme = if self.shared.config.tls.is_some() {
-            "grpc+tls"
-        } else {
-            "grpc+tcp"
-        };
-        let fault = self.shared.faults.take(Point::FlightInfo);
-        let location = match &fault {
-            Some(Fault::FlightLocation { host, port }) => format!("{scheme}://{host}:{port}"),
-            _ => format!(
-                "{scheme}://{}:{}",
-                self.shared.config.advertise_host, self.be_port
-            ),
-        };
-        let mut info = FlightInfo::new()
-            .try_with_schema(&schema)
-            .map_err(|e| Status::internal(e.to_string()))?
-            .with_descriptor(request.into_inner());
-        for (handle, on_be) in handles {
-            let ticket = TicketStatementQuery {
-                statement_handle: handle.into_bytes().into(),
-            };
-            let mut endpoint =
-                FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
-            if on_be {
-                endpoint = endpoint.with_location(location.clone());
-            }
-            info = info.with_endpoint(endpoint);
-        }
-        if let Some(f) = fault {
-            self.shared.faults.record(&f, None, None, false);
-            if let Fault::AnnounceFlightRows { rows } = f {
-                info = info.with_total_records(rows);
-            }
-        }
-        Ok(Response::new(info))
+        let (handle, probe) = self.state().prepared.create(&user, &query.query)?;
+        // The result's schema, found by planning the statement with every parameter NULL.
+        let schema = self.result_schema(user, peer, &probe).await?;
+        Ok(ActionCreatePreparedStatementResult {
+            prepared_statement_handle: handle.into(),
+            dataset_schema: prepared::schema_bytes(&schema)?,
+            parameter_schema: Default::default(),
+        })
+    }
+
+    async fn do_put_prepared_statement_query(
+        &self,
+        query: CommandPreparedStatementQuery,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<DoPutPreparedStatementResult, Status> {
+        let user = self.user(&request)?;
+        let stream = request
+            .into_inner()
+            .map_err(|s| FlightError::Tonic(Box::new(s)));
+        let batches: Vec<RecordBatch> =
+            arrow_flight::decode::FlightRecordBatchStream::new_from_flight_data(stream)
+                .try_collect()
+                .await
+                .map_err(|e| {
+                    Status::invalid_argument(format!("cannot read the parameters: {e}"))
+                })?;
+        self.state()
+            .prepared
+            .bind(&query.prepared_statement_handle, &user, &batches)?;
+        Ok(DoPutPreparedStatementResult {
+            prepared_statement_handle: Some(query.prepared_statement_handle),
+        })
+    }
+
+    async fn do_action_close_prepared_statement(
+        &self,
+        query: ActionClosePreparedStatementRequest,
+        request: Request<Action>,
+    ) -> Result<(), Status> {
+        let user = self.user(&request)?;
+        self.state()
+            .prepared
+            .close(&query.prepared_statement_handle, &user);
+        Ok(())
     }
 
     async fn do_get_statement(
@@ -309,7 +456,7 @@ impl FlightSqlService for Face {
         _request: Request<Ticket>,
     ) -> Result<Response<<Self as FlightService>::DoGetStream>, Status> {
         let handle = String::from_utf8_lossy(&ticket.statement_handle).into_owned();
-        let stream = self
+        let Parked { stream, sink } = self
             .state()
             .results
             .lock()
@@ -339,9 +486,21 @@ impl FlightSqlService for Face {
             });
         // The stream holds a gauge entry: tests see when the server let it go.
         let open = self.shared.wire.flight_streams.enter();
-        let encoded = encoded.map(move |item| {
+        let encoded = encoded.then(move |item| {
             let _open = &open;
-            item
+            // The sinking BE's bandwidth paces the frames it sends.
+            let wait = match (&item, &sink) {
+                (Ok(data), Some(sink)) => {
+                    sink.reserve((data.data_header.len() + data.data_body.len()) as u64)
+                }
+                _ => std::time::Duration::ZERO,
+            };
+            async move {
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+                item
+            }
         });
         let out: DoGetStream = Box::pin(encoded);
         Ok(Response::new(out))
@@ -472,15 +631,21 @@ async fn serve_face(listener: TcpListener, face: Face, mut stop: watch::Receiver
 pub fn spawn(
     shared: Arc<Shared>,
     fe: TcpListener,
-    be: TcpListener,
-    be_port: u16,
+    bes: Vec<TcpListener>,
     stop: watch::Receiver<bool>,
 ) {
+    let be_ports: Arc<Vec<u16>> = Arc::new(
+        bes.iter()
+            .map(|l| l.local_addr().map_or(0, |a| a.port()))
+            .collect(),
+    );
     let face = |role| Face {
         shared: shared.clone(),
         role,
-        be_port,
+        be_ports: be_ports.clone(),
     };
     tokio::spawn(serve_face(fe, face(Role::Fe), stop.clone()));
-    tokio::spawn(serve_face(be, face(Role::Be), stop));
+    for be in bes {
+        tokio::spawn(serve_face(be, face(Role::Be), stop.clone()));
+    }
 }

@@ -17,6 +17,7 @@
 //! `docs/emulator.md`.
 
 pub mod auth;
+pub mod backends;
 pub mod bench_data;
 pub mod catalog;
 pub mod ddl;
@@ -34,6 +35,7 @@ pub mod storage;
 pub mod tls;
 pub mod tokens;
 pub mod txn;
+pub mod users;
 pub mod wire_stats;
 
 use std::collections::HashMap;
@@ -106,6 +108,12 @@ pub struct EmulatorConfig {
     /// as Doris with `enable_ssl`), with this certificate and key (PEM); the FE's redirects
     /// and the error-log URLs then say `https`. `None`: plain HTTP and MySQL.
     pub tls: Option<(String, String)>,
+    /// How many BEs to simulate (at least one): tablets are dealt over them, each gets its
+    /// own BE Flight port and `_query_plan` routing. See [`backends`].
+    pub backends: usize,
+    /// Bytes per second each simulated BE may send in query results (its disk and network
+    /// bound, for scaling benchmarks); `None`: as fast as the machine goes.
+    pub be_bandwidth: Option<u64>,
 }
 
 impl Default for EmulatorConfig {
@@ -131,6 +139,8 @@ impl Default for EmulatorConfig {
             legacy_label_exists_text: false,
             json_as_string: false,
             tls: None,
+            backends: 1,
+            be_bandwidth: None,
         }
     }
 }
@@ -159,6 +169,8 @@ pub struct Shared {
     pub flight: flight::FlightState,
     /// Streaming jobs.
     pub jobs: jobs::JobRegistry,
+    /// The simulated BEs (tablet placement, result sinks, bandwidth).
+    pub backends: Arc<backends::Backends>,
     be_http_port: OnceLock<u16>,
     /// The TLS acceptor of [`EmulatorConfig::tls`] (set at start; the MySQL face uses it
     /// after an SSLRequest).
@@ -180,6 +192,10 @@ impl Shared {
             #[cfg(feature = "sql")]
             flight: flight::FlightState::default(),
             jobs: jobs::JobRegistry::default(),
+            backends: Arc::new(backends::Backends::new(
+                config.backends,
+                config.be_bandwidth,
+            )),
             be_http_port: OnceLock::new(),
             tls_config: OnceLock::new(),
             public_endpoint: Mutex::new(None),
@@ -293,6 +309,7 @@ pub struct Emulator {
     be_http: SocketAddr,
     query: SocketAddr,
     flight: Option<(SocketAddr, SocketAddr)>,
+    be_flights: Vec<SocketAddr>,
     restored: bool,
     shutdown: watch::Sender<bool>,
 }
@@ -465,15 +482,29 @@ impl Emulator {
             stop.clone(),
         ));
         #[cfg(feature = "sql")]
-        let flight = {
+        let (flight, be_flights) = {
             let fe = bind(&shared.config.host, shared.config.fe_flight_port).await?;
-            let be = bind(&shared.config.host, shared.config.be_flight_port).await?;
-            let (fe_addr, be_addr) = (local(&fe)?, local(&be)?);
-            flight::spawn(shared.clone(), fe, be, be_addr.port(), stop.clone());
-            Some((fe_addr, be_addr))
+            let fe_addr = local(&fe)?;
+            // One BE Flight listener per simulated BE: BE `i` on `be_flight_port + i` when a
+            // port is given, else on a free port.
+            let mut bes = Vec::new();
+            let mut be_addrs = Vec::new();
+            for i in 0..shared.backends.count() {
+                let port = match shared.config.be_flight_port {
+                    0 => 0,
+                    p => u16::try_from(usize::from(p) + i).map_err(|_| {
+                        EmulatorError::Internal(format!("no BE Flight port {p} + {i}"))
+                    })?,
+                };
+                let be = bind(&shared.config.host, port).await?;
+                be_addrs.push(local(&be)?);
+                bes.push(be);
+            }
+            flight::spawn(shared.clone(), fe, bes, stop.clone());
+            (Some((fe_addr, be_addrs[0])), be_addrs)
         };
         #[cfg(not(feature = "sql"))]
-        let flight = None;
+        let (flight, be_flights) = (None, Vec::new());
         jobs::runner::spawn(shared.clone(), stop.clone());
         tokio::spawn(mysql::serve(query, shared.clone(), stop));
         Ok(Self {
@@ -482,6 +513,7 @@ impl Emulator {
             be_http,
             query: query_addr,
             flight,
+            be_flights,
             restored,
             shutdown,
         })
@@ -505,6 +537,12 @@ impl Emulator {
     /// The FE and BE Arrow Flight addresses (`None` without the `sql` feature).
     pub fn flight_addrs(&self) -> Option<(SocketAddr, SocketAddr)> {
         self.flight
+    }
+
+    /// Every simulated BE's Arrow Flight address, BE 0 first (empty without the `sql`
+    /// feature).
+    pub fn be_flight_addrs(&self) -> &[SocketAddr] {
+        &self.be_flights
     }
 
     /// The fault registry (arm faults, read what fired).
@@ -538,6 +576,8 @@ impl Emulator {
             "query_port": self.query.port(),
             "fe_flight_port": self.flight.map(|f| f.0.port()),
             "be_flight_port": self.flight.map(|f| f.1.port()),
+            "be_flight_ports": self.be_flights.iter().map(SocketAddr::port).collect::<Vec<_>>(),
+            "backends": self.shared.backends.count(),
         })
         .to_string()
     }

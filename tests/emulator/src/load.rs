@@ -414,6 +414,35 @@ fn check_flexible(headers: &HeaderMap, format: &Format) -> Result<(), String> {
     Ok(())
 }
 
+/// Doris's rule for filtered rows of an INSERT or a job task: in strict mode any filtered
+/// row fails the statement; otherwise it fails when more than `max_filter_ratio` of the
+/// rows were filtered. `url` is the error log's address, when one was stored.
+pub fn filtered_rows_rule(
+    strict: bool,
+    max_filter_ratio: f64,
+    filtered: u64,
+    total: u64,
+    first_error: &str,
+    url: Option<&str>,
+) -> Result<(), String> {
+    if filtered == 0 {
+        return Ok(());
+    }
+    let url = url.map(|u| format!(" url: {u}")).unwrap_or_default();
+    if strict {
+        return Err(format!(
+            "Insert has filtered data in strict mode.{url} First error: {first_error}"
+        ));
+    }
+    if filtered as f64 > max_filter_ratio * total as f64 {
+        return Err(format!(
+            "Insert has too many filtered data {filtered}/{total} insert_max_filter_ratio is \
+             {max_filter_ratio}.{url} First error: {first_error}"
+        ));
+    }
+    Ok(())
+}
+
 /// Rows decoded from a body.
 #[derive(Debug, Default)]
 pub struct Decoded {

@@ -9,7 +9,11 @@
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //!                [--label-exists-text current|legacy] [--json-column-type json|string]
 //!                [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR]
+//!                [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]
 //! ```
+//! `--backends N` simulates N BEs (tablets dealt over them, one BE Flight port each, BE `i`
+//! on `--be-flight-port + i`); `--be-bandwidth 8M` paces each BE's query results to
+//! 8 MiB/s (see the library's `backends` module), for scaling benchmarks.
 //! `--tls-dir DIR` serves the FE and BE HTTP faces over TLS (and offers TLS on the MySQL face) with a certificate made
 //! at start for the host, the advertised host and `localhost`, signed by a new test CA
 //! written to `DIR/ca.pem` (clients trust that file); `DIR/other-ca.pem` is a second CA
@@ -40,9 +44,21 @@ fn usage() -> ExitCode {
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
          [--label-exists-text current|legacy] [--json-column-type json|string] \
-         [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR]"
+         [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR] \
+         [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]"
     );
     ExitCode::from(2)
+}
+
+/// `123`, `64K`, `8M`, `1G` (binary multiples) as bytes.
+fn parse_bytes(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.char_indices().last()? {
+        (i, 'K' | 'k') => (&text[..i], 1u64 << 10),
+        (i, 'M' | 'm') => (&text[..i], 1 << 20),
+        (i, 'G' | 'g') => (&text[..i], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
 }
 
 #[tokio::main]
@@ -79,6 +95,14 @@ async fn main() -> ExitCode {
             "--be-flight-port" => match port() {
                 Some(p) => config.be_flight_port = p,
                 None => return usage(),
+            },
+            "--backends" => match value.parse::<usize>() {
+                Ok(n) if (1..=64).contains(&n) => config.backends = n,
+                _ => return usage(),
+            },
+            "--be-bandwidth" => match parse_bytes(&value) {
+                Some(n) if n > 0 => config.be_bandwidth = Some(n),
+                _ => return usage(),
             },
             "--flight-session-cap" => match value.parse() {
                 Ok(n) => config.flight_session_cap = n,

@@ -20,9 +20,6 @@ use crate::catalog::Table;
 use crate::error::EmulatorError;
 use crate::storage::compare_typed;
 
-/// The BE thrift port Doris reports in `routings`.
-const BE_PORT: u16 = 9060;
-
 fn envelope(msg: &str, code: i32, data: Value) -> Value {
     json!({ "msg": msg, "code": code, "data": data, "count": 0 })
 }
@@ -88,16 +85,26 @@ pub fn query_plan(shared: &Shared, db: &str, table: &str, body: &[u8]) -> Value 
     };
     let keep = surviving_partitions(&table_ref, selection.as_ref());
     let host = shared.config.advertise_host.clone();
-    let routing = if host.contains(':') {
-        format!("[{host}]:{BE_PORT}")
-    } else {
-        format!("{host}:{BE_PORT}")
+    // Each simulated BE reports its own thrift port (they share the host).
+    let routing = |be: usize| {
+        let port = usize::from(crate::backends::BE_THRIFT_PORT) + be;
+        if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        }
     };
     let mut partitions = BTreeMap::new();
-    for tablet in table_ref.tablets.iter().filter(|t| keep[t.partition]) {
+    for (index, tablet) in table_ref
+        .tablets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| keep[t.partition])
+    {
+        let be = shared.backends.of_tablet(index);
         partitions.insert(
             tablet.id.to_string(),
-            json!({ "routings": [routing.clone()], "version": table_ref.version(), "schemaHash": 0 }),
+            json!({ "routings": [routing(be)], "version": table_ref.version(), "schemaHash": 0 }),
         );
     }
     use base64::Engine as _;

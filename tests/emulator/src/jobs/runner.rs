@@ -248,24 +248,19 @@ fn read_files(shared: &Shared, job: &Job, batch: &[s3::Object]) -> Result<Decode
     let strict = job
         .session_var("enable_insert_strict")
         .is_none_or(|v| !v.eq_ignore_ascii_case("false"));
-    if all.filtered_rows > 0 {
-        let first = all.error_log.first().cloned().unwrap_or_default();
-        if strict {
-            return Err(format!(
-                "Insert has filtered data in strict mode. First error: {first}"
-            ));
-        }
-        let ratio: f64 = job
-            .session_var("insert_max_filter_ratio")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1.0);
-        if all.filtered_rows as f64 > ratio * all.total_rows as f64 {
-            return Err(format!(
-                "Insert has too many filtered data {}/{} insert_max_filter_ratio is {ratio}. First error: {first}",
-                all.filtered_rows, all.total_rows
-            ));
-        }
-    }
+    let ratio: f64 = job
+        .session_var("insert_max_filter_ratio")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let first = all.error_log.first().cloned().unwrap_or_default();
+    crate::load::filtered_rows_rule(
+        strict,
+        ratio,
+        all.filtered_rows,
+        all.total_rows,
+        &first,
+        None,
+    )?;
     Ok(all)
 }
 

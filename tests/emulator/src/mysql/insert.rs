@@ -75,6 +75,31 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
         .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
         .collect();
     let (db, table_name, table) = resolve_table(shared, session, &parts)?;
+    // `INSERT [OVERWRITE] … t PARTITION (p, …)`: rows must fall in those partitions (the
+    // others are filtered), and OVERWRITE replaces only them.
+    let named_partitions = match &insert.partitioned {
+        None => None,
+        Some(exprs) => {
+            let mut indexes = Vec::with_capacity(exprs.len());
+            for expr in exprs {
+                let Expr::Identifier(ident) = expr else {
+                    return Err(analysis("PARTITION (…) must name partitions"));
+                };
+                let at = table
+                    .partitions
+                    .iter()
+                    .position(|p| p.name.eq_ignore_ascii_case(&ident.value))
+                    .ok_or_else(|| {
+                        analysis(format!(
+                            "Unknown partition '{}' in table '{table_name}'",
+                            ident.value
+                        ))
+                    })?;
+                indexes.push(at);
+            }
+            Some(indexes)
+        }
+    };
     if !shared
         .users
         .has(&session.user, &db, &table_name, Privilege::Load)
@@ -157,24 +182,41 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
         shared.txns.abort(txn, &message);
         analysis(message)
     };
-    if let Some(reason) = decoded.error_log.first() {
-        return Err(fail(format!(
-            "Insert has filtered data in strict mode. First error: {reason}"
-        )));
-    }
-    let rows = decoded.total_rows;
-    let (staged, unrouted) = shared
+    let (mut staged, mut unrouted) = shared
         .stage(&table, std::mem::take(&mut decoded.batches))
         .map_err(|e| fail(e.to_string()))?;
-    if unrouted > 0 {
-        return Err(fail(
-            "Insert has filtered data in strict mode. First error: no partition for this tuple."
-                .into(),
-        ));
+    if let Some(named) = &named_partitions {
+        for (tablet, rows) in table.tablets.iter().zip(staged.iter_mut()) {
+            if !named.contains(&tablet.partition) {
+                unrouted += rows.iter().map(|b| b.num_rows() as u64).sum::<u64>();
+                rows.clear();
+            }
+        }
     }
+    // Rows no (named) partition takes are filtered too ("no partition for this tuple").
+    for _ in 0..unrouted {
+        decoded.reject("no partition for this tuple.".into());
+    }
+    if decoded.filtered_rows > 0 {
+        let filter = session.insert_filter;
+        let first = decoded.error_log.first().cloned().unwrap_or_default();
+        let url = (filter.strict
+            || decoded.filtered_rows as f64 > filter.max_filter_ratio * decoded.total_rows as f64)
+            .then(|| shared.store_error_log(decoded.error_log.join("\n")));
+        crate::load::filtered_rows_rule(
+            filter.strict,
+            filter.max_filter_ratio,
+            decoded.filtered_rows,
+            decoded.total_rows,
+            &first,
+            url.as_deref(),
+        )
+        .map_err(fail)?;
+    }
+    let rows = decoded.total_rows - decoded.filtered_rows;
     // INSERT OVERWRITE replaces every row of the table in the one transaction.
     if insert.overwrite {
-        table.replace(staged)
+        table.replace(staged, named_partitions.as_deref())
     } else {
         table.apply(staged)
     }

@@ -114,6 +114,28 @@ pub struct Session {
     /// `enable_unique_key_partial_update`: an INSERT into a merge-on-write UNIQUE table
     /// changes only the columns it names.
     pub partial_update: bool,
+    /// `enable_insert_strict` (default on) and `insert_max_filter_ratio` (default 1.0):
+    /// how an INSERT treats rows it must filter.
+    pub insert_filter: InsertFilter,
+}
+
+/// How an INSERT treats rows it must filter (Doris's `enable_insert_strict` and
+/// `insert_max_filter_ratio` session variables).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InsertFilter {
+    /// Any filtered row fails the statement.
+    pub strict: bool,
+    /// Without strict mode, the largest share of filtered rows an INSERT may have.
+    pub max_filter_ratio: f64,
+}
+
+impl Default for InsertFilter {
+    fn default() -> Self {
+        Self {
+            strict: true,
+            max_filter_ratio: 1.0,
+        }
+    }
 }
 
 async fn session(
@@ -272,6 +294,7 @@ async fn session(
         time_zone: "Asia/Shanghai".into(),
         sql_mode: "ONLY_FULL_GROUP_BY".into(),
         partial_update: false,
+        insert_filter: InsertFilter::default(),
     };
     let mut statements = prepared::Statements::default();
     while let Some(packet) = io.read().await? {

@@ -179,7 +179,7 @@ fn has_label(tokens: &[Token]) -> bool {
 }
 
 /// The SQL text with the `?` placeholders replaced, in order, by `values`.
-fn bind(tokens: &[Token], values: &[Token]) -> String {
+pub(crate) fn bind(tokens: &[Token], values: &[Token]) -> String {
     let mut next = values.iter();
     let bound: Vec<Token> = tokens
         .iter()
@@ -191,7 +191,7 @@ fn bind(tokens: &[Token], values: &[Token]) -> String {
     crate::tokens::render(&bound)
 }
 
-fn null() -> Token {
+pub(crate) fn null() -> Token {
     Token::Word(Word {
         value: "NULL".into(),
         quote_style: None,

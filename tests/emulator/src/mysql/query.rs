@@ -279,6 +279,12 @@ fn variable(session: &Session, name: &str) -> Option<String> {
         "group_commit" => "off_mode".into(),
         "insert_timeout" => "14400".into(),
         "parallel_pipeline_task_num" => "0".into(),
+        // Planner switches: Doris 3.x/4.0 always plans with Nereids; accepted, no effect.
+        "enable_nereids_planner"
+        | "experimental_enable_nereids_planner"
+        | "enable_fallback_to_original_planner" => "true".into(),
+        "enable_insert_strict" => session.insert_filter.strict.to_string(),
+        "insert_max_filter_ratio" => session.insert_filter.max_filter_ratio.to_string(),
         "enable_unique_key_partial_update" => if session.partial_update {
             "true"
         } else {
@@ -345,6 +351,14 @@ fn set(session: &mut Session, body: &str) -> Outcome {
         match bare.as_str() {
             "time_zone" => session.time_zone = unquote(value),
             "sql_mode" => session.sql_mode = unquote(value),
+            "enable_insert_strict" => match parse_bool(&unquote(value)) {
+                Some(on) => session.insert_filter.strict = on,
+                None => return cannot_set(&bare, value),
+            },
+            "insert_max_filter_ratio" => match unquote(value).parse::<f64>() {
+                Ok(r) if (0.0..=1.0).contains(&r) => session.insert_filter.max_filter_ratio = r,
+                _ => return cannot_set(&bare, value),
+            },
             "enable_unique_key_partial_update" => {
                 session.partial_update = match unquote(value).to_ascii_lowercase().as_str() {
                     "true" | "1" | "on" => true,
@@ -365,6 +379,26 @@ fn set(session: &mut Session, body: &str) -> Outcome {
         }
     }
     Outcome::Ok(0)
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" => Some(true),
+        "false" | "0" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// MySQL's 1231 for a value a variable cannot take.
+fn cannot_set(name: &str, value: &str) -> Outcome {
+    Outcome::Err(
+        1231,
+        b"42000",
+        format!(
+            "Variable '{name}' can't be set to the value of '{}'",
+            unquote(value)
+        ),
+    )
 }
 
 fn select_variables(session: &Session, list: &str) -> Outcome {
@@ -594,7 +628,9 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         ["BEGIN", ..] | ["START", "TRANSACTION", ..] => analysis(
             "the Doris emulator does not run explicit transactions (BEGIN … COMMIT) yet",
         ),
-        ["CREATE", "USER", ..] | ["GRANT", ..] | ["REVOKE", ..] if session.user != "root" => {
+        ["CREATE" | "DROP", "USER", ..] | ["GRANT", ..] | ["REVOKE", ..]
+            if session.user != "root" =>
+        {
             Outcome::Err(1227, b"42000", "Access denied; you need (at least one of) the (GRANT) privilege(s) for this operation".into())
         }
         [verb @ ("CREATE" | "DROP" | "TRUNCATE"), "DATABASE" | "TABLE" | "SCHEMA", ..] => {

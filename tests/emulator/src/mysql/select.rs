@@ -34,84 +34,123 @@ use crate::auth::Privilege;
 use crate::catalog::Table;
 use crate::faults::{Fault, Point};
 
-/// A table reference as written, and the tablets its hint named.
+/// A table reference as written, and the tablets or partitions its hint named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hint {
     /// `db` (when qualified) and `table`.
     pub name: Vec<String>,
-    /// Tablet ids.
+    /// Tablet ids (`TABLET(…)`).
     pub tablets: Vec<u64>,
+    /// Partition names (`PARTITION p`, `PARTITION (p, q)`, `PARTITIONS (…)`).
+    pub partitions: Vec<String>,
 }
 
-/// Takes the `TABLET(...)` hints out of `sql`; returns the SQL without them and the hints.
+fn is_word(t: &Token, keyword: &str) -> bool {
+    matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword))
+}
+
+/// The table name that ends `out` (an identifier chain, whitespace allowed before it).
+fn trailing_table_name(out: &[Token]) -> Vec<String> {
+    let mut k = out.len();
+    while k > 0 && matches!(out[k - 1], Token::Whitespace(_)) {
+        k -= 1;
+    }
+    let mut name = Vec::new();
+    while let Some(Token::Word(w)) = k.checked_sub(1).and_then(|at| out.get(at)) {
+        name.insert(0, w.value.clone());
+        k -= 1;
+        if k > 0 && out[k - 1] == Token::Period {
+            k -= 1;
+        } else {
+            break;
+        }
+    }
+    name
+}
+
+/// Reads `( item [, item]* )` from `tokens[at]` (the opening parenthesis); returns the
+/// items and the index of the closing one.
+fn parenthesised(tokens: &[Token], at: usize, what: &str) -> Result<(Vec<Token>, usize), String> {
+    let mut items = Vec::new();
+    let mut j = at + 1;
+    loop {
+        match tokens.get(j) {
+            Some(Token::Whitespace(_)) | Some(Token::Comma) => j += 1,
+            Some(Token::RParen) => return Ok((items, j)),
+            Some(t @ (Token::Number(..) | Token::Word(_))) => {
+                items.push(t.clone());
+                j += 1;
+            }
+            _ => return Err(format!("malformed {what}")),
+        }
+    }
+}
+
+/// Takes the `TABLET(...)` hints and the `PARTITION …` clauses after table names out of
+/// `sql`; returns the SQL without them and the hints.
 pub fn strip_tablet_hints(sql: &str) -> Result<(String, Vec<Hint>), String> {
     let tokens = crate::tokens::tokenize(sql)?;
-    let significant = |t: &Token| !matches!(t, Token::Whitespace(_));
+    let next_significant =
+        |from: usize| (from..tokens.len()).find(|j| !matches!(tokens[*j], Token::Whitespace(_)));
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     let mut hints = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
-        let is_tablet = matches!(&tokens[i], Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TABLET"));
-        let next: Vec<usize> = (i + 1..tokens.len())
-            .filter(|j| significant(&tokens[*j]))
-            .take(1)
-            .collect();
-        if is_tablet && next.first().is_some_and(|j| tokens[*j] == Token::LParen) {
-            // Read `( n [, n]* )`.
+        let next = next_significant(i + 1);
+        let opens = next.is_some_and(|j| tokens[j] == Token::LParen);
+        if is_word(&tokens[i], "TABLET") && opens {
+            let (items, end) = parenthesised(&tokens, next.unwrap_or(i), "TABLET(...) hint")?;
             let mut ids = Vec::new();
-            let mut j = next[0] + 1;
-            loop {
-                match tokens.get(j) {
-                    Some(Token::Whitespace(_)) | Some(Token::Comma) => j += 1,
-                    Some(Token::Number(n, _)) => {
-                        ids.push(n.parse::<u64>().map_err(|_| format!("bad tablet id {n}"))?);
-                        j += 1;
+            for item in items {
+                match item {
+                    Token::Number(n, _) => {
+                        ids.push(n.parse::<u64>().map_err(|_| format!("bad tablet id {n}"))?)
                     }
-                    Some(Token::RParen) => break,
                     _ => return Err("malformed TABLET(...) hint".into()),
                 }
             }
-            // The table name: the identifier chain before the hint, skipping PARTITION (...).
-            let mut k = out.len();
-            let back = |k: &mut usize, out: &[Token]| {
-                while *k > 0 && matches!(out[*k - 1], Token::Whitespace(_)) {
-                    *k -= 1;
-                }
-            };
-            back(&mut k, &out);
-            if k > 0 && out[k - 1] == Token::RParen {
-                while k > 0 && out[k - 1] != Token::LParen {
-                    k -= 1;
-                }
-                k = k.saturating_sub(1);
-                back(&mut k, &out);
-                if k > 0
-                    && matches!(&out[k - 1], Token::Word(w) if w.value.eq_ignore_ascii_case("PARTITION") || w.value.eq_ignore_ascii_case("PARTITIONS"))
-                {
-                    k -= 1;
-                    back(&mut k, &out);
-                }
-            }
-            let mut name = Vec::new();
-            loop {
-                match out.get(k.wrapping_sub(1)) {
-                    Some(Token::Word(w)) if k > 0 => {
-                        name.insert(0, w.value.clone());
-                        k -= 1;
-                    }
-                    _ => break,
-                }
-                if k > 0 && out[k - 1] == Token::Period {
-                    k -= 1;
-                } else {
-                    break;
-                }
-            }
+            let name = trailing_table_name(&out);
             if name.is_empty() {
                 return Err("TABLET(...) must follow a table name".into());
             }
-            hints.push(Hint { name, tablets: ids });
-            i = j + 1;
+            hints.push(Hint {
+                name,
+                tablets: ids,
+                partitions: Vec::new(),
+            });
+            i = end + 1;
+            continue;
+        }
+        let partition_clause = (is_word(&tokens[i], "PARTITION")
+            || is_word(&tokens[i], "PARTITIONS"))
+            && !next.is_some_and(|j| is_word(&tokens[j], "BY"));
+        let name = if partition_clause {
+            trailing_table_name(&out)
+        } else {
+            Vec::new()
+        };
+        if !name.is_empty() {
+            let (partitions, end) = match next.map(|j| (j, &tokens[j])) {
+                Some((j, Token::LParen)) => {
+                    let (items, end) = parenthesised(&tokens, j, "PARTITION (...) clause")?;
+                    let names = items
+                        .into_iter()
+                        .map(|t| match t {
+                            Token::Word(w) => Ok(w.value),
+                            _ => Err("malformed PARTITION (...) clause".to_owned()),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    (names, end)
+                }
+                Some((j, Token::Word(w))) => (vec![w.value.clone()], j),
+                _ => return Err("PARTITION must name a partition".into()),
+            };
+            hints.push(Hint {
+                name,
+                tablets: Vec::new(),
+                partitions,
+            });
+            i = end + 1;
             continue;
         }
         out.push(tokens[i].clone());
@@ -192,6 +231,7 @@ pub struct Planned {
     columns: Vec<ColumnDef>,
     doris_types: Vec<Option<DorisType>>,
     frame: datafusion::dataframe::DataFrame,
+    holders: Vec<usize>,
 }
 
 impl Planned {
@@ -203,6 +243,12 @@ impl Planned {
     /// The result's Arrow schema.
     pub fn schema(&self) -> arrow::datatypes::SchemaRef {
         Arc::new(self.frame.schema().as_arrow().clone())
+    }
+
+    /// The simulated BEs holding the tablets the query scans (empty: any BE may sink it,
+    /// as for a query without `TABLET(…)` or over no table); see [`crate::backends`].
+    pub fn holders(&self) -> &[usize] {
+        &self.holders
     }
 
     /// Starts the query and returns one stream per output partition (the Flight face serves
@@ -246,6 +292,8 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .ok_or_else(|| analysis("no default catalog"))?;
     let mut types: HashMap<String, Option<DorisType>> = HashMap::new();
     let mut registered: Vec<String> = Vec::new();
+    // BEs holding the scanned tablets; `None` once a table is scanned whole.
+    let mut holders: Option<Vec<usize>> = Some(Vec::new());
     if let Some(db) = &current {
         catalog
             .register_schema(db, Arc::new(MemorySchemaProvider::new()))
@@ -264,15 +312,29 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
                 session.peer.ip()
             )));
         }
-        let hinted: Option<Vec<u64>> = hints
+        let mine: Vec<&Hint> = hints
             .iter()
             .filter(|h| h.name.last() == Some(&table_name))
-            .map(|h| h.tablets.clone())
-            .reduce(|mut a, b| {
-                a.extend(b);
-                a
-            });
-        let partitions = table_partitions(&table, hinted.as_deref())?;
+            .collect();
+        let hinted: Option<Vec<u64>> = mine.iter().any(|h| !h.tablets.is_empty()).then(|| {
+            mine.iter()
+                .flat_map(|h| h.tablets.iter().copied())
+                .collect()
+        });
+        let named: Option<Vec<String>> = mine.iter().any(|h| !h.partitions.is_empty()).then(|| {
+            mine.iter()
+                .flat_map(|h| h.partitions.iter().cloned())
+                .collect()
+        });
+        let (partitions, scanned) = table_partitions(&table, hinted.as_deref(), named.as_deref())?;
+        let hinted = hinted.or(named.map(|_| Vec::new()));
+        holders = match (holders, hinted.is_some()) {
+            (Some(mut h), true) => {
+                h.extend(scanned.iter().map(|i| shared.backends.of_tablet(*i)));
+                Some(h)
+            }
+            _ => None,
+        };
         for c in &table.schema.columns {
             types
                 .entry(c.name.to_ascii_lowercase())
@@ -325,10 +387,14 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         columns.push(def);
         doris_types.push(doris);
     }
+    let mut holders = holders.unwrap_or_default();
+    holders.sort_unstable();
+    holders.dedup();
     Ok(Planned {
         columns,
         doris_types,
         frame,
+        holders,
     })
 }
 
@@ -363,11 +429,14 @@ fn clean(e: &datafusion::error::DataFusionError) -> String {
     e.to_string().lines().next().unwrap_or_default().to_owned()
 }
 
-/// The table's data as MemTable partitions (one per non-empty tablet), limited to `tablets`.
+/// The table's data as MemTable partitions (one per non-empty tablet), limited to `tablets`
+/// and to the `named` partitions, and the indexes of the tablets scanned.
+#[allow(clippy::type_complexity)]
 fn table_partitions(
     table: &Table,
     tablets: Option<&[u64]>,
-) -> Result<Vec<Vec<arrow::record_batch::RecordBatch>>, SelectError> {
+    named: Option<&[String]>,
+) -> Result<(Vec<Vec<arrow::record_batch::RecordBatch>>, Vec<usize>), SelectError> {
     let indexes: Vec<usize> = match tablets {
         None => (0..table.tablets.len()).collect(),
         Some(ids) => {
@@ -390,9 +459,32 @@ fn table_partitions(
             idx
         }
     };
+    let indexes = match named {
+        None => indexes,
+        Some(names) => {
+            let mut wanted = Vec::with_capacity(names.len());
+            for name in names {
+                let at = table
+                    .partitions
+                    .iter()
+                    .position(|p| p.name.eq_ignore_ascii_case(name))
+                    .ok_or_else(|| {
+                        analysis(format!(
+                            "Unknown partition '{name}' in table '{}'",
+                            table.schema.name
+                        ))
+                    })?;
+                wanted.push(at);
+            }
+            indexes
+                .into_iter()
+                .filter(|i| wanted.contains(&table.tablets[*i].partition))
+                .collect()
+        }
+    };
     let mut parts = Vec::new();
-    for i in indexes {
-        let batches = table.snapshot(Some(&[i])).map_err(analysis)?;
+    for i in &indexes {
+        let batches = table.snapshot(Some(&[*i])).map_err(analysis)?;
         if !batches.is_empty() {
             parts.push(batches);
         }
@@ -400,7 +492,7 @@ fn table_partitions(
     if parts.is_empty() {
         parts.push(Vec::new());
     }
-    Ok(parts)
+    Ok((parts, indexes))
 }
 
 /// The column definition for a computed column, from its Arrow type.
@@ -478,6 +570,8 @@ pub async fn stream(
         other => other,
     };
     io.columns(&planned.columns).await?;
+    // The BE that sinks this result paces it (no-op without a bandwidth limit).
+    let sink = shared.backends.sink(&planned.holders);
     let mut sent = 0u64;
     let mut packet = Vec::with_capacity(planned.columns.len() * 16);
     let mut cells: Vec<Option<Vec<u8>>> = Vec::with_capacity(planned.columns.len());
@@ -492,6 +586,7 @@ pub async fn stream(
             }
         };
         let rows = batch.num_rows();
+        let written_before = io.bytes_written();
         // A `cut_result_stream` fault lets `rows` rows through in all, then drops the link.
         let allowed = cut.map_or(rows, |c| {
             usize::try_from(c - sent).unwrap_or(usize::MAX).min(rows)
@@ -523,6 +618,7 @@ pub async fn stream(
         }
         sent += allowed as u64;
         shared.wire.add_mysql_rows(allowed as u64);
+        sink.spend(io.bytes_written() - written_before).await;
         if allowed < rows {
             io.flush().await?;
             return Err(std::io::Error::new(
@@ -811,11 +907,29 @@ mod tests {
             hints,
             vec![Hint {
                 name: vec!["db".into(), "t".into()],
-                tablets: vec![10005, 10007]
+                tablets: vec![10005, 10007],
+                partitions: Vec::new(),
             }]
         );
-        let (_, hints) = strip_tablet_hints("select * from t PARTITION (p1) TABLET(3) x").unwrap();
-        assert_eq!(hints[0].name, vec!["t".to_owned()]);
+        let (sql, hints) =
+            strip_tablet_hints("select * from t PARTITION (p1, P2) TABLET(3) x").unwrap();
+        assert_eq!(
+            sql.split_whitespace().collect::<Vec<_>>(),
+            ["select", "*", "from", "t", "x"]
+        );
+        assert_eq!(hints.len(), 2);
+        assert!(hints.iter().all(|h| h.name == ["t"]));
+        assert_eq!(hints[0].partitions, ["p1", "P2"]);
+        assert_eq!(hints[1].tablets, [3]);
+        let (sql, hints) =
+            strip_tablet_hints("select * from d.t partition p2 where a = 1").unwrap();
+        assert_eq!(hints[0].name, ["d", "t"]);
+        assert_eq!(hints[0].partitions, ["p2"]);
+        assert!(!sql.to_ascii_lowercase().contains("partition"), "{sql}");
+        // A window's PARTITION BY is not a partition clause.
+        let (sql, hints) =
+            strip_tablet_hints("select row_number() over (partition by a) from t").unwrap();
+        assert!(hints.is_empty() && sql.contains("partition by"), "{sql}");
         assert!(strip_tablet_hints("select * from t TABLET(x)").is_err());
         let (sql, _) = strip_tablet_hints(r"select 'it\'s', 'a\\b', 'q''q' from t").unwrap();
         assert_eq!(sql, r"select 'it\'s', 'a\\b', 'q\'q' from t");

@@ -18,6 +18,7 @@ pub struct PacketIo {
     writer: BufWriter<Box<dyn AsyncWrite + Send + Unpin>>,
     seq: u8,
     deprecate_eof: bool,
+    written: u64,
 }
 
 /// One result column: its name and the Doris wire description.
@@ -56,6 +57,7 @@ impl PacketIo {
             writer: BufWriter::with_capacity(64 * 1024, Box::new(writer)),
             seq: 0,
             deprecate_eof: false,
+            written: 0,
         }
     }
 
@@ -108,8 +110,14 @@ impl PacketIo {
         let len = chunk.len();
         let header = [len as u8, (len >> 8) as u8, (len >> 16) as u8, self.seq];
         self.seq = self.seq.wrapping_add(1);
+        self.written += 4 + len as u64;
         self.writer.write_all(&header).await?;
         self.writer.write_all(chunk).await
+    }
+
+    /// Bytes written to the connection so far (headers included).
+    pub fn bytes_written(&self) -> u64 {
+        self.written
     }
 
     /// The sequence id for a packet framed by the caller (see [`PacketIo::write_framed`]).
@@ -122,6 +130,7 @@ impl PacketIo {
     /// Writes packets the caller framed itself (headers with ids from
     /// [`PacketIo::next_seq`]), so a batch of rows goes out in one write.
     pub async fn write_framed(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.written += bytes.len() as u64;
         self.writer.write_all(bytes).await
     }
 
