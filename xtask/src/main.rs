@@ -148,6 +148,12 @@ const PYTHON_SOURCES: [&str; 2] = ["tests/python", "crates/daft-doris-py"];
 
 /// Builds the `daft_doris` package (debug profile, via maturin) into the project's venv.
 fn install_python_package(python: &Path) -> Result<(), String> {
+    maturin_develop(python, None)
+}
+
+/// `maturin develop` of daft_doris into the project's venv: debug in the shared build
+/// folder, or release in `release` (its own folder).
+fn maturin_develop(python: &Path, release: Option<&str>) -> Result<(), String> {
     let venv = python
         .parent()
         .and_then(Path::parent)
@@ -157,7 +163,14 @@ fn install_python_package(python: &Path) -> Result<(), String> {
         .current_dir(root().join("crates/daft-doris-py"))
         .env("VIRTUAL_ENV", venv)
         .args(["-m", "maturin", "develop", "--quiet"]);
-    step("maturin develop (daft_doris into the venv)", develop)
+    let name = match release {
+        Some(folder) => {
+            develop.env("CARGO_TARGET_DIR", folder).arg("--release");
+            "bench: release build of daft_doris into the venv"
+        }
+        None => "maturin develop (daft_doris into the venv)",
+    };
+    step(name, develop)
 }
 
 /// The fault matrix (`tests/python/fault_matrix.py`), written to docs/reliability.md. It
@@ -635,17 +648,7 @@ fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(), String> 
 
 /// `maturin develop --release` of daft_doris into the project's venv (release build folder).
 fn install_release_package(python: &Path, release: &str) -> Result<(), String> {
-    let venv = python
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("the project's Python is not inside a virtual environment")?;
-    let mut develop = Command::new(python);
-    develop
-        .current_dir(root().join("crates/daft-doris-py"))
-        .env("VIRTUAL_ENV", venv)
-        .env("CARGO_TARGET_DIR", release)
-        .args(["-m", "maturin", "develop", "--release", "--quiet"]);
-    step("bench: release build of daft_doris into the venv", develop)
+    maturin_develop(python, Some(release))
 }
 
 /// Split reads against single-task reads on 1, 2 and 4 simulated BEs (docs/scaling.md).

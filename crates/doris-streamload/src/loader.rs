@@ -534,17 +534,20 @@ mod tests {
         }
     }
 
-    fn loader() -> Loader {
-        // Building a client sends nothing: these tests never reach the address.
+    /// A client that is never used to send: building one sends nothing.
+    fn client() -> Arc<StreamLoadClient> {
         let config = ClientConfig::new(
             "http://127.0.0.1:9"
                 .parse()
                 .unwrap_or_else(|e| panic!("{e}")),
             Credentials::new("root", ""),
         );
-        let client = Arc::new(StreamLoadClient::new(config).unwrap_or_else(|e| panic!("{e}")));
+        Arc::new(StreamLoadClient::new(config).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn loader() -> Loader {
         Loader::new(
-            client,
+            client(),
             "d",
             "t",
             LoadOptions::default(),
@@ -679,13 +682,7 @@ mod tests {
 
     #[test]
     fn zero_limits_are_refused_before_anything_is_sent() {
-        let config = ClientConfig::new(
-            "http://127.0.0.1:9"
-                .parse()
-                .unwrap_or_else(|e| panic!("{e}")),
-            Credentials::new("root", ""),
-        );
-        let client = Arc::new(StreamLoadClient::new(config).unwrap_or_else(|e| panic!("{e}")));
+        let client = client();
         for bad in [
             LoaderConfig {
                 max_rows: 0,

@@ -273,21 +273,25 @@ impl Table {
         Ok(())
     }
 
-    /// Removes every row of the named partitions (names compared without case, as Doris
-    /// does); an unknown name changes nothing and is an error.
+    /// The index in [`Self::partitions`] of the partition named `name` (compared without
+    /// case, as Doris does).
+    pub fn partition_index(&self, name: &str) -> Option<usize> {
+        self.partitions
+            .iter()
+            .position(|p| p.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Removes every row of the named partitions; an unknown name changes nothing and is
+    /// an error.
     pub fn truncate_partitions(&self, names: &[String]) -> Result<(), EmulatorError> {
         let mut wanted = Vec::with_capacity(names.len());
         for name in names {
-            let at = self
-                .partitions
-                .iter()
-                .position(|p| p.name.eq_ignore_ascii_case(name))
-                .ok_or_else(|| {
-                    EmulatorError::Analysis(format!(
-                        "Partition[{name}] does not exist in table[{}]",
-                        self.schema.name
-                    ))
-                })?;
+            let at = self.partition_index(name).ok_or_else(|| {
+                EmulatorError::Analysis(format!(
+                    "Partition[{name}] does not exist in table[{}]",
+                    self.schema.name
+                ))
+            })?;
             wanted.push(at);
         }
         let mut data = self.data.lock().map_err(|_| EmulatorError::Poisoned)?;

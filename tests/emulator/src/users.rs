@@ -52,6 +52,12 @@ fn name(token: Option<&Token>) -> Option<String> {
     }
 }
 
+fn host_refused(statement: &str) -> EmulatorError {
+    EmulatorError::Analysis(format!(
+        "the Doris emulator does not run {statement} for a host other than '%' yet"
+    ))
+}
+
 /// `'user'[@'host' | @('domain')]` at `at`; returns the user and the index after it. A
 /// host other than `%` is refused (the emulator's users match every client).
 fn user_identity(
@@ -81,17 +87,11 @@ fn user_identity(
                 if tokens.get(at + 1) != Some(&Token::RParen) {
                     return Err(syntax(statement));
                 }
-                return Err(EmulatorError::Analysis(format!(
-                    "the Doris emulator does not run {statement} for a host other than '%' yet \
-                     (domain {domain})"
-                )));
+                let _ = domain;
+                return Err(host_refused(statement));
             }
             "%" => false,
-            _ => {
-                return Err(EmulatorError::Analysis(format!(
-                    "the Doris emulator does not run {statement} for a host other than '%' yet"
-                )));
-            }
+            _ => return Err(host_refused(statement)),
         }
     } else {
         false
@@ -110,9 +110,7 @@ fn user_identity(
         };
         at += 1;
         if host != "%" {
-            return Err(EmulatorError::Analysis(format!(
-                "the Doris emulator does not run {statement} for a host other than '%' yet"
-            )));
+            return Err(host_refused(statement));
         }
     }
     Ok((user, at))

@@ -38,9 +38,11 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use doris_emulator::{Emulator, EmulatorConfig};
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlDatabaseError};
-use sqlx::{Connection, Row};
+use sqlx::Connection;
+use sqlx::mysql::{MySqlConnection, MySqlDatabaseError};
 
 /// What Doris answers to a case.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,20 +137,7 @@ async fn connect(
     password: &str,
     database: Option<&str>,
 ) -> Result<MySqlConnection, sqlx::Error> {
-    let mut options = MySqlConnectOptions::new()
-        .host("127.0.0.1")
-        .port(e.query_addr().port())
-        .username(user)
-        // sqlx's default connect statement sets sql_mode with a subquery, which Doris
-        // refuses: none of it is sent.
-        .pipes_as_concat(false)
-        .no_engine_substitution(false)
-        .timezone(None)
-        .set_names(false);
-    // An empty password is no password (sqlx would send a scramble of "").
-    if !password.is_empty() {
-        options = options.password(password);
-    }
+    let mut options = common::doris_options(e.query_addr().port(), user, password);
     if let Some(db) = database {
         options = options.database(db);
     }
@@ -210,20 +199,7 @@ async fn run(
         None => sqlx::raw_sql(sql).fetch_all(&mut *conn).await,
     }
     .map_err(|err| error_text(&err))?;
-    Ok(rows
-        .iter()
-        .map(|row| {
-            (0..row.len())
-                .map(|i| {
-                    row.try_get_unchecked::<Option<String>, _>(i)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| "\\N".to_owned())
-                })
-                .collect::<Vec<_>>()
-                .join("\t")
-        })
-        .collect())
+    Ok(common::text_rows(&rows, "\\N"))
 }
 
 fn judge(expect: &Expect, got: Result<Vec<String>, (Option<u16>, String)>) -> Outcome {

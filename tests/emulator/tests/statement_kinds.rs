@@ -8,25 +8,19 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use doris_emulator::{Emulator, EmulatorConfig};
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlDatabaseError};
-use sqlx::{Connection, Row};
+use sqlx::Connection;
+use sqlx::mysql::{MySqlConnection, MySqlDatabaseError};
 
 async fn connect(e: &Emulator, user: &str, password: &str) -> Result<MySqlConnection, sqlx::Error> {
-    let mut options = MySqlConnectOptions::new()
-        .host("127.0.0.1")
-        .port(e.query_addr().port())
-        .username(user)
-        // sqlx's default connect statement sets sql_mode with a subquery, which Doris
-        // refuses: none of it is sent.
-        .pipes_as_concat(false)
-        .no_engine_substitution(false)
-        .timezone(None)
-        .set_names(false);
-    if !password.is_empty() {
-        options = options.password(password);
-    }
-    MySqlConnection::connect_with(&options).await
+    MySqlConnection::connect_with(&common::doris_options(
+        e.query_addr().port(),
+        user,
+        password,
+    ))
+    .await
 }
 
 /// Every cell of every row, tab-separated, rows joined by newlines.
@@ -35,21 +29,7 @@ async fn answer(conn: &mut MySqlConnection, sql: &str) -> Result<String, String>
         .fetch_all(&mut *conn)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            (0..r.len())
-                .map(|i| {
-                    r.try_get_unchecked::<Option<String>, _>(i)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| "NULL".into())
-                })
-                .collect::<Vec<_>>()
-                .join("\t")
-        })
-        .collect::<Vec<_>>()
-        .join("\n"))
+    Ok(common::text_rows(&rows, "NULL").join("\n"))
 }
 
 /// (kind, statement, observation, text the observation's answer holds — or, prefixed

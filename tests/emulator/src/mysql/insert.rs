@@ -85,16 +85,12 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
                 let Expr::Identifier(ident) = expr else {
                     return Err(analysis("PARTITION (…) must name partitions"));
                 };
-                let at = table
-                    .partitions
-                    .iter()
-                    .position(|p| p.name.eq_ignore_ascii_case(&ident.value))
-                    .ok_or_else(|| {
-                        analysis(format!(
-                            "Unknown partition '{}' in table '{table_name}'",
-                            ident.value
-                        ))
-                    })?;
+                let at = table.partition_index(&ident.value).ok_or_else(|| {
+                    analysis(format!(
+                        "Unknown partition '{}' in table '{table_name}'",
+                        ident.value
+                    ))
+                })?;
                 indexes.push(at);
             }
             Some(indexes)

@@ -464,16 +464,12 @@ fn table_partitions(
         Some(names) => {
             let mut wanted = Vec::with_capacity(names.len());
             for name in names {
-                let at = table
-                    .partitions
-                    .iter()
-                    .position(|p| p.name.eq_ignore_ascii_case(name))
-                    .ok_or_else(|| {
-                        analysis(format!(
-                            "Unknown partition '{name}' in table '{}'",
-                            table.schema.name
-                        ))
-                    })?;
+                let at = table.partition_index(name).ok_or_else(|| {
+                    analysis(format!(
+                        "Unknown partition '{name}' in table '{}'",
+                        table.schema.name
+                    ))
+                })?;
                 wanted.push(at);
             }
             indexes
