@@ -2,7 +2,9 @@
 
 import datetime
 import decimal
+import json
 import pickle
+import urllib.request
 
 import daft
 import daft_doris
@@ -123,6 +125,32 @@ def test_both_transports_return_the_same_table(doris):
     filtered = read(doris, "events", transport="flight", filter=daft.col("kind") == "it's", columns=["id"])
     assert filtered.count_rows() == 100
     assert len(filtered.to_pydict()["id"]) == 100
+
+
+def mysql_sessions_opened(ports) -> int:
+    """MySQL sessions the emulator has accepted so far (its `GET /_emulator/wire` gauges)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"http://{ports['host']}:{ports['fe_http_port']}/_emulator/wire", timeout=10) as answer:
+        return json.loads(answer.read())["mysql_connections"]["total"]
+
+
+@pytest.mark.parametrize("split", ["single", "auto"])
+def test_a_flight_read_describes_its_table_once_and_plans_without_mysql(doris, split):
+    before = mysql_sessions_opened(doris)
+    frame = read(
+        doris, "events", transport="flight", split=split, columns=["id", "kind"], filter=daft.col("score") > 5
+    )
+    # read_doris describes the table: one session (and, with a password on a link whose
+    # certificate is not verified, the short greeting probe that refuses
+    # mysql_clear_password before it).
+    described = mysql_sessions_opened(doris) - before
+    assert described in (1, 2)
+    table = frame.to_arrow()
+    expected = sum(1 for i in range(1, 401) if i % 10 and i % 100 > 5)
+    assert table.num_rows == expected and table.column_names == ["id", "kind"]
+    assert mysql_sessions_opened(doris) == before + described, (
+        "planning and reading over Flight open no session"
+    )
 
 
 def test_projection_filter_limit_and_count_match_an_unpushed_read(doris):

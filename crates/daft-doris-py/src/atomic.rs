@@ -10,8 +10,8 @@ use doris_streamload::atomic::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::connection::Connection;
 use crate::errors::{load_error, write_metadata_error};
-use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
 
 /// `doris_read`'s session as the coordinator's [`SqlSession`].
@@ -81,14 +81,14 @@ fn resume(
 #[pyfunction]
 pub(crate) fn atomic_begin<'py>(
     py: Python<'py>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
     label_prefix: &str,
     key: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let label = label(label_prefix, key)?;
     let endpoint = connection.mysql(password, None);
     let target = block_on(py, || {
@@ -96,7 +96,7 @@ pub(crate) fn atomic_begin<'py>(
     })
     .map_err(write_metadata_error)?;
     let begun = block_on(py, || async {
-        let mut session = open(&connection, password).await?;
+        let mut session = open(connection, password).await?;
         AtomicWrite::begin(
             &mut session,
             database,
@@ -128,7 +128,7 @@ pub(crate) fn atomic_begin<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_publish<'py>(
     py: Python<'py>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
@@ -140,12 +140,12 @@ pub(crate) fn atomic_publish<'py>(
     partial_update: bool,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let run = resume(database, table, label_prefix, key, staging)?
         .with_partial_update(partial_update)
         .with_overwrite(overwrite);
     let published = block_on(py, || async {
-        let mut session = open(&connection, password).await?;
+        let mut session = open(connection, password).await?;
         run.publish(&mut session, &columns, &tags).await
     })
     .map_err(|e| load_error(&e))?;
@@ -162,7 +162,7 @@ pub(crate) fn atomic_publish<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_discard(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
@@ -170,10 +170,10 @@ pub(crate) fn atomic_discard(
     key: &str,
     staging: &str,
 ) -> PyResult<()> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let run = resume(database, table, label_prefix, key, staging)?;
     block_on(py, || async {
-        let mut session = open(&connection, password).await?;
+        let mut session = open(connection, password).await?;
         run.discard(&mut session).await
     })
     .map_err(|e| load_error(&e))
@@ -184,16 +184,16 @@ pub(crate) fn atomic_discard(
 #[pyfunction]
 pub(crate) fn atomic_cleanup(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     older_than_seconds: f64,
 ) -> PyResult<Vec<String>> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let age =
         std::time::Duration::try_from_secs_f64(older_than_seconds.max(0.0)).unwrap_or_default();
     block_on(py, || async {
-        let mut session = open(&connection, password).await?;
+        let mut session = open(connection, password).await?;
         atomic::cleanup(&mut session, database, age).await
     })
     .map_err(|e| load_error(&e))

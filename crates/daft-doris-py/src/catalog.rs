@@ -8,8 +8,8 @@ use doris_sql::{CreateTableOptions, KeyModel, TableRef};
 use pyo3::prelude::*;
 use pyo3_arrow::PySchema;
 
+use crate::connection::Connection;
 use crate::errors::{raise, read_error};
-use crate::read::{Connection, parse_json};
 use crate::runtime::block_on;
 
 /// What one catalog call does with its session.
@@ -31,8 +31,13 @@ enum Answer {
     Done,
 }
 
-fn run(py: Python<'_>, connection: &str, password: &str, call: Call) -> PyResult<Answer> {
-    let connection: Connection = parse_json("connection", connection)?;
+fn run(
+    py: Python<'_>,
+    connection: PyRef<'_, Connection>,
+    password: &str,
+    call: Call,
+) -> PyResult<Answer> {
+    let connection: &Connection = &connection;
     let endpoint = connection.mysql(password, None);
     block_on(py, || async move {
         let mut s = Session::open(&endpoint).await?;
@@ -82,7 +87,7 @@ fn table_ref(database: &str, table: &str) -> PyResult<TableRef> {
 #[pyo3(signature = (connection, password, prefix=None))]
 pub(crate) fn catalog_list_databases(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     prefix: Option<String>,
 ) -> PyResult<Vec<String>> {
@@ -94,7 +99,7 @@ pub(crate) fn catalog_list_databases(
 #[pyo3(signature = (connection, password, database, prefix=None))]
 pub(crate) fn catalog_list_tables(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: String,
     prefix: Option<String>,
@@ -107,7 +112,7 @@ pub(crate) fn catalog_list_tables(
 #[pyo3(signature = (connection, password, database, table=None))]
 pub(crate) fn catalog_exists(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: String,
     table: Option<String>,
@@ -126,7 +131,7 @@ pub(crate) fn catalog_exists(
 #[pyfunction]
 pub(crate) fn catalog_database(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: String,
     create: bool,
@@ -145,7 +150,7 @@ pub(crate) fn catalog_database(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn catalog_create_table(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
@@ -187,7 +192,7 @@ pub(crate) fn catalog_create_table(
 #[pyfunction]
 pub(crate) fn catalog_drop_table(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,

@@ -4,7 +4,7 @@ use doris_plan::PlanEndpoint;
 use doris_read::diagnose::{Targets, diagnose as run_checks};
 use pyo3::prelude::*;
 
-use crate::read::{Connection, parse_json};
+use crate::connection::Connection;
 use crate::runtime::block_on;
 
 /// One check as Python sees it: `(check, target, outcome, detail, fix, line)`, `line`
@@ -16,16 +16,16 @@ type CheckRow = (String, String, String, String, Option<String>, String);
 #[pyo3(signature = (connection, password, database=None, table=None, flight=false))]
 pub(crate) fn diagnose(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: Option<String>,
     table: Option<String>,
     flight: bool,
 ) -> PyResult<Vec<CheckRow>> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let mut targets = Targets::new(connection.mysql(password, None));
     let mut http = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
-    http.ca_bundle_pem = connection.ca_bundle()?;
+    http.ca_bundle_pem = connection.ca_bundle();
     targets.fe_http = Some(http);
     if flight {
         targets.flight = Some(connection.flight(password)?);

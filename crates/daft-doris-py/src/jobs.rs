@@ -9,8 +9,9 @@ use pyo3::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::connection::Connection;
 use crate::errors::{raise, read_error};
-use crate::read::{Connection, parse_json};
+use crate::read::parse_json;
 use crate::runtime::block_on;
 
 /// What a task runs: `INSERT INTO db.table [(columns)] SELECT * FROM S3(source)`. No
@@ -64,11 +65,11 @@ fn properties(pairs: Vec<(String, String)>) -> Properties {
 #[pyfunction]
 pub(crate) fn job_create(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     spec: &str,
 ) -> PyResult<()> {
-    let conn: Connection = parse_json("connection", connection)?;
+    let conn: &Connection = &connection;
     let spec: CreateSpec = parse_json("job", spec)?;
     let mut job = CreateStreamingJob::new(spec.name, spec.insert.build()?);
     job.properties = properties(spec.properties);
@@ -85,13 +86,13 @@ pub(crate) fn job_create(
 #[pyo3(signature = (connection, password, name, properties_json, insert_json=None))]
 pub(crate) fn job_alter(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     name: &str,
     properties_json: &str,
     insert_json: Option<&str>,
 ) -> PyResult<()> {
-    let conn: Connection = parse_json("connection", connection)?;
+    let conn: &Connection = &connection;
     let props = properties(parse_json("properties", properties_json)?);
     let insert = match insert_json {
         Some(text) => Some(parse_json::<InsertSpec>("insert", text)?.build()?),
@@ -110,13 +111,13 @@ pub(crate) fn job_alter(
 #[pyo3(signature = (connection, password, action, name, if_exists=false))]
 pub(crate) fn job_control(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     action: &str,
     name: &str,
     if_exists: bool,
 ) -> PyResult<()> {
-    let conn: Connection = parse_json("connection", connection)?;
+    let conn: &Connection = &connection;
     let control = match action {
         "pause" => JobControl::Pause,
         "resume" => JobControl::Resume,
@@ -188,7 +189,7 @@ fn task_json(task: &TaskRow) -> serde_json::Value {
 /// Rows of `jobs()` or `tasks()` as a JSON list of objects.
 fn rows_json<R, F, Fut>(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     name: Option<String>,
     fetch: F,
@@ -199,7 +200,7 @@ where
     Fut: std::future::Future<Output = Result<Vec<R>, doris_read::ReadError>>,
     R: Send,
 {
-    let conn: Connection = parse_json("connection", connection)?;
+    let conn: &Connection = &connection;
     let endpoint = conn.mysql(password, None);
     let rows = block_on(py, || fetch(endpoint, name)).map_err(read_error)?;
     Ok(serde_json::Value::Array(rows.iter().map(to_json).collect()).to_string())
@@ -210,7 +211,7 @@ where
 #[pyo3(signature = (connection, password, name=None))]
 pub(crate) fn job_list(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     name: Option<String>,
 ) -> PyResult<String> {
@@ -229,7 +230,7 @@ pub(crate) fn job_list(
 #[pyo3(signature = (connection, password, name=None))]
 pub(crate) fn task_list(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     name: Option<String>,
 ) -> PyResult<String> {

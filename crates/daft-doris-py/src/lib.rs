@@ -2,8 +2,9 @@
 //!
 //! Everything that talks to Doris lives in the Rust crates (`doris-read`, `doris-plan`,
 //! `doris-streamload`, `doris-sql`); this crate only converts between Python and Rust:
-//! JSON requests in, Arrow through the C data interface (pyo3-arrow) both ways, and Rust
-//! errors raised as the package's own exception classes (`daft_doris.errors`). Every
+//! a typed connection (`daft_doris._native.Connection`) and JSON requests in, Arrow through the C data
+//! interface (pyo3-arrow) both ways, and Rust errors raised as the package's own
+//! exception classes (`daft_doris.errors`). Every
 //! network wait runs on a shared Tokio runtime with the GIL released.
 //!
 //! Passwords arrive as a separate argument, resolved by the Python layer in the process
@@ -12,6 +13,7 @@
 
 mod atomic;
 mod catalog;
+mod connection;
 mod diagnose;
 mod errors;
 mod jobs;
@@ -24,6 +26,7 @@ use pyo3::prelude::*;
 /// The `daft_doris._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<connection::Connection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
     m.add_function(wrap_pyfunction!(read::plan_read, m)?)?;
     m.add_class::<read::BatchReader>()?;

@@ -7,144 +7,25 @@ use std::time::Duration;
 use arrow_schema::Schema;
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
 use doris_read::{
-    BatchLimits, BatchStream, FlightSqlEndpoint, MySqlEndpoint, Split, TableReadOptions, discover,
-    flight, plan_table_read, query,
+    BatchLimits, BatchStream, Split, TableReadOptions, discover, flight, plan_read_of_schema,
+    plan_table_read, query,
 };
 use doris_sql::{Expr, Param, bind_trusted_where};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 use serde::Deserialize;
 
+use crate::connection::Connection;
 use crate::errors::{raise, read_error};
 use crate::runtime::block_on;
 
-/// Where the FE is and how long to wait for it (the JSON the Python layer sends).
-#[derive(Debug, Deserialize)]
-pub(crate) struct Connection {
-    pub(crate) host: String,
-    pub(crate) mysql_port: u16,
-    #[serde(default = "default_http_port")]
-    pub(crate) http_port: u16,
-    #[serde(default)]
-    pub(crate) http_secure: bool,
-    pub(crate) user: String,
-    #[serde(default = "default_connect_timeout")]
-    pub(crate) connect_timeout_seconds: f64,
-    #[serde(default = "default_query_timeout")]
-    pub(crate) query_timeout_seconds: f64,
-    #[serde(default = "default_flight_port")]
-    pub(crate) flight_port: u16,
-    #[serde(default)]
-    pub(crate) flight_secure: bool,
-    /// `host:port` → `host:port` for BE locations the client cannot reach.
-    #[serde(default)]
-    pub(crate) flight_endpoint_rewrite: std::collections::HashMap<String, String>,
-    #[serde(default = "default_parallel")]
-    pub(crate) flight_max_parallel: usize,
-    /// `host:port` Flight locations allowed besides the BEs the FE reports.
-    #[serde(default)]
-    pub(crate) flight_allowed_locations: Vec<String>,
-    /// CA certificates (PEM text, read from `tls_ca_file` by the Python layer) trusted on
-    /// the HTTPS and MySQL links besides the web PKI roots.
-    #[serde(default)]
-    pub(crate) ca_pem: Option<String>,
-    /// `disabled | preferred | required | verify_ca | verify_identity` (MySQL link).
-    #[serde(default)]
-    pub(crate) mysql_ssl_mode: Option<String>,
-}
-
-impl Connection {
-    /// The trusted CA bundle, if one was given.
-    pub(crate) fn ca_bundle(&self) -> PyResult<Option<Vec<u8>>> {
-        Ok(self.ca_pem.as_ref().map(|p| p.clone().into_bytes()))
-    }
-}
-
-fn default_flight_port() -> u16 {
-    8070
-}
-fn default_parallel() -> usize {
-    4
-}
-
-fn default_http_port() -> u16 {
-    8030
-}
-fn default_connect_timeout() -> f64 {
+fn default_planning_timeout() -> f64 {
     10.0
-}
-fn default_query_timeout() -> f64 {
-    300.0
 }
 
 /// A timeout in seconds as a duration (the Python layer has checked the range).
 fn seconds(s: f64) -> Duration {
     Duration::try_from_secs_f64(s).unwrap_or(Duration::from_secs(300))
-}
-
-impl Connection {
-    /// The MySQL endpoint of the FE.
-    pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
-        let mut endpoint = MySqlEndpoint::new(&self.host, self.mysql_port, &self.user, password);
-        // The Python layer checked the mode's spelling; an unknown one keeps the default.
-        if let Some(mode) = self
-            .mysql_ssl_mode
-            .as_deref()
-            .and_then(doris_read::SslMode::parse)
-        {
-            endpoint.ssl_mode = mode;
-        }
-        endpoint.ssl_ca_pem = self.ca_pem.as_ref().map(|p| p.clone().into_bytes());
-        endpoint.database = database.map(str::to_owned);
-        endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
-        endpoint.read_timeout = seconds(self.query_timeout_seconds);
-        endpoint
-    }
-
-    /// The FE's Flight SQL endpoint; its locations are checked against the BEs the FE's
-    /// HTTP face reports.
-    pub(crate) fn flight(&self, password: &str) -> PyResult<FlightSqlEndpoint> {
-        let mut endpoint =
-            FlightSqlEndpoint::new(&self.host, self.flight_port, &self.user, password);
-        endpoint.tls = self.flight_secure;
-        endpoint.ca_bundle_pem = self.ca_bundle()?;
-        endpoint.rewrite = self.flight_endpoint_rewrite.clone();
-        for location in &self.flight_allowed_locations {
-            let target = doris_sql::HostPort::parse(location).ok_or_else(|| {
-                raise(
-                    "ConfigurationError",
-                    "flight_allowed_locations entries must be host:port",
-                )
-            })?;
-            endpoint.allowlist.targets.push(target);
-        }
-        let mut http = PlanEndpoint::new(self.http_url()?, &self.user, password);
-        http.ca_bundle_pem = self.ca_bundle()?;
-        http.timeout = seconds(self.connect_timeout_seconds.max(1.0) * 3.0);
-        endpoint.fe_http = Some(http);
-        endpoint.max_parallel = self.flight_max_parallel.max(1);
-        endpoint.connect_timeout = seconds(self.connect_timeout_seconds);
-        endpoint.read_timeout = seconds(self.query_timeout_seconds);
-        Ok(endpoint)
-    }
-
-    /// The FE's HTTP base URL.
-    pub(crate) fn http_url(&self) -> PyResult<url::Url> {
-        let scheme = if self.http_secure { "https" } else { "http" };
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        format!("{scheme}://{host}:{}", self.http_port)
-            .parse()
-            .map_err(|_| {
-                raise(
-                    "ConfigurationError",
-                    "the FE host does not form a valid URL",
-                )
-            })
-    }
 }
 
 /// Parses a request's JSON, naming only the position of a problem.
@@ -176,12 +57,12 @@ type PlannedRead = (Py<PyAny>, Vec<String>, bool, bool, Option<String>);
 #[pyfunction]
 pub(crate) fn describe_table(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
 ) -> PyResult<(Py<PyAny>, Vec<UnreadableColumn>)> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let endpoint = connection.mysql(password, None);
     let layout = block_on(py, || discover(&endpoint, database, table)).map_err(read_error)?;
     let mut fields = Vec::new();
@@ -213,7 +94,7 @@ struct ReadRequest {
     target_tasks: usize,
     #[serde(default = "default_split")]
     discovery_policy: String,
-    #[serde(default = "default_connect_timeout")]
+    #[serde(default = "default_planning_timeout")]
     planning_timeout_seconds: f64,
     unsafe_where_sql: Option<String>,
     #[serde(default)]
@@ -228,14 +109,19 @@ fn default_target_tasks() -> usize {
 }
 
 /// Plans a read: `(pyarrow schema, [SQL per task], residual left, limit pushed, warning)`.
+///
+/// `schema`: the columns to read, in order, as `describe_table` gave them; without it the
+/// table is described again (one more MySQL session and `DESC`).
 #[pyfunction]
+#[pyo3(signature = (connection, password, request, schema=None))]
 pub(crate) fn plan_read(
     py: Python<'_>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     request: &str,
+    schema: Option<PySchema>,
 ) -> PyResult<PlannedRead> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let request: ReadRequest = parse_json("read request", request)?;
     let trusted_where = match &request.unsafe_where_sql {
         Some(fragment) => Some(
@@ -255,7 +141,7 @@ pub(crate) fn plan_read(
         "auto" => {
             let mut fe = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
             fe.timeout = seconds(request.planning_timeout_seconds);
-            fe.ca_bundle_pem = connection.ca_bundle()?;
+            fe.ca_bundle_pem = connection.ca_bundle();
             Split::Auto {
                 fe,
                 target_tasks: request.target_tasks,
@@ -281,9 +167,19 @@ pub(crate) fn plan_read(
         count: request.count_alias,
     };
     let endpoint = connection.mysql(password, None);
-    let plan = block_on(py, || {
-        plan_table_read(&endpoint, &request.database, &request.table, &options)
-    })
+    let plan = match schema {
+        Some(schema) => block_on(py, || {
+            plan_read_of_schema(
+                &request.database,
+                &request.table,
+                schema.into_inner(),
+                &options,
+            )
+        }),
+        None => block_on(py, || {
+            plan_table_read(&endpoint, &request.database, &request.table, &options)
+        }),
+    }
     .map_err(read_error)?;
     let schema = PySchema::new(plan.schema).into_pyarrow(py)?;
     Ok((
@@ -313,14 +209,14 @@ impl BatchReader {
     fn new(
         py: Python<'_>,
         transport: &str,
-        connection: &str,
+        connection: PyRef<'_, Connection>,
         password: &str,
         sql: String,
         schema: PySchema,
         batch_rows: usize,
         batch_bytes: usize,
     ) -> PyResult<Self> {
-        let connection: Connection = parse_json("connection", connection)?;
+        let connection: &Connection = &connection;
         let limits = BatchLimits {
             rows: batch_rows,
             bytes: batch_bytes,

@@ -19,8 +19,9 @@ use pyo3_arrow::{PyRecordBatchReader, PySchema};
 use serde::Deserialize;
 use sha1::{Digest, Sha1};
 
+use crate::connection::Connection;
 use crate::errors::{load_error, load_error_class, raise, write_metadata_error};
-use crate::read::{Connection, parse_json};
+use crate::read::parse_json;
 use crate::runtime::block_on;
 
 /// Checks the data's schema against the table before anything is uploaded.
@@ -31,14 +32,14 @@ use crate::runtime::block_on;
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_write_target<'py>(
     py: Python<'py>,
-    connection: &str,
+    connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
     schema: PySchema,
     operation: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let connection: Connection = parse_json("connection", connection)?;
+    let connection: &Connection = &connection;
     let operation: WriteOperation = operation
         .parse()
         .map_err(|e: String| raise("ConfigurationError", e))?;
@@ -217,8 +218,8 @@ fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<L
 impl TableWriter {
     /// A writer for `request` (see the Python sink for its fields).
     #[new]
-    fn new(connection: &str, password: &str, request: &str) -> PyResult<Self> {
-        let connection: Connection = parse_json("connection", connection)?;
+    fn new(connection: PyRef<'_, Connection>, password: &str, request: &str) -> PyResult<Self> {
+        let connection: &Connection = &connection;
         let request: WriteRequest = parse_json("write request", request)?;
         let operation: WriteOperation = request
             .operation
@@ -250,9 +251,8 @@ impl TableWriter {
                 ));
             }
         };
-        config.ca_bundle_pem = connection.ca_bundle()?;
-        config.connect_timeout = Duration::try_from_secs_f64(connection.connect_timeout_seconds)
-            .unwrap_or(Duration::from_secs(10));
+        config.ca_bundle_pem = connection.ca_bundle();
+        config.connect_timeout = connection.connect_timeout;
         if let Some(t) = request.request_timeout_seconds {
             config.request_timeout =
                 Duration::try_from_secs_f64(t).unwrap_or(config.request_timeout);

@@ -16,7 +16,9 @@
 //!   Arrow form fails only when a read selects it.
 //! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
 //!   conjuncts (the rest returned as a residual), the limit when nothing stays residual,
-//!   and one SELECT per task, split by tablets through `doris-plan` when asked.
+//!   and one SELECT per task, split by tablets through `doris-plan` when asked;
+//!   [`table::plan_read_of_schema`] does the same from a schema already discovered (no
+//!   second `DESC`).
 //! - [`catalog`] lists, creates and drops databases and tables over a MySQL session (what
 //!   an engine's catalog calls).
 //! - [`diagnose`] checks every link a read or write will use, from the client's network,
@@ -40,4 +42,4 @@ pub use flight::FlightSqlEndpoint;
 pub use mysql::connect::{MySqlEndpoint, SslMode};
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
-pub use table::{ReadPlan, Split, TableReadOptions, plan_table_read};
+pub use table::{ReadPlan, Split, TableReadOptions, plan_read_of_schema, plan_table_read};

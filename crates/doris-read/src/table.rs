@@ -85,11 +85,32 @@ fn from_plan_error(e: PlanError) -> ReadError {
     }
 }
 
-/// Discovers the table's schema and plans its read.
+/// Discovers the table's schema (`DESC` over MySQL) and plans its read.
 pub async fn plan_table_read(
     mysql: &MySqlEndpoint,
     database: &str,
     table: &str,
+    options: &TableReadOptions,
+) -> Result<ReadPlan, ReadError> {
+    let schema = match &options.count {
+        // A count reads no column: nothing to discover.
+        Some(_) => Arc::new(Schema::empty()),
+        None => discover(mysql, database, table)
+            .await?
+            .arrow_schema(options.columns.as_deref())?,
+    };
+    plan_read_of_schema(database, table, schema, options).await
+}
+
+/// Plans the read of `schema`'s columns, in its order, without asking the server for the
+/// table's schema again: for a caller that already ran [`discover`] (a data source that
+/// describes its table once, then plans each query). `options.columns` is not consulted;
+/// `schema` is the projection (from [`TableLayout::arrow_schema`](crate::TableLayout::arrow_schema)).
+/// Only tablet planning (`Split::Auto`) talks to the server.
+pub async fn plan_read_of_schema(
+    database: &str,
+    table: &str,
+    schema: SchemaRef,
     options: &TableReadOptions,
 ) -> Result<ReadPlan, ReadError> {
     let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
@@ -115,8 +136,6 @@ pub async fn plan_table_read(
             warning: None,
         });
     }
-    let layout = discover(mysql, database, table).await?;
-    let schema = layout.arrow_schema(options.columns.as_deref())?;
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut builder = SelectBuilder::new(table_ref).columns(names);
     if let Some(t) = &options.trusted_where {

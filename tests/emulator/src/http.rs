@@ -317,6 +317,7 @@ pub fn fe_router(shared: Arc<Shared>) -> Router {
         )
         .route("/_emulator/tables/{db}/{table}", get(table_report))
         .route("/_emulator/txns/{db}", get(txn_report))
+        .route("/_emulator/wire", get(wire_report).delete(reset_wire_peaks))
         .with_state(shared)
 }
 
@@ -402,6 +403,18 @@ async fn table_report(
         })),
         Err(e) => (StatusCode::NOT_FOUND, e.to_string()).into_response(),
     }
+}
+
+/// `GET /_emulator/wire`: what crossed the faces so far, with the gauges' peaks (a bench or
+/// a test in another process reads how many sessions or streams a read held at once).
+async fn wire_report(State(shared): State<Arc<Shared>>) -> Response {
+    json_response(&shared.wire.report())
+}
+
+/// `DELETE /_emulator/wire`: the gauges start new peaks.
+async fn reset_wire_peaks(State(shared): State<Arc<Shared>>) -> Response {
+    shared.wire.reset_peaks();
+    StatusCode::NO_CONTENT.into_response()
 }
 
 /// `GET /_emulator/txns/{db}`: every transaction of the database the emulator remembers.

@@ -29,7 +29,8 @@ pub struct HttpRequest {
     pub path: String,
 }
 
-/// How many of something are open now, and the most that were open at once.
+/// How many of something are open now, the most that were open at once, and how many were
+/// ever opened.
 #[derive(Debug, Default, Clone)]
 pub struct Gauge(Arc<GaugeCounts>);
 
@@ -37,11 +38,13 @@ pub struct Gauge(Arc<GaugeCounts>);
 struct GaugeCounts {
     now: AtomicUsize,
     peak: AtomicUsize,
+    total: AtomicUsize,
 }
 
 impl Gauge {
     /// Counts one more until the returned guard is dropped.
     pub fn enter(&self) -> GaugeGuard {
+        self.0.total.fetch_add(1, Ordering::SeqCst);
         let now = self.0.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.0.peak.fetch_max(now, Ordering::SeqCst);
         GaugeGuard(self.0.clone())
@@ -55,6 +58,23 @@ impl Gauge {
     /// The most that were open at once.
     pub fn peak(&self) -> usize {
         self.0.peak.load(Ordering::SeqCst)
+    }
+
+    /// How many were ever opened.
+    pub fn total(&self) -> usize {
+        self.0.total.load(Ordering::SeqCst)
+    }
+
+    /// Starts a new peak from how many are open now (to measure one operation's peak).
+    pub fn reset_peak(&self) {
+        self.0
+            .peak
+            .store(self.0.now.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+
+    /// `{"now": …, "peak": …, "total": …}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"now": self.now(), "peak": self.peak(), "total": self.total()})
     }
 }
 
@@ -72,7 +92,7 @@ impl Drop for GaugeGuard {
 #[derive(Debug, Default)]
 pub struct WireStats {
     http_requests: Mutex<Vec<HttpRequest>>,
-    /// MySQL sessions, from accept until the socket closes.
+    /// MySQL sessions, from accept until the socket closes (`total`: sessions ever opened).
     pub mysql_connections: Gauge,
     /// Flight `DoGet` result streams, from the call until the server drops the stream
     /// (at its end, or when the client cancels it).
@@ -113,6 +133,23 @@ impl WireStats {
     pub fn mysql_rows_sent(&self) -> u64 {
         self.mysql_rows_sent.load(Ordering::SeqCst)
     }
+    /// The gauges and counters as JSON (`GET /_emulator/wire` serves it): MySQL sessions,
+    /// Flight `DoGet` streams and BE loads (`now`, `peak`), rows sent over MySQL.
+    pub fn report(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mysql_connections": self.mysql_connections.to_json(),
+            "flight_streams": self.flight_streams.to_json(),
+            "be_loads": self.be_loads.to_json(),
+            "mysql_rows_sent": self.mysql_rows_sent(),
+        })
+    }
+
+    /// Starts new peaks for every gauge (`DELETE /_emulator/wire`).
+    pub fn reset_peaks(&self) {
+        self.mysql_connections.reset_peak();
+        self.flight_streams.reset_peak();
+        self.be_loads.reset_peak();
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +167,13 @@ mod tests {
         drop(second);
         let _third = gauge.enter();
         assert_eq!((gauge.now(), gauge.peak()), (1, 2));
+        gauge.reset_peak();
+        assert_eq!((gauge.now(), gauge.peak()), (1, 1));
+        let _fourth = gauge.enter();
+        assert_eq!(
+            gauge.to_json(),
+            serde_json::json!({"now": 2, "peak": 2, "total": 4})
+        );
     }
 
     #[test]

@@ -23,6 +23,23 @@
 //! `connect(user=…)`), expecting `-> ok` or `-> error …`. A statement whose first line is
 //! `@user password` runs on a new connection as that user (no default database).
 //!
+//! `STREAM LOAD table` is not SQL either: it is the suites' `streamLoad { … }` block, sent
+//! with `curl --location-trusted` to the FE as root. Its header lines (`name: value`) follow,
+//! then the body between a `<<<` line and a `>>>` line (each line ends with a newline).
+//! `-> load` checks fields of Doris's JSON answer, as the suites' `check` closures do:
+//!
+//! ```text
+//! STREAM LOAD t
+//! column_separator: ,
+//! <<<
+//! 1,a
+//! >>>
+//! -> load Status=Success NumberLoadedRows=1 Message~"text it contains"
+//! ```
+//!
+//! A load the emulator does not run is answered `Fail` with a message naming the emulator
+//! (`the Doris emulator does not emulate the `partitions` header`): it counts as refused.
+//!
 //! Every case ends in one of three ways:
 //! - **answered as Doris**: the emulator's answer is the expected one;
 //! - **refused**: the emulator says it does not run the statement, with Doris's error
@@ -48,9 +65,14 @@ use sqlx::mysql::{MySqlConnection, MySqlDatabaseError};
 #[derive(Debug, Clone, PartialEq)]
 enum Expect {
     Ok,
-    Rows { lines: Vec<String>, ordered: bool },
+    Rows {
+        lines: Vec<String>,
+        ordered: bool,
+    },
     Contains(String),
     Error(String),
+    /// Fields of a Stream Load answer: `(field, expected, exact)`; not exact: contains.
+    Load(Vec<(String, String, bool)>),
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +126,7 @@ fn parse(text: &str) -> Vec<Case> {
                     ordered: rows == "rows",
                 }
             }
+            other if other.starts_with("load") => Expect::Load(load_checks(&other[4..])),
             other => match (other.strip_prefix("error"), other.strip_prefix("contains")) {
                 (Some(text), _) => Expect::Error(text.trim().to_owned()),
                 (_, Some(text)) => Expect::Contains(text.trim().to_owned()),
@@ -122,6 +145,104 @@ fn parse(text: &str) -> Vec<Case> {
     }
     assert!(sql.trim().is_empty(), "a statement without an expectation");
     cases
+}
+
+/// The checks of a `-> load` line: `Field=value` (equal) or `Field~value` (contains);
+/// a value may be double-quoted to hold spaces.
+fn load_checks(text: &str) -> Vec<(String, String, bool)> {
+    let mut checks = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let at = rest
+            .find(['=', '~'])
+            .unwrap_or_else(|| panic!("a load check without = or ~: {rest:?}"));
+        let field = rest[..at].trim().to_owned();
+        let exact = rest.as_bytes()[at] == b'=';
+        let after = &rest[at + 1..];
+        let (value, tail) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"').expect("a closing quote");
+                (&quoted[..end], &quoted[end + 1..])
+            }
+            None => after.split_at(after.find(' ').unwrap_or(after.len())),
+        };
+        checks.push((field, value.to_owned(), exact));
+        rest = tail.trim_start();
+    }
+    checks
+}
+
+/// Sends a `STREAM LOAD` case with curl; `Ok` holds Doris's JSON answer as one row.
+fn stream_load(e: &Emulator, case: &str) -> Result<Vec<String>, (Option<u16>, String)> {
+    let (first, rest) = case.split_once('\n').unwrap_or((case, ""));
+    let table = first.trim_start_matches("STREAM LOAD").trim();
+    let (db, table) = table.split_once('.').unwrap_or(("regression_test", table));
+    let (headers, body) = rest
+        .split_once("<<<\n")
+        .expect("a STREAM LOAD case has a <<< line");
+    let body = body
+        .strip_suffix(">>>")
+        .expect("a STREAM LOAD body ends with a >>> line");
+    let headers: Vec<String> = headers
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (name, value) = l.split_once(':').expect("a header line is `name: value`");
+            format!("{}:{}", name.trim(), value.trim())
+        })
+        .collect();
+    let file = std::env::temp_dir().join(format!(
+        "doris-corpus-{}-{}.body",
+        std::process::id(),
+        uuid_like()
+    ));
+    std::fs::write(&file, body).unwrap();
+    let url = format!("http://{}/api/{db}/{table}/_stream_load", e.fe_http_addr());
+    let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let out = common::curl_stream_load(&url, &file.to_string_lossy(), "root:", &header_refs);
+    let _ = std::fs::remove_file(&file);
+    if !out.status.success() {
+        return Err((None, String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    Ok(vec![String::from_utf8_lossy(&out.stdout).into_owned()])
+}
+
+/// A name no other body file of this process uses.
+fn uuid_like() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Judges a Stream Load answer against the case's checks.
+fn judge_load(checks: &[(String, String, bool)], answer: &str) -> Outcome {
+    let json: serde_json::Value = match serde_json::from_str(answer) {
+        Ok(v) => v,
+        Err(_) => return Outcome::Wrong(format!("the answer is not JSON: {answer:?}")),
+    };
+    let field = |name: &str| match &json[name] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    if field("Status") == "Fail" && field("Message").contains("emulator") {
+        return Outcome::Refused;
+    }
+    for (name, want, exact) in checks {
+        let got = field(name);
+        let ok = if *exact {
+            got.eq_ignore_ascii_case(want)
+        } else {
+            got.contains(want.as_str())
+        };
+        if !ok {
+            return Outcome::Wrong(format!(
+                "{name} is {got:?}, Doris answers {}{want:?}: {answer}",
+                if *exact { "" } else { "with " }
+            ));
+        }
+    }
+    Outcome::AsDoris
 }
 
 /// An error the emulator gives for a statement it does not run, in Doris's shape.
@@ -175,6 +296,9 @@ async fn run(
     conn: &mut MySqlConnection,
     sql: &str,
 ) -> Result<Vec<String>, (Option<u16>, String)> {
+    if sql.starts_with("STREAM LOAD ") {
+        return stream_load(e, sql);
+    }
     if let Some(rest) = sql.strip_prefix("LOGIN ") {
         let (user, password) = credentials(rest);
         return match connect(e, &user, &password, None).await {
@@ -205,6 +329,7 @@ async fn run(
 fn judge(expect: &Expect, got: Result<Vec<String>, (Option<u16>, String)>) -> Outcome {
     match (expect, got) {
         (_, Err((code, message))) if is_refusal(code, &message) => Outcome::Refused,
+        (Expect::Load(checks), Ok(answer)) => judge_load(checks, &answer.concat()),
         (Expect::Ok, Ok(_)) => Outcome::AsDoris,
         (Expect::Rows { lines, ordered }, Ok(mut got)) => {
             let mut want = lines.clone();
@@ -363,4 +488,33 @@ fn the_case_format_reads_rows_errors_and_titles() {
         judge(&Expect::Ok, Err((Some(1064), "does not run".into()))),
         Outcome::Wrong(_)
     ));
+}
+
+#[test]
+fn stream_load_cases_carry_headers_a_body_and_field_checks() {
+    let cases = parse(
+        "STREAM LOAD t\ncolumn_separator: ,\n<<<\n1,a\n\n2,b\n>>>\n-> load Status=Success Message~\"too many\" NumberTotalRows=2\n",
+    );
+    assert_eq!(cases.len(), 1);
+    assert_eq!(
+        cases[0].sql,
+        "STREAM LOAD t\ncolumn_separator: ,\n<<<\n1,a\n\n2,b\n>>>"
+    );
+    let Expect::Load(checks) = &cases[0].expect else {
+        panic!("{:?}", cases[0].expect)
+    };
+    assert_eq!(
+        checks,
+        &[
+            ("Status".to_owned(), "Success".to_owned(), true),
+            ("Message".to_owned(), "too many".to_owned(), false),
+            ("NumberTotalRows".to_owned(), "2".to_owned(), true),
+        ]
+    );
+    let answer = r#"{"Status":"Success","Message":"OK: too many","NumberTotalRows":2}"#;
+    assert!(matches!(judge_load(checks, answer), Outcome::AsDoris));
+    let short = r#"{"Status":"Success","Message":"too many","NumberTotalRows":1}"#;
+    assert!(matches!(judge_load(checks, short), Outcome::Wrong(_)));
+    let refused = r#"{"Status":"Fail","Message":"[NOT_IMPLEMENTED_ERROR]the Doris emulator does not emulate the `partitions` header"}"#;
+    assert!(matches!(judge_load(checks, refused), Outcome::Refused));
 }

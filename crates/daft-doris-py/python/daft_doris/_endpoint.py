@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
+import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from daft_doris.secrets import Secret, resolve_secret
 
@@ -30,27 +31,34 @@ class Endpoint:
     ca_pem: str | None = field(default=None, repr=False)
     mysql_ssl_mode: str = "preferred"
 
-    def to_json(self) -> str:
-        """The connection JSON of the native layer (no password)."""
-        return json.dumps(
-            {
-                "host": self.host,
-                "mysql_port": self.mysql_port,
-                "http_port": self.http_port,
-                "http_secure": self.http_secure,
-                "user": self.user,
-                "connect_timeout_seconds": self.connect_timeout_seconds,
-                "query_timeout_seconds": self.query_timeout_seconds,
-                "flight_port": self.flight_port,
-                "flight_secure": self.flight_secure,
-                "flight_endpoint_rewrite": dict(self.flight_endpoint_rewrite),
-                "flight_max_parallel": self.flight_max_parallel,
-                "flight_allowed_locations": list(self.flight_allowed_locations),
-                "ca_pem": self.ca_pem,
-                "mysql_ssl_mode": self.mysql_ssl_mode,
-            }
-        )
+    def native(self) -> Any:
+        """The native layer's typed connection (no password), made once per process."""
+        return _native_connection(self)
 
     def password_value(self) -> str:
         """The password, resolved in this process."""
         return resolve_secret(self.password)
+
+
+@functools.lru_cache(maxsize=128)
+def _native_connection(endpoint: Endpoint) -> Any:
+    # The password is not part of it (nor of the cache key: it does not take part in
+    # ``Endpoint`` equality); it is resolved and passed beside it on every call.
+    from daft_doris import _native
+
+    return _native.Connection(
+        host=endpoint.host,
+        mysql_port=endpoint.mysql_port,
+        http_port=endpoint.http_port,
+        http_secure=endpoint.http_secure,
+        user=endpoint.user,
+        connect_timeout_seconds=endpoint.connect_timeout_seconds,
+        query_timeout_seconds=endpoint.query_timeout_seconds,
+        flight_port=endpoint.flight_port,
+        flight_secure=endpoint.flight_secure,
+        flight_endpoint_rewrite=dict(endpoint.flight_endpoint_rewrite),
+        flight_max_parallel=endpoint.flight_max_parallel,
+        flight_allowed_locations=list(endpoint.flight_allowed_locations),
+        ca_pem=endpoint.ca_pem,
+        mysql_ssl_mode=endpoint.mysql_ssl_mode,
+    )

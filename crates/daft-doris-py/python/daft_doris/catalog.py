@@ -88,7 +88,7 @@ class DorisCatalog(Catalog):
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         endpoint = self._connection.endpoint()
-        return fn(endpoint.to_json(), endpoint.password_value(), *args)
+        return fn(endpoint.native(), endpoint.password_value(), *args)
 
     # namespaces
 
@@ -201,7 +201,7 @@ class DorisCatalogTable(Table):
     def schema(self) -> Schema:
         endpoint = self._catalog._connection.endpoint()
         arrow, _unreadable = _native.describe_table(
-            endpoint.to_json(), endpoint.password_value(), self._database, self._table
+            endpoint.native(), endpoint.password_value(), self._database, self._table
         )
         return Schema.from_pyarrow_schema(arrow)
 

@@ -63,7 +63,7 @@ def diagnose(
         flight_allowed_locations=tuple(flight_allowed_locations or ()),
     )
     rows = _native.diagnose(
-        endpoint.to_json(),
+        endpoint.native(),
         endpoint.password_value(),
         table.database if table else None,
         table.name if table else None,

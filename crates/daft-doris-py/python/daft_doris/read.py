@@ -123,7 +123,7 @@ class DorisTask(DataSourceTask):
         reader = await asyncio.to_thread(
             _native.BatchReader,
             self._transport,
-            endpoint.to_json(),
+            endpoint.native(),
             endpoint.password_value(),
             self._sql,
             self._arrow_schema,
@@ -250,7 +250,7 @@ class DorisDataSource(DataSource):
             mysql_ssl_mode=mysql_ssl_mode,
         )
         schema, unsupported = _native.describe_table(
-            self._endpoint.to_json(), self._endpoint.password_value(), self._database, self._table
+            self._endpoint.native(), self._endpoint.password_value(), self._database, self._table
         )
         self._arrow_schema: pa.Schema = schema
         self._unsupported = {name: (doris_type, reason) for name, doris_type, reason in unsupported}
@@ -330,6 +330,9 @@ class DorisDataSource(DataSource):
 
     async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
         count_limit = None
+        # The columns to read, as described when the source was made: planning does not
+        # describe the table a second time.
+        projected = None
         if pushdowns.aggregation is not None:
             request = self._request(**self._count_request(pushdowns))
             count_limit = pushdowns.limit
@@ -341,9 +344,10 @@ class DorisDataSource(DataSource):
             ir, complete = _filters.to_ir(pushdowns.filters)
             limit = pushdowns.limit if complete else None
             request = self._request(columns=columns, filter=ir, limit=limit)
+            projected = pa.schema([self._arrow_schema.field(n) for n in columns])
         endpoint = self._endpoint
         schema, tasks, _residual, _limit_pushed, warning = await asyncio.to_thread(
-            _native.plan_read, endpoint.to_json(), endpoint.password_value(), request
+            _native.plan_read, endpoint.native(), endpoint.password_value(), request, projected
         )
         if warning:
             log.warning("%s", warning)

@@ -196,7 +196,7 @@ class StreamingJob:
 
     def _call(self, fn: Any, *args: Any) -> Any:
         endpoint = self.connection.endpoint()
-        return fn(endpoint.to_json(), endpoint.password_value(), *args)
+        return fn(endpoint.native(), endpoint.password_value(), *args)
 
     @classmethod
     def create(
@@ -523,7 +523,7 @@ def _rows(connection: DorisConnection, fetch: Any, name: str | None) -> list[dic
     if name is not None:
         check.identifier("job name", name)
     endpoint = connection.endpoint()
-    return json.loads(fetch(endpoint.to_json(), endpoint.password_value(), name))
+    return json.loads(fetch(endpoint.native(), endpoint.password_value(), name))
 
 
 def jobs(connection: DorisConnection, name: str | None = None) -> daft.DataFrame:

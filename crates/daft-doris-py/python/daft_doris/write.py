@@ -279,7 +279,7 @@ class DorisDataSink(DataSink[dict]):
         """The table check of ``schema`` (keys, model, types, nullability), before any byte."""
         endpoint = self._connection.endpoint()
         return _native.check_write_target(
-            endpoint.to_json(),
+            endpoint.native(),
             endpoint.password_value(),
             self._table.database,
             self._table.name,
@@ -300,7 +300,7 @@ class DorisDataSink(DataSink[dict]):
         if self._options.atomic:
             key = self._options.idempotence_key or uuid.uuid4().hex
             begun = _native.atomic_begin(
-                endpoint.to_json(),
+                endpoint.native(),
                 endpoint.password_value(),
                 self._table.database,
                 self._table.name,
@@ -366,7 +366,7 @@ class DorisDataSink(DataSink[dict]):
             if writer is None:
                 target = target or self._check(table.schema)
                 writer = _native.TableWriter(
-                    endpoint.to_json(), endpoint.password_value(), self._request(target)
+                    endpoint.native(), endpoint.password_value(), self._request(target)
                 )
             if tag is None:
                 label_key, occurrence = self._label_key(table)
@@ -396,7 +396,7 @@ class DorisDataSink(DataSink[dict]):
         if not txns:
             return
         endpoint = self._connection.endpoint()
-        writer = _native.TableWriter(endpoint.to_json(), endpoint.password_value(), self._request(None))
+        writer = _native.TableWriter(endpoint.native(), endpoint.password_value(), self._request(None))
         try:
             writer.settle(txns, commit)
         finally:
@@ -415,7 +415,7 @@ class DorisDataSink(DataSink[dict]):
         assert self._atomic is not None
         endpoint = self._connection.endpoint()
         return (
-            endpoint.to_json(),
+            endpoint.native(),
             endpoint.password_value(),
             self._table.database,
             self._table.name,
@@ -613,6 +613,6 @@ def cleanup_staging(
     endpoint = connection.endpoint()
     return list(
         _native.atomic_cleanup(
-            endpoint.to_json(), endpoint.password_value(), database, float(older_than_seconds)
+            endpoint.native(), endpoint.password_value(), database, float(older_than_seconds)
         )
     )

@@ -1,7 +1,5 @@
 //! The first lines of a rejected load's error log, fetched only from an allowed BE.
 
-use http::header;
-
 use super::StreamLoadClient;
 use super::body::{MAX_ERROR_LOG_BYTES, read_body_head};
 
@@ -17,16 +15,7 @@ impl StreamLoadClient {
         let Ok(target) = self.allowed_target(url).await else {
             return Vec::new();
         };
-        let Ok(response) = self
-            .http
-            .get(target)
-            .header(
-                header::AUTHORIZATION,
-                self.config.credentials.basic_header(),
-            )
-            .send()
-            .await
-        else {
+        let Ok(response) = self.authorized_get(target).send().await else {
             return Vec::new();
         };
         // Only the head is kept; a log larger than the cap is read no further.

@@ -94,6 +94,14 @@ impl StreamLoadClient {
         &self.config
     }
 
+    /// A GET of `url` with the client's Basic credentials (`/api/backends`, error logs).
+    pub(super) fn authorized_get(&self, url: Url) -> reqwest::RequestBuilder {
+        self.http.get(url).header(
+            header::AUTHORIZATION,
+            self.config.credentials.basic_header(),
+        )
+    }
+
     pub(super) fn api_url(base: &Url, segments: &[&str]) -> Url {
         let mut url = base.clone();
         if let Ok(mut path) = url.path_segments_mut() {

@@ -32,20 +32,15 @@ impl StreamLoadClient {
     pub async fn backends(&self) -> Result<Vec<HostPort>, StreamLoadError> {
         let mut url = Self::api_url(&self.config.fe, &["backends"]);
         url.set_query(Some("is_alive=true"));
-        let response = self
-            .http
-            .get(url)
-            .header(
-                header::AUTHORIZATION,
-                self.config.credentials.basic_header(),
-            )
-            .send()
-            .await
-            .map_err(|e| StreamLoadError::Transport {
-                label: String::new(),
-                attempts: 1,
-                detail: format!("GET /api/backends failed: {}", e.without_url()),
-            })?;
+        let response =
+            self.authorized_get(url)
+                .send()
+                .await
+                .map_err(|e| StreamLoadError::Transport {
+                    label: String::new(),
+                    attempts: 1,
+                    detail: format!("GET /api/backends failed: {}", e.without_url()),
+                })?;
         let body = read_body_capped(response, MAX_BACKENDS_BYTES, "/api/backends").await?;
         doris_sql::parse_backends(&body).map_err(|e| match e {
             doris_sql::BackendsAnswerError::Unauthorized(message) => {

@@ -285,7 +285,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
     let config = SessionConfig::new()
         .with_default_catalog_and_schema("datafusion", current.as_deref().unwrap_or("public"))
         .with_target_partitions(2)
-        .set_str("datafusion.sql_parser.dialect", "mysql");
+        .set_str("datafusion.sql_parser.dialect", "mysql")
+        // Doris sorts NULL as the smallest value: first in ASC, last in DESC.
+        .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min");
     let ctx = SessionContext::new_with_config(config);
     let catalog = ctx
         .catalog("datafusion")

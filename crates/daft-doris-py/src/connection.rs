@@ -1,0 +1,216 @@
+//! The FE a call talks to, as a typed Python object (`daft_doris._native.Connection`).
+//!
+//! The Python layer builds one per process from its picklable `Endpoint` and passes it to
+//! every native call; defaults and checks live here, once. It holds no password (that
+//! arrives beside it, resolved in the process that uses it) and prints only the host,
+//! ports and user.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use doris_plan::PlanEndpoint;
+use doris_read::{FlightSqlEndpoint, MySqlEndpoint, SslMode};
+use doris_sql::HostPort;
+use pyo3::prelude::*;
+
+use crate::errors::raise;
+
+/// Where the FE is, how to reach it safely and how long to wait for it.
+#[pyclass(frozen, module = "daft_doris._native")]
+#[derive(Debug, Clone)]
+pub(crate) struct Connection {
+    pub(crate) host: String,
+    pub(crate) mysql_port: u16,
+    pub(crate) http_port: u16,
+    pub(crate) http_secure: bool,
+    pub(crate) user: String,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) query_timeout: Duration,
+    pub(crate) flight_port: u16,
+    pub(crate) flight_secure: bool,
+    /// `host:port` → `host:port` for BE locations the client cannot reach.
+    pub(crate) flight_endpoint_rewrite: HashMap<String, String>,
+    pub(crate) flight_max_parallel: usize,
+    /// Flight locations allowed besides the BEs the FE reports.
+    pub(crate) flight_allowed_locations: Vec<HostPort>,
+    /// CA certificates (PEM) trusted on the HTTPS, Flight and MySQL links besides the web
+    /// PKI roots.
+    pub(crate) ca_pem: Option<Vec<u8>>,
+    pub(crate) mysql_ssl_mode: SslMode,
+}
+
+/// A timeout in seconds, checked.
+fn timeout(name: &str, seconds: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(86_400))
+        .ok_or_else(|| {
+            raise(
+                "ConfigurationError",
+                format!("{name} must be more than 0 and at most 86400 seconds"),
+            )
+        })
+}
+
+fn port(name: &str, value: u16) -> PyResult<u16> {
+    if value == 0 {
+        return Err(raise(
+            "ConfigurationError",
+            format!("{name} must be an integer from 1 to 65535"),
+        ));
+    }
+    Ok(value)
+}
+
+#[pymethods]
+impl Connection {
+    /// Checks every setting; a bad one is a `ConfigurationError` naming it.
+    #[new]
+    #[pyo3(signature = (
+        *,
+        host,
+        mysql_port,
+        user,
+        http_port = 8030,
+        http_secure = false,
+        connect_timeout_seconds = 10.0,
+        query_timeout_seconds = 300.0,
+        flight_port = 8070,
+        flight_secure = false,
+        flight_endpoint_rewrite = HashMap::new(),
+        flight_max_parallel = 4,
+        flight_allowed_locations = Vec::new(),
+        ca_pem = None,
+        mysql_ssl_mode = "preferred",
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        host: String,
+        mysql_port: u16,
+        user: String,
+        http_port: u16,
+        http_secure: bool,
+        connect_timeout_seconds: f64,
+        query_timeout_seconds: f64,
+        flight_port: u16,
+        flight_secure: bool,
+        flight_endpoint_rewrite: HashMap<String, String>,
+        flight_max_parallel: usize,
+        flight_allowed_locations: Vec<String>,
+        ca_pem: Option<String>,
+        mysql_ssl_mode: &str,
+    ) -> PyResult<Self> {
+        if host.trim().is_empty() {
+            return Err(raise("ConfigurationError", "host must not be empty"));
+        }
+        if user.is_empty() {
+            return Err(raise("ConfigurationError", "username must not be empty"));
+        }
+        if !(1..=64).contains(&flight_max_parallel) {
+            return Err(raise(
+                "ConfigurationError",
+                "flight_options max_parallel_endpoints must be an integer from 1 to 64",
+            ));
+        }
+        let allowed = flight_allowed_locations
+            .iter()
+            .map(|l| {
+                HostPort::parse(l).ok_or_else(|| {
+                    raise(
+                        "ConfigurationError",
+                        "flight_allowed_locations entries must be host:port",
+                    )
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let mysql_ssl_mode = SslMode::parse(mysql_ssl_mode).ok_or_else(|| {
+            raise(
+                "ConfigurationError",
+                "ssl_mode must be one of disabled, preferred, required, verify_ca, verify_identity",
+            )
+        })?;
+        let connection = Self {
+            host,
+            mysql_port: port("mysql_port", mysql_port)?,
+            http_port: port("http_port", http_port)?,
+            http_secure,
+            user,
+            connect_timeout: timeout("connect_timeout_seconds", connect_timeout_seconds)?,
+            query_timeout: timeout("query_timeout_seconds", query_timeout_seconds)?,
+            flight_port: port("flight_port", flight_port)?,
+            flight_secure,
+            flight_endpoint_rewrite,
+            flight_max_parallel,
+            flight_allowed_locations: allowed,
+            ca_pem: ca_pem.map(String::into_bytes),
+            mysql_ssl_mode,
+        };
+        connection.http_url()?;
+        Ok(connection)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Connection(host={:?}, mysql_port={}, http_port={}, flight_port={}, user={:?})",
+            self.host, self.mysql_port, self.http_port, self.flight_port, self.user
+        )
+    }
+}
+
+impl Connection {
+    /// The trusted CA bundle, if one was given.
+    pub(crate) fn ca_bundle(&self) -> Option<Vec<u8>> {
+        self.ca_pem.clone()
+    }
+
+    /// The MySQL endpoint of the FE.
+    pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
+        let mut endpoint = MySqlEndpoint::new(&self.host, self.mysql_port, &self.user, password);
+        endpoint.ssl_mode = self.mysql_ssl_mode;
+        endpoint.ssl_ca_pem = self.ca_bundle();
+        endpoint.database = database.map(str::to_owned);
+        endpoint.connect_timeout = self.connect_timeout;
+        endpoint.read_timeout = self.query_timeout;
+        endpoint
+    }
+
+    /// The FE's Flight SQL endpoint; its locations are checked against the BEs the FE's
+    /// HTTP face reports.
+    pub(crate) fn flight(&self, password: &str) -> PyResult<FlightSqlEndpoint> {
+        let mut endpoint =
+            FlightSqlEndpoint::new(&self.host, self.flight_port, &self.user, password);
+        endpoint.tls = self.flight_secure;
+        endpoint.ca_bundle_pem = self.ca_bundle();
+        endpoint.rewrite = self.flight_endpoint_rewrite.clone();
+        endpoint
+            .allowlist
+            .targets
+            .extend(self.flight_allowed_locations.iter().cloned());
+        let mut http = PlanEndpoint::new(self.http_url()?, &self.user, password);
+        http.ca_bundle_pem = self.ca_bundle();
+        http.timeout = self.connect_timeout.max(Duration::from_secs(1)) * 3;
+        endpoint.fe_http = Some(http);
+        endpoint.max_parallel = self.flight_max_parallel;
+        endpoint.connect_timeout = self.connect_timeout;
+        endpoint.read_timeout = self.query_timeout;
+        Ok(endpoint)
+    }
+
+    /// The FE's HTTP base URL.
+    pub(crate) fn http_url(&self) -> PyResult<url::Url> {
+        let scheme = if self.http_secure { "https" } else { "http" };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("{scheme}://{host}:{}", self.http_port)
+            .parse()
+            .map_err(|_| {
+                raise(
+                    "ConfigurationError",
+                    "the FE host does not form a valid URL",
+                )
+            })
+    }
+}

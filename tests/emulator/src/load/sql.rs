@@ -1,0 +1,212 @@
+//! What a load computes with SQL (DataFusion): `columns` mappings, `where` and `merge_type: MERGE`.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use arrow::record_batch::RecordBatch;
+
+use crate::catalog::Table;
+
+use super::Decoded;
+use super::conform::{conform_batch, split_by_marks};
+use super::options::LoadOptions;
+
+/// A DataFusion context with `batches` registered as the table `__load` (one partition, so
+/// a projection keeps the row order).
+#[cfg(feature = "sql")]
+pub(super) fn load_context(
+    schema: arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<datafusion::prelude::SessionContext, String> {
+    let ctx = datafusion::prelude::SessionContext::new_with_config(
+        datafusion::prelude::SessionConfig::new()
+            .with_target_partitions(1)
+            .set_str("datafusion.sql_parser.dialect", "mysql"),
+    );
+    let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    ctx.register_table("__load", Arc::new(table))
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))?;
+    Ok(ctx)
+}
+
+/// Keeps the rows of `batches` that `predicate` (SQL over the table's columns) accepts;
+/// returns them and how many were left out (`NumberUnselectedRows`).
+#[cfg(feature = "sql")]
+pub async fn apply_where(
+    batches: Vec<RecordBatch>,
+    predicate: &str,
+) -> Result<(Vec<RecordBatch>, u64), String> {
+    let Some(schema) = batches.first().map(RecordBatch::schema) else {
+        return Ok((batches, 0));
+    };
+    let before: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    let ctx = load_context(schema, batches)?;
+    let analysis = |e: datafusion::error::DataFusionError| {
+        format!(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the where predicate is invalid: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )
+    };
+    let kept = ctx
+        .sql(&format!("SELECT * FROM __load WHERE {predicate}"))
+        .await
+        .map_err(analysis)?
+        .collect()
+        .await
+        .map_err(analysis)?;
+    let after: usize = kept.iter().map(RecordBatch::num_rows).sum();
+    Ok((kept, (before - after) as u64))
+}
+
+/// Marks the rows `condition` accepts as deletes (`merge_type: MERGE`): each batch is cut
+/// into runs of consecutive rows with the same verdict, so the load keeps its row order.
+#[cfg(feature = "sql")]
+pub async fn apply_merge(
+    batches: Vec<RecordBatch>,
+    condition: &str,
+) -> Result<Vec<RecordBatch>, String> {
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let ctx = load_context(batch.schema(), vec![batch.clone()])?;
+        let analysis = |e: datafusion::error::DataFusionError| {
+            format!(
+                "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the delete condition is invalid: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            )
+        };
+        let verdicts = ctx
+            .sql(&format!(
+                "SELECT coalesce(({condition}), false) AS __delete FROM __load"
+            ))
+            .await
+            .map_err(analysis)?
+            .collect()
+            .await
+            .map_err(analysis)?;
+        let mut marks: Vec<bool> = Vec::with_capacity(batch.num_rows());
+        for v in &verdicts {
+            let column = v
+                .column(0)
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .ok_or("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = the delete condition is not a boolean expression")?;
+            marks.extend(column.iter().map(|b| b.unwrap_or(false)));
+        }
+        if marks.len() != batch.num_rows() {
+            return Err("[INTERNAL_ERROR]the delete condition changed the row count".into());
+        }
+        split_by_marks(batch, &marks, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Computes the `columns` mappings over the raw source batches `decoded` holds (DataFusion
+/// runs `SELECT <sources>, <expression> AS <target>, …`), then conforms the result to the
+/// table as any load is. Row counts carry over; conversion rejects are added.
+#[cfg(feature = "sql")]
+pub async fn apply_mappings(
+    table: &Table,
+    opts: &LoadOptions,
+    mut decoded: Decoded,
+) -> Result<Decoded, String> {
+    let raw = std::mem::take(&mut decoded.batches);
+    let Some(schema) = raw.first().map(RecordBatch::schema) else {
+        return Ok(decoded);
+    };
+    let targets: Vec<&str> = opts.mappings.iter().map(|(t, _)| t.as_str()).collect();
+    let mut select: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| !targets.iter().any(|t| t.eq_ignore_ascii_case(f.name())))
+        .map(|f| format!("`{}`", f.name().replace('`', "``")))
+        .collect();
+    select.extend(
+        opts.mappings
+            .iter()
+            .map(|(target, expr)| format!("({expr}) AS `{}`", target.replace('`', "``"))),
+    );
+    let analysis = |e: datafusion::error::DataFusionError| {
+        format!(
+            "[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = a column mapping is invalid: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )
+    };
+    let sql = format!("SELECT {} FROM __load", select.join(", "));
+    let frame = match load_context(schema.clone(), raw.clone())?.sql(&sql).await {
+        Ok(frame) => frame,
+        // Text fields are strings to DataFusion, which will not do arithmetic on them;
+        // Doris casts such fields implicitly. Retry with numeric-looking text as numbers.
+        Err(first) => {
+            let typed: Vec<RecordBatch> = raw.iter().map(numbers_from_text).collect();
+            let Some(schema) = typed.first().map(RecordBatch::schema) else {
+                return Err(analysis(first));
+            };
+            load_context(schema, typed)?
+                .sql(&sql)
+                .await
+                .map_err(|_| analysis(first))?
+        }
+    };
+    let mapped = frame.collect().await.map_err(analysis)?;
+    let plain = LoadOptions {
+        columns: None,
+        mappings: Vec::new(),
+        ..opts.clone()
+    };
+    let mut conformed = Decoded::default();
+    for batch in &mapped {
+        conform_batch(table, &plain, batch, &mut conformed)?;
+    }
+    decoded.batches = conformed.batches;
+    decoded.filtered_rows += conformed.filtered_rows;
+    let room = 1000usize.saturating_sub(decoded.error_log.len());
+    decoded
+        .error_log
+        .extend(conformed.error_log.into_iter().take(room));
+    Ok(decoded)
+}
+
+/// `batch` with every text column whose values all read as integers (else as floats) turned
+/// into Int64 (Float64) columns; other columns unchanged.
+#[cfg(feature = "sql")]
+pub(super) fn numbers_from_text(batch: &RecordBatch) -> RecordBatch {
+    let mut fields = Vec::with_capacity(batch.num_columns());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let converted = column.as_string_opt::<i32>().and_then(|text| {
+            // A NULL stays NULL; one value that does not parse keeps the column as text.
+            fn all<T: std::str::FromStr>(
+                text: &arrow::array::StringArray,
+            ) -> Option<Vec<Option<T>>> {
+                text.iter()
+                    .map(|v| match v {
+                        None => Some(None),
+                        Some(v) => v.trim().parse::<T>().ok().map(Some),
+                    })
+                    .collect()
+            }
+            if let Some(ints) = all::<i64>(text) {
+                return Some(Arc::new(arrow::array::Int64Array::from(ints)) as ArrayRef);
+            }
+            let floats = all::<f64>(text).map(arrow::array::Float64Array::from);
+            floats.map(|f| Arc::new(f) as ArrayRef)
+        });
+        match converted {
+            Some(array) => {
+                fields.push(arrow::datatypes::Field::new(
+                    field.name(),
+                    array.data_type().clone(),
+                    true,
+                ));
+                columns.push(array);
+            }
+            None => {
+                fields.push(field.as_ref().clone());
+                columns.push(column.clone());
+            }
+        }
+    }
+    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+    RecordBatch::try_new(schema, columns).unwrap_or_else(|_| batch.clone())
+}

@@ -1,0 +1,80 @@
+//! `cargo xtask demo`: the main job on the emulator (the README's first command).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::python::{ensure_venv, install_python_package};
+use crate::run::{cargo, root, step};
+
+pub(crate) fn demo() -> Result<(), String> {
+    // The main job on the embedded default: the Python package `daft_doris` built into the
+    // project's virtual environment (created here on a fresh machine), the Doris emulator
+    // with an empty partitioned table, then `write_doris` and a split, filtered
+    // `read_doris` (crates/daft-doris-py/examples/demo.py).
+    let python = ensure_venv()?;
+    let mut build = cargo();
+    build.args([
+        "build",
+        "--quiet",
+        "-p",
+        "doris-emulator",
+        "--bin",
+        "doris-emulator",
+    ]);
+    step("demo: build the Doris emulator", build)?;
+    install_python_package(&python)?;
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let dir = std::env::temp_dir().join(format!("daft-doris-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let init = dir.join("init.sql");
+    std::fs::write(
+        &init,
+        "CREATE DATABASE analytics;
+         CREATE TABLE analytics.events (
+           `event_id` BIGINT NOT NULL, `name` VARCHAR(32) NULL, `score` INT NULL, `dt` DATE NOT NULL
+         ) DUPLICATE KEY(`event_id`)
+         PARTITION BY RANGE(`dt`) (PARTITION p1 VALUES [(\"2024-01-01\"), (\"2024-02-01\")),
+                                   PARTITION p2 VALUES [(\"2024-02-01\"), (\"2024-03-01\")))
+         DISTRIBUTED BY HASH(`event_id`) BUCKETS 2;",
+    )
+    .map_err(|e| e.to_string())?;
+    let mut child = Command::new(target.join("debug/doris-emulator"))
+        .args([
+            "--fe-http-port",
+            "0",
+            "--be-http-port",
+            "0",
+            "--query-port",
+            "0",
+            "--init-sql",
+        ])
+        .arg(&init)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start the emulator: {e}"))?;
+    let result = demo_with_emulator(&mut child, &python);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+pub(crate) fn demo_with_emulator(
+    child: &mut std::process::Child,
+    python: &Path,
+) -> Result<(), String> {
+    use std::io::BufRead as _;
+    let mut line = String::new();
+    let stdout = child.stdout.take().ok_or("no emulator output")?;
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    println!("Doris emulator: {}", line.trim());
+    let mut run = Command::new(python);
+    run.current_dir(root())
+        .env("DORIS_PORTS", line.trim())
+        .env("DAFT_PROGRESS_BAR", "0")
+        .arg("crates/daft-doris-py/examples/demo.py");
+    step("demo: write_doris, then read_doris", run)
+}

@@ -1,0 +1,104 @@
+//! `cargo xtask deps`: the layering rules between the workspace's crates.
+
+use crate::run::cargo;
+
+/// The layering rules (docs/architecture.md, "Crates and layering"): per library crate, the workspace crates
+/// it may use and the crates that must not appear anywhere in its normal dependency tree.
+pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 5] = [
+    (
+        "doris-sql",
+        &[],
+        &[
+            "tokio",
+            "reqwest",
+            "hyper",
+            "sqlx",
+            "tonic",
+            "arrow-flight",
+            "datafusion",
+            "mio",
+        ],
+    ),
+    (
+        "doris-plan",
+        &["doris-sql"],
+        &["sqlx", "tonic", "arrow-flight", "datafusion"],
+    ),
+    (
+        "doris-read",
+        &["doris-sql", "doris-plan"],
+        &["datafusion", "doris-streamload"],
+    ),
+    (
+        "doris-streamload",
+        &["doris-sql"],
+        &["sqlx", "tonic", "arrow-flight", "datafusion"],
+    ),
+    (
+        "daft-doris-py",
+        &["doris-sql", "doris-plan", "doris-read", "doris-streamload"],
+        &["datafusion", "doris-emulator"],
+    ),
+];
+
+/// Workspace crates no library may depend on (test and tool crates).
+pub(crate) const NEVER_A_DEPENDENCY: [&str; 3] =
+    ["doris-emulator", "daft-doris-integration-tests", "xtask"];
+
+/// Checks [`LAYERING`] with `cargo tree` (normal dependencies only: what a user's build
+/// pulls in; dev-dependencies such as the emulator are for tests).
+pub(crate) fn deps() -> Result<(), String> {
+    println!("==> deps: layering rules");
+    let workspace = [
+        "doris-sql",
+        "doris-plan",
+        "doris-read",
+        "doris-streamload",
+        "daft-doris-py",
+    ];
+    let mut broken = Vec::new();
+    for (krate, allowed, forbidden) in LAYERING {
+        let out = cargo()
+            .args([
+                "tree", "-p", krate, "-e", "normal", "--prefix", "none", "--format", "{p}",
+            ])
+            .output()
+            .map_err(|e| format!("cargo tree: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cargo tree -p {krate} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let names: std::collections::BTreeSet<&str> = text
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        for name in &names {
+            if *name == krate {
+                continue;
+            }
+            if forbidden.contains(name) || NEVER_A_DEPENDENCY.contains(name) {
+                broken.push(format!("{krate} depends on {name}"));
+            }
+            if workspace.contains(name) && !allowed.contains(name) {
+                broken.push(format!("{krate} depends on the workspace crate {name}"));
+            }
+        }
+        println!(
+            "    {krate}: {} crates in its tree checked (workspace crates allowed: {})",
+            names.len(),
+            if allowed.is_empty() {
+                "none".to_owned()
+            } else {
+                allowed.join(", ")
+            }
+        );
+    }
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("layering rules broken: {}", broken.join("; ")))
+    }
+}

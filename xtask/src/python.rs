@@ -1,0 +1,162 @@
+//! The project's Python: its virtual environment, the package built into it, ruff and pytest.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::run::{root, step};
+
+/// The project's Python: `DAFT_DORIS_PYTHON`, else the venv `.ci/run` creates.
+pub(crate) fn python() -> Result<PathBuf, String> {
+    let python = std::env::var("DAFT_DORIS_PYTHON").map_or_else(
+        |_| PathBuf::from("/var/tmp/daft-doris-venv/bin/python"),
+        PathBuf::from,
+    );
+    if python.exists() {
+        Ok(python)
+    } else {
+        Err(format!(
+            "no Python environment at {}: run `bash .ci/run` once (it creates the venv) or set DAFT_DORIS_PYTHON",
+            python.display()
+        ))
+    }
+}
+
+/// The Python sources ruff checks.
+pub(crate) const PYTHON_SOURCES: [&str; 2] = ["tests/python", "crates/daft-doris-py"];
+
+/// Builds the `daft_doris` package (debug profile, via maturin) into the project's venv.
+pub(crate) fn install_python_package(python: &Path) -> Result<(), String> {
+    maturin_develop(python, None)
+}
+
+/// `maturin develop` of daft_doris into the project's venv: debug in the shared build
+/// folder, or release in `release` (its own folder).
+pub(crate) fn maturin_develop(python: &Path, release: Option<&str>) -> Result<(), String> {
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the project's Python is not inside a virtual environment")?;
+    let mut develop = Command::new(python);
+    develop
+        .current_dir(root().join("crates/daft-doris-py"))
+        .env("VIRTUAL_ENV", venv)
+        .args(["-m", "maturin", "develop", "--quiet"]);
+    let name = match release {
+        Some(folder) => {
+            develop.env("CARGO_TARGET_DIR", folder).arg("--release");
+            "bench: release build of daft_doris into the venv"
+        }
+        None => "maturin develop (daft_doris into the venv)",
+    };
+    step(name, develop)
+}
+
+/// ruff, then the pytest suite; returns pytest's passed and failed counts.
+pub(crate) fn python_tests() -> Result<(u64, u64), String> {
+    let python = python()?;
+    let mut lint = Command::new(&python);
+    lint.current_dir(root())
+        .args(["-m", "ruff", "check"])
+        .args(PYTHON_SOURCES);
+    step("ruff check", lint)?;
+    let mut format = Command::new(&python);
+    format
+        .current_dir(root())
+        .args(["-m", "ruff", "format", "--check"])
+        .args(PYTHON_SOURCES);
+    step("ruff format --check", format)?;
+    install_python_package(&python)?;
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let mut pytest = Command::new(&python);
+    pytest
+        .current_dir(root())
+        .env("DORIS_EMULATOR_BIN", target.join("debug/doris-emulator"))
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/python",
+        ]);
+    println!("==> python tests");
+    let started = Instant::now();
+    let out = pytest
+        .output()
+        .map_err(|e| format!("python tests: could not start: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    println!("<== python tests: {:.1}s", started.elapsed().as_secs_f64());
+    // pytest's summary: "3 passed in 0.4s" or "1 failed, 2 passed in 0.5s".
+    let summary = text.lines().last().unwrap_or_default();
+    let count = |word: &str| {
+        summary
+            .split([',', ' '])
+            .collect::<Vec<_>>()
+            .windows(2)
+            .find(|w| w[1] == word)
+            .and_then(|w| w[0].parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let (passed, failed) = (
+        count("passed"),
+        count("failed") + count("errors") + count("error"),
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "python tests failed: {passed} passed, {failed} failed"
+        ));
+    }
+    Ok((passed, failed))
+}
+
+/// The Python of the virtual environment named by `env_var` (else `default`), created
+/// with the first of `interpreters` that runs when it does not exist yet.
+pub(crate) fn venv_python(
+    env_var: &str,
+    default: &str,
+    interpreters: &[String],
+) -> Result<PathBuf, String> {
+    let venv = std::env::var(env_var).map_or_else(|_| PathBuf::from(default), PathBuf::from);
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        let base = interpreters
+            .iter()
+            .find(|p| Command::new(p).arg("--version").output().is_ok())
+            .ok_or_else(|| format!("none of {} runs here", interpreters.join(", ")))?;
+        let mut create = Command::new(base);
+        create.arg("-m").arg("venv").arg(&venv);
+        step(
+            &format!("create the virtual environment {}", venv.display()),
+            create,
+        )?;
+    }
+    Ok(python)
+}
+
+/// The project's virtual environment with the test and demo requirements, created when
+/// missing (`DAFT_DORIS_VENV`, default `/var/tmp/daft-doris-venv`); returns its Python.
+pub(crate) fn ensure_venv() -> Result<PathBuf, String> {
+    let python = venv_python(
+        "DAFT_DORIS_VENV",
+        "/var/tmp/daft-doris-venv",
+        &["python3.11".to_owned(), "python3".to_owned()],
+    )?;
+    let mut install = Command::new(&python);
+    install
+        .current_dir(root())
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg("tests/python/requirements.txt");
+    step("demo: install the Python requirements", install)?;
+    Ok(python)
+}

@@ -1,0 +1,75 @@
+//! Running steps: the workspace root, `cargo`, and steps that print their name and time.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// The workspace root (the parent of this crate's folder). `cargo run` names the folder at
+/// run time; the compile-time one is only a fallback, because one build folder serves
+/// several checkouts (a CI clone, the developer's tree) and cargo may reuse a binary built
+/// in another of them.
+pub(crate) fn root() -> PathBuf {
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+pub(crate) fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs one step, printing its name and duration; a failing step stops the run.
+pub(crate) fn step(name: &str, mut cmd: Command) -> Result<(), String> {
+    println!("==> {name}");
+    let started = Instant::now();
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{name}: could not start: {e}"))?;
+    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{name} failed ({status})"))
+    }
+}
+
+/// Runs a `cargo test` step, echoing its output and adding up its `test result:` lines.
+pub(crate) fn counted_step(name: &str, mut cmd: Command) -> Result<(u64, u64), String> {
+    use std::io::{BufRead, BufReader};
+    println!("==> {name}");
+    let started = Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{name}: could not start: {e}"))?;
+    let (mut passed, mut failed) = (0, 0);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                let count = |word: &str| {
+                    rest.split(';')
+                        .find_map(|part| part.trim().strip_suffix(word))
+                        .and_then(|n| n.trim().rsplit(' ').next()?.parse::<u64>().ok())
+                        .unwrap_or(0)
+                };
+                passed += count(" passed");
+                failed += count(" failed");
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| format!("{name}: {e}"))?;
+    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok((passed, failed))
+    } else {
+        Err(format!(
+            "{name} failed ({status}); {passed} passed, {failed} failed"
+        ))
+    }
+}
