@@ -7,8 +7,8 @@ use std::time::Duration;
 use arrow_schema::Schema;
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
 use doris_read::{
-    BatchLimits, BatchStream, Split, TableReadOptions, discover, flight, plan_read_of_schema,
-    plan_table_read, query,
+    BatchLimits, BatchStream, Split, TableReadOptions, discover, flight, merge,
+    plan_read_of_schema, plan_table_read, query,
 };
 use doris_sql::{Expr, Param, bind_trusted_where};
 use pyo3::prelude::*;
@@ -194,7 +194,9 @@ pub(crate) fn plan_read(
 /// One task's result, read batch by batch over the transport the read names (`"mysql"`:
 /// the MySQL text protocol; `"flight"`: Arrow Flight SQL, `DoGet` on every endpoint).
 ///
-/// The connection is opened by the constructor and closed when the reader is closed or
+/// A task may hold several statements (tablet groups of one split read): they are started
+/// together and read at once ([`doris_read::merge`]), so a task keeps several BEs sending.
+/// The connections are opened by the constructor and closed when the reader is closed or
 /// dropped, without reading the rest of the result.
 #[pyclass(module = "daft_doris._native")]
 pub(crate) struct BatchReader {
@@ -203,7 +205,8 @@ pub(crate) struct BatchReader {
 
 #[pymethods]
 impl BatchReader {
-    /// Connects and starts `sql`; batches follow `schema` and the row and byte bounds.
+    /// Connects and starts every statement of `sql`; batches follow `schema` and the row
+    /// and byte bounds.
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -211,7 +214,7 @@ impl BatchReader {
         transport: &str,
         connection: PyRef<'_, Connection>,
         password: &str,
-        sql: String,
+        sql: Vec<String>,
         schema: PySchema,
         batch_rows: usize,
         batch_bytes: usize,
@@ -222,14 +225,34 @@ impl BatchReader {
             bytes: batch_bytes,
         };
         let schema = schema.into_inner();
+        if sql.is_empty() {
+            return Err(raise(
+                "ConfigurationError",
+                "a read task needs at least one statement",
+            ));
+        }
         let stream = match transport {
             "mysql" => {
                 let endpoint = connection.mysql(password, None);
-                block_on(py, || query(&endpoint, sql, schema, limits))
+                block_on(py, || async {
+                    let started = futures::future::try_join_all(
+                        sql.into_iter()
+                            .map(|one| query(&endpoint, one, schema.clone(), limits)),
+                    )
+                    .await?;
+                    merge(started)
+                })
             }
             "flight" => {
                 let endpoint = connection.flight(password)?;
-                block_on(py, || flight::query(&endpoint, sql, schema, limits))
+                block_on(py, || async {
+                    let started = futures::future::try_join_all(
+                        sql.into_iter()
+                            .map(|one| flight::query(&endpoint, one, schema.clone(), limits)),
+                    )
+                    .await?;
+                    merge(started)
+                })
             }
             _ => {
                 return Err(raise(

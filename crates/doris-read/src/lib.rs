@@ -12,6 +12,8 @@
 //! - [`flight::query`] runs a query over Flight SQL: basic → bearer handshake with the FE,
 //!   `GetFlightInfo`, then `DoGet` on each endpoint (a BE) with bounded parallelism, batches
 //!   cast safely to the planned schema; the same [`BatchStream`] as the MySQL transport.
+//! - [`merge()`] reads several queries' streams at once as one (a read task that holds
+//!   several tablet groups keeps every BE sending however few tasks the engine runs).
 //! - [`schema::discover`] reads `DESC` into an Arrow schema; a column whose type has no
 //!   Arrow form fails only when a read selects it.
 //! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
@@ -33,12 +35,14 @@ pub mod error;
 mod feed;
 pub mod flight;
 pub mod jobs;
+pub mod merge;
 pub mod mysql;
 pub mod schema;
 pub mod table;
 
 pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
+pub use merge::merge;
 pub use mysql::connect::{MySqlEndpoint, SslMode};
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};

@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import json
 import logging
+import os
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -82,13 +83,14 @@ def _daft_layout(schema: pa.Schema) -> pa.Schema:
 
 
 class DorisTask(DataSourceTask):
-    """One SELECT, run on whichever worker Daft picks; plain data, so it pickles."""
+    """One or more SELECTs read together, on whichever worker Daft picks; plain data, so it
+    pickles."""
 
     def __init__(
         self,
         transport: str,
         endpoint: Endpoint,
-        sql: str,
+        sql: str | list[str],
         arrow_schema: pa.Schema,
         batch_rows: int,
         batch_bytes: int,
@@ -97,7 +99,7 @@ class DorisTask(DataSourceTask):
         self._count_limit = count_limit
         self._transport = transport
         self._endpoint = endpoint
-        self._sql = sql
+        self._statements = [sql] if isinstance(sql, str) else list(sql)
         self._arrow_schema = arrow_schema
         self._batch_rows = batch_rows
         self._batch_bytes = batch_bytes
@@ -108,8 +110,14 @@ class DorisTask(DataSourceTask):
 
     @property
     def sql(self) -> str:
-        """The statement this task runs (for tests and debugging; may contain literals)."""
-        return self._sql
+        """The statements this task runs, one per line (for tests and debugging; may contain
+        literals)."""
+        return "\n".join(self._statements)
+
+    @property
+    def statements(self) -> list[str]:
+        """The statements this task reads together (one per group of tablets)."""
+        return list(self._statements)
 
     def __repr__(self) -> str:
         return (
@@ -125,7 +133,7 @@ class DorisTask(DataSourceTask):
             self._transport,
             endpoint.native(),
             endpoint.password_value(),
-            self._sql,
+            self._statements,
             self._arrow_schema,
             self._batch_rows,
             self._batch_bytes,
@@ -168,6 +176,7 @@ class DorisDataSource(DataSource):
         batch_bytes: int = 64 * 1024 * 1024,
         target_tasks: int = 8,
         max_tasks: int = 256,
+        queries_per_task: int | None = None,
         connect_timeout_seconds: float = 10.0,
         query_timeout_seconds: float = 300.0,
         planning_timeout_seconds: float = 10.0,
@@ -199,6 +208,11 @@ class DorisDataSource(DataSource):
         max_tasks = check.bounded_int("max_tasks", max_tasks, 1, check.MAX_TASKS)
         if self._target_tasks > max_tasks:
             raise ConfigurationError("target_tasks must not exceed max_tasks")
+        self._queries_per_task = (
+            None
+            if queries_per_task is None
+            else check.bounded_int("queries_per_task", queries_per_task, 1, check.MAX_TASKS)
+        )
         options = dict(check.snapshot_mapping("mysql_options", mysql_options))
         reserved = sorted(set(options) & _MYSQL_RESERVED)
         if reserved:
@@ -352,9 +366,19 @@ class DorisDataSource(DataSource):
         if warning:
             log.warning("%s", warning)
         schema = _daft_layout(schema)
-        for sql in tasks:
+        # Daft's native runner reads as many tasks at once as there are cores: a task holds
+        # several tablet groups, read together, so that every group (and every BE holding
+        # one) is read at once however few tasks run.
+        per_task = self._queries_per_task or max(1, -(-len(tasks) // (os.cpu_count() or 1)))
+        for first in range(0, len(tasks), per_task):
             yield DorisTask(
-                self._transport, endpoint, sql, schema, self._batch_rows, self._batch_bytes, count_limit
+                self._transport,
+                endpoint,
+                tasks[first : first + per_task],
+                schema,
+                self._batch_rows,
+                self._batch_bytes,
+                count_limit,
             )
 
 
@@ -395,6 +419,7 @@ def read_doris(
     batch_bytes: int = 64 * 1024 * 1024,
     target_tasks: int = 8,
     max_tasks: int = 256,
+    queries_per_task: int | None = None,
     connect_timeout_seconds: float = 10.0,
     query_timeout_seconds: float = 300.0,
     planning_timeout_seconds: float = 10.0,
@@ -409,8 +434,11 @@ def read_doris(
 
     The transport is explicit and never changes after a failure. Columns, the filter's
     translatable conjuncts, the limit (only when the whole filter is pushed) and counts
-    are pushed into the SQL; Daft applies the rest. ``split="auto"`` plans one task per
-    group of tablets through the FE's ``_query_plan`` (tasks do not share a snapshot).
+    are pushed into the SQL; Daft applies the rest. ``split="auto"`` plans one query per
+    group of tablets (at most ``target_tasks`` groups) through the FE's ``_query_plan``
+    (queries do not share a snapshot). A Daft task reads ``queries_per_task`` of them at
+    once (default: the groups divided by this machine's cores, rounded up, since Daft's
+    native runner runs about one task per core), so every group is read at the same time.
 
     Over Flight, each result endpoint's ``DoGet`` receives the session's bearer token, so
     it goes only to the FE, to a location rewritten by ``flight_endpoint_rewrite``, to a
@@ -458,6 +486,7 @@ def read_doris(
         batch_bytes=batch_bytes,
         target_tasks=target_tasks,
         max_tasks=max_tasks,
+        queries_per_task=queries_per_task,
         connect_timeout_seconds=connect_timeout_seconds,
         query_timeout_seconds=query_timeout_seconds,
         planning_timeout_seconds=planning_timeout_seconds,
