@@ -40,6 +40,13 @@
 //! A load the emulator does not run is answered `Fail` with a message naming the emulator
 //! (`the Doris emulator does not emulate the `partitions` header`): it counts as refused.
 //!
+//! A statement whose first line is `FLIGHT` runs over Arrow Flight SQL instead (the
+//! `arrow_flight_sql` suites' `qt_` queries), as root, with arrow-flight's own Flight SQL
+//! client: handshake, `GetFlightInfo`, then `DoGet` of every endpoint at its location.
+//! Cells are rendered as those suites' `.out` files show them (NULL as `\N`, datetimes as
+//! `YYYY-MM-DD HH:MM:SS[.ffffff]`). A Flight session has no default database, so table
+//! names are qualified.
+//!
 //! Every case ends in one of three ways:
 //! - **answered as Doris**: the emulator's answer is the expected one;
 //! - **refused**: the emulator says it does not run the statement, with Doris's error
@@ -214,6 +221,74 @@ fn uuid_like() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Runs `sql` over the emulator's Flight SQL faces; the rows as text.
+async fn flight_rows(e: &Emulator, sql: &str) -> Result<Vec<String>, String> {
+    use arrow_flight::sql::client::FlightSqlServiceClient;
+    use futures::TryStreamExt;
+
+    async fn client(
+        uri: String,
+    ) -> Result<FlightSqlServiceClient<tonic::transport::Channel>, String> {
+        let channel = tonic::transport::Endpoint::from_shared(uri)
+            .map_err(|err| err.to_string())?
+            .connect()
+            .await
+            .map_err(|err| err.to_string())?;
+        Ok(FlightSqlServiceClient::new(channel))
+    }
+    let (fe, _) = e.flight_addrs().expect("the emulator serves Flight SQL");
+    let mut fe = client(format!("http://{fe}")).await?;
+    fe.handshake("root", "")
+        .await
+        .map_err(|err| err.to_string())?;
+    let info = fe
+        .execute(sql.to_owned(), None)
+        .await
+        .map_err(|err| err.to_string())?;
+    let mut rows = Vec::new();
+    for endpoint in info.endpoint {
+        let ticket = endpoint.ticket.ok_or("an endpoint without a ticket")?;
+        let mut be = match endpoint.location.first() {
+            Some(location) => client(location.uri.replace("grpc+tcp://", "http://")).await?,
+            None => fe.clone(),
+        };
+        let batches: Vec<arrow::record_batch::RecordBatch> = be
+            .do_get(ticket)
+            .await
+            .map_err(|err| err.to_string())?
+            .try_collect()
+            .await
+            .map_err(|err| err.to_string())?;
+        for batch in &batches {
+            rows.extend(text_of_batch(batch)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// A batch's rows, tab-separated, as the suites' `.out` files show Flight results.
+fn text_of_batch(batch: &arrow::record_batch::RecordBatch) -> Result<Vec<String>, String> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default()
+        .with_null("\\N")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
+    let formatters = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| err.to_string())?;
+    Ok((0..batch.num_rows())
+        .map(|row| {
+            formatters
+                .iter()
+                .map(|f| f.value(row).to_string())
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect())
+}
+
 /// Judges a Stream Load answer against the case's checks.
 fn judge_load(checks: &[(String, String, bool)], answer: &str) -> Outcome {
     let json: serde_json::Value = match serde_json::from_str(answer) {
@@ -298,6 +373,9 @@ async fn run(
 ) -> Result<Vec<String>, (Option<u16>, String)> {
     if sql.starts_with("STREAM LOAD ") {
         return stream_load(e, sql);
+    }
+    if let Some(statement) = sql.strip_prefix("FLIGHT\n") {
+        return flight_rows(e, statement).await.map_err(|m| (None, m));
     }
     if let Some(rest) = sql.strip_prefix("LOGIN ") {
         let (user, password) = credentials(rest);

@@ -108,8 +108,17 @@ pub(super) fn conform(
                 )
             })?,
         };
-        // Without a cast no value can fail to convert: only NULLs in a NOT NULL column count.
-        let cast_happened = src.is_some_and(|(_, a)| a.data_type() != field.data_type());
+        // JSONB keeps its value, not its text: stored compact, as Doris prints it; text
+        // that is not JSON fails to convert like any other value.
+        let (array, json_checked) = match (&column.ty, src) {
+            (doris_sql::DorisType::Json, Some(_)) if array.data_type() == &DataType::Utf8 => {
+                (compact_json(array.as_string::<i32>()), true)
+            }
+            _ => (array, false),
+        };
+        // Without a conversion no value can fail: only NULLs in a NOT NULL column count.
+        let cast_happened =
+            json_checked || src.is_some_and(|(_, a)| a.data_type() != field.data_type());
         let check_nulls = !(opts.partial || opts.delete) || is_provided(&column.name);
         if !cast_happened && (column.nullable || array.null_count() == 0 || !check_nulls) {
             arrays.push(array);
@@ -353,5 +362,55 @@ fn datetime_text(v: &str) -> String {
         format!("{} {}", &v[..10], &v[11..])
     } else {
         v.to_owned()
+    }
+}
+
+/// JSON text without the whitespace between its tokens (`{"k1": 1}` → `{"k1":1}`, key order
+/// and number spelling kept), as Doris prints a JSONB value; text that is not JSON is NULL.
+fn compact_json(text: &StringArray) -> ArrayRef {
+    let compact: StringArray = text
+        .iter()
+        .map(|cell| {
+            let cell = cell?;
+            serde_json::from_str::<serde::de::IgnoredAny>(cell).ok()?;
+            let mut out = String::with_capacity(cell.len());
+            let (mut in_string, mut escaped) = (false, false);
+            for c in cell.chars() {
+                if in_string {
+                    out.push(c);
+                    match (escaped, c) {
+                        (true, _) => escaped = false,
+                        (false, '\\') => escaped = true,
+                        (false, '"') => in_string = false,
+                        _ => {}
+                    }
+                } else if !c.is_whitespace() {
+                    in_string = c == '"';
+                    out.push(c);
+                }
+            }
+            Some(out)
+        })
+        .collect();
+    Arc::new(compact)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_stored_compact_and_text_that_is_not_json_is_null() {
+        let text = StringArray::from(vec![
+            Some(r#"{"k1": 1, "s": "a b\" c", "z": {"x": [1, 2]}}"#),
+            Some("[1, 2, {\"nested\": true}]"),
+            Some("{bad"),
+            None,
+        ]);
+        let out = compact_json(&text);
+        let out = out.as_string::<i32>();
+        assert_eq!(out.value(0), r#"{"k1":1,"s":"a b\" c","z":{"x":[1,2]}}"#);
+        assert_eq!(out.value(1), r#"[1,2,{"nested":true}]"#);
+        assert!(out.is_null(2) && out.is_null(3));
     }
 }
