@@ -1,4 +1,4 @@
-//! The Arrow Flight SQL transport (protocol document §5).
+//! The Arrow Flight SQL transport (docs/emulator.md, "Arrow Flight SQL").
 //!
 //! The FE authenticates (`Handshake` with Basic credentials → bearer token) and plans the
 //! query (`GetFlightInfo(CommandStatementQuery)`); the rows come from `DoGet` on every

@@ -1,4 +1,4 @@
-//! Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`, protocol document §7): statement
+//! Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`; docs/streaming-jobs.md): statement
 //! builders and parsers for the `jobs("type"="insert")` / `tasks("type"="insert")` rows.
 //!
 //! A streaming job runs `INSERT INTO <table> SELECT … FROM S3(…)` over the files after its

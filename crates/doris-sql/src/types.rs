@@ -822,7 +822,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{text:?} did not parse: {e}"))
     }
 
-    /// Every spelling from the protocol document's type table and §10, old and new.
+    /// Every spelling Doris releases print in `DESC` and `SHOW CREATE TABLE`, old and new.
     #[test]
     fn golden_spellings_parse() {
         use DorisType as T;

@@ -1,4 +1,4 @@
-//! The typed Stream Load headers (`doris-protocol.md` §1.4) a writer needs.
+//! The typed Stream Load headers (docs/emulator.md lists what each does) a writer needs.
 
 use std::time::Duration;
 

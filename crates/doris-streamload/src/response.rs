@@ -8,7 +8,7 @@ use crate::error::StreamLoadError;
 /// Doris answers are small; anything larger is not an answer.
 pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
 
-/// The BE's Stream Load response (`doris-protocol.md` §1.5), every field.
+/// The BE's Stream Load response (its fields as docs/emulator.md describes them), every field.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct LoadResponse {

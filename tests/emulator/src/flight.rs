@@ -1,4 +1,4 @@
-//! The Arrow Flight SQL faces (protocol document §5): the FE service (default port 8070)
+//! The Arrow Flight SQL faces (docs/emulator.md, "Arrow Flight SQL"): the FE service (default port 8070)
 //! and the BE `DoGet` service (default 8050).
 //!
 //! - **FE.** `Handshake` checks `authorization: Basic …` with the same users as the MySQL

@@ -588,7 +588,7 @@ async fn be_stream_load(
         Ok(o) => o,
         Err(message) => return fail(message),
     };
-    // Group commit is silently off for 2PC and partial updates (protocol §6.1).
+    // Group commit is silently off for 2PC and partial updates (as in Doris).
     let group_commit = group_commit && !opts.two_phase_commit && !opts.partial;
     if group_commit {
         // Every group-commit load here forms its own internal batch, committed at once

@@ -6,7 +6,7 @@
 //! a crash at any moment leaves either the old or the new state, never a mix. Every
 //! snapshot is taken under the job registry's lock, the lock under which a streaming task
 //! commits its data together with its offset: the offset on disk always belongs to the data
-//! on disk (protocol document §7.4), which is what lets a job resume after a crash without
+//! on disk (docs/streaming-jobs.md, "Behaviour to know"), which is what lets a job resume after a crash without
 //! loading a file twice or skipping one.
 //!
 //! Not persisted: users and grants, load labels and transactions, error logs, faults,

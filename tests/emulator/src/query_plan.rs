@@ -1,4 +1,4 @@
-//! The FE `_query_plan` and `_schema` endpoints (protocol document §2).
+//! The FE `_query_plan` and `_schema` endpoints (docs/emulator.md, "FE HTTP").
 //!
 //! `_query_plan` checks the SQL as Doris does (one plain SELECT over exactly the table of
 //! the URL, only filter/project/scan) and answers the tablets that can hold matching rows:

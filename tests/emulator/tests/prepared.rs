@@ -1,4 +1,4 @@
-//! Server-side prepared statements on the FE MySQL face (protocol document §4.3), checked
+//! Server-side prepared statements on the FE MySQL face (docs/emulator.md), checked
 //! with sqlx, whose `query()` always prepares on the server and reads binary rows.
 
 // Test code: a failed unwrap is a failed test, with the value in the message.
@@ -54,7 +54,7 @@ async fn sqlx_prepares_binds_and_reads_binary_rows() {
         .iter()
         .map(|c| c.type_info().name())
         .collect();
-    // The binary rows carry Doris's column types (VARCHAR travels as STRING, §3.5).
+    // The binary rows carry Doris's column types (VARCHAR travels as STRING).
     assert_eq!(
         [types[0], types[1], types[2], types[4]],
         ["BIGINT", "SMALLINT", "INT", "DOUBLE"]
@@ -130,7 +130,7 @@ async fn prepare_errors_are_dorises() {
         .to_string();
     assert!(err.contains("1105") && err.contains("errCode = 2"), "{err}");
     // A statement with neither parameters nor columns gets Doris's short PREPARE_OK, which
-    // sqlx cannot read (protocol document §4.2), exactly as against a real FE.
+    // sqlx cannot read (docs/emulator.md, "FE MySQL face"), exactly as against a real FE.
     let err = sqlx::query("SET time_zone = '+00:00'")
         .execute(&mut conn)
         .await

@@ -1,4 +1,4 @@
-//! Streaming jobs (Doris 4.0 `CREATE JOB … ON STREAMING`, protocol document §7): the job
+//! Streaming jobs (Doris 4.0 `CREATE JOB … ON STREAMING`, docs/streaming-jobs.md): the job
 //! registry, the job statements of the MySQL face, the rows of the `jobs("type"="insert")`
 //! and `tasks("type"="insert")` table functions, and (in [`runner`]) the loop that runs
 //! each job's tasks over the files of a local folder standing in for S3 ([`s3`]).

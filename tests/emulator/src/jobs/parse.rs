@@ -1,4 +1,4 @@
-//! Takes the streaming-job statements apart (protocol document §7.1):
+//! Takes the streaming-job statements apart (their syntax: docs/streaming-jobs.md):
 //!
 //! ```text
 //! CREATE JOB <name> [PROPERTIES (...)] [COMMENT '...'] ON STREAMING DO <insert>

@@ -1,4 +1,4 @@
-//! The FE MySQL face (query port), in the Doris 2.x/3.x profile of protocol document §4:
+//! The FE MySQL face (query port), in the Doris 2.x/3.x profile docs/emulator.md describes:
 //! handshake v10 as `5.7.99` with charset 33, a 20-byte scramble and
 //! `mysql_native_password`; an AuthSwitch when the client answers with another plugin;
 //! 1045 on a bad password; capabilities without DEPRECATE_EOF (classic EOF packets) unless

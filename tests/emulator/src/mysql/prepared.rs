@@ -1,4 +1,4 @@
-//! Server-side prepared statements (protocol document §4.3): COM_STMT_PREPARE,
+//! Server-side prepared statements (docs/emulator.md, "FE MySQL face"): COM_STMT_PREPARE,
 //! COM_STMT_EXECUTE with binary result rows, COM_STMT_CLOSE and COM_STMT_RESET, in the
 //! profile the configuration names ([`PrepareProfile`]).
 //!

@@ -12,7 +12,7 @@ use mysql_common::constants::ColumnType;
 use super::wire::ColumnDef;
 use crate::catalog::Table;
 
-/// The column definition Doris sends for a column of type `ty` (protocol document §3.5).
+/// The column definition Doris sends for a column of type `ty` (docs/emulator.md, "FE MySQL face").
 pub fn column_def(name: &str, ty: &DorisType) -> ColumnDef {
     use ColumnType as C;
     let (column_type, length, decimals) = match ty {
@@ -62,7 +62,7 @@ fn single_quoted(text: &str) -> String {
     out
 }
 
-/// The properties Doris prints for every OLAP table, in its order (protocol §10.1).
+/// The properties Doris prints for every OLAP table, in its order (as `SHOW CREATE TABLE` of Doris 2.1+ shows them).
 fn default_properties(table: &Table) -> Vec<(String, String)> {
     let mut props = vec![
         ("replication_allocation", "tag.location.default: 1"),
