@@ -1,7 +1,7 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt, clippy -D warnings, deps, tested-by, rustdoc -D warnings, Rust tests, ruff, pytest, fuzz, bench --quick
+//! cargo xtask ci                 fmt, clippy -D warnings, deps, tested-by, package, rustdoc -D warnings, Rust tests, ruff, pytest, fuzz, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
@@ -11,6 +11,7 @@
 //! cargo xtask conformance        the corpus from Doris's regression suites against the emulator
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask tested-by          every test and file a document's *Tested by* line names exists
+//! cargo xtask package            the four library crates packaged as crates.io would receive them
 //! cargo xtask mutants            mutation testing of the injection- and label-critical code
 //! ```
 //!
@@ -22,6 +23,7 @@ mod demo;
 mod fuzz;
 mod layering;
 mod mutants;
+mod publish;
 mod python;
 mod run;
 mod tested_by;
@@ -34,6 +36,7 @@ use crate::demo::demo;
 use crate::fuzz::fuzz;
 use crate::layering::deps;
 use crate::mutants::mutants;
+use crate::publish::package;
 use crate::python::{install_python_package, python, python_tests};
 use crate::run::{cargo, counted_step, root, step};
 use crate::tested_by::tested_by;
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Some("mutants") => mutants(),
         Some("deps") => deps(),
         Some("tested-by") => tested_by(),
+        Some("package") => package(),
         Some("bench") => bench(
             args.iter().any(|a| a == "--quick"),
             false,
@@ -59,7 +63,7 @@ fn main() -> ExitCode {
         ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | conformance | deps | tested-by | mutants>"
+                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | conformance | deps | tested-by | package | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -128,6 +132,7 @@ fn ci() -> Result<(), String> {
     step("clippy", clippy)?;
     deps()?;
     tested_by()?;
+    package()?;
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings");
