@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3_arrow::PySchema;
 
 use crate::connection::Connection;
-use crate::errors::{raise, read_error};
+use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
 
 /// What one catalog call does with its session.
@@ -79,7 +79,7 @@ fn names(answer: Answer) -> Vec<String> {
 }
 
 fn table_ref(database: &str, table: &str) -> PyResult<TableRef> {
-    TableRef::new(database, table).map_err(|e| raise("ConfigurationError", e.to_string()))
+    TableRef::new(database, table).map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))
 }
 
 /// User databases (prefix-filtered, sorted).
@@ -166,7 +166,7 @@ pub(crate) fn catalog_create_table(
         "unique" => KeyModel::Unique,
         _ => {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 "key_model must be 'duplicate' or 'unique'",
             ));
         }

@@ -13,7 +13,7 @@ use doris_read::{FlightSqlEndpoint, MySqlEndpoint, SslMode};
 use doris_sql::HostPort;
 use pyo3::prelude::*;
 
-use crate::errors::raise;
+use crate::errors::{ErrorClass, raise};
 
 /// Where the FE is, how to reach it safely and how long to wait for it.
 #[pyclass(frozen, module = "daft_doris._native")]
@@ -46,7 +46,7 @@ fn timeout(name: &str, seconds: f64) -> PyResult<Duration> {
         .filter(|d| !d.is_zero() && *d <= Duration::from_secs(86_400))
         .ok_or_else(|| {
             raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 format!("{name} must be more than 0 and at most 86400 seconds"),
             )
         })
@@ -55,7 +55,7 @@ fn timeout(name: &str, seconds: f64) -> PyResult<Duration> {
 fn port(name: &str, value: u16) -> PyResult<u16> {
     if value == 0 {
         return Err(raise(
-            "ConfigurationError",
+            ErrorClass::ConfigurationError,
             format!("{name} must be an integer from 1 to 65535"),
         ));
     }
@@ -101,14 +101,20 @@ impl Connection {
         mysql_ssl_mode: &str,
     ) -> PyResult<Self> {
         if host.trim().is_empty() {
-            return Err(raise("ConfigurationError", "host must not be empty"));
+            return Err(raise(
+                ErrorClass::ConfigurationError,
+                "host must not be empty",
+            ));
         }
         if user.is_empty() {
-            return Err(raise("ConfigurationError", "username must not be empty"));
+            return Err(raise(
+                ErrorClass::ConfigurationError,
+                "username must not be empty",
+            ));
         }
         if !(1..=64).contains(&flight_max_parallel) {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 "flight_options max_parallel_endpoints must be an integer from 1 to 64",
             ));
         }
@@ -117,7 +123,7 @@ impl Connection {
             .map(|l| {
                 HostPort::parse(l).ok_or_else(|| {
                     raise(
-                        "ConfigurationError",
+                        ErrorClass::ConfigurationError,
                         "flight_allowed_locations entries must be host:port",
                     )
                 })
@@ -125,7 +131,7 @@ impl Connection {
             .collect::<PyResult<Vec<_>>>()?;
         let mysql_ssl_mode = SslMode::parse(mysql_ssl_mode).ok_or_else(|| {
             raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 "ssl_mode must be one of disabled, preferred, required, verify_ca, verify_identity",
             )
         })?;
@@ -208,7 +214,7 @@ impl Connection {
             .parse()
             .map_err(|_| {
                 raise(
-                    "ConfigurationError",
+                    ErrorClass::ConfigurationError,
                     "the FE host does not form a valid URL",
                 )
             })

@@ -1,7 +1,7 @@
 //! Rust errors raised as the exception classes of `daft_doris.errors`.
 //!
 //! The classes are defined in Python (so users can import, subclass and document them);
-//! this module looks the class up by name and raises it with the error's text. Texts
+//! [`ErrorClass`] names each one once, and each crate's error type maps to it here. Texts
 //! come from the Rust crates, which never put a password, a bound value or a response
 //! body into an error.
 
@@ -9,33 +9,113 @@ use doris_read::ReadError;
 use doris_streamload::StreamLoadError;
 use pyo3::prelude::*;
 
-/// Builds an exception of the class `name` of `daft_doris.errors`.
-pub(crate) fn raise(name: &str, message: impl Into<String>) -> PyErr {
-    let message = message.into();
-    Python::attach(|py| {
-        let made = py
-            .import("daft_doris.errors")
-            .and_then(|m| m.getattr(name))
-            .and_then(|class| class.call1((message.clone(),)));
-        match made {
-            Ok(exception) => PyErr::from_value(exception),
-            Err(e) => e,
+/// The classes of `daft_doris.errors`, imported when first raised.
+mod classes {
+    pyo3::import_exception!(daft_doris.errors, AuthenticationError);
+    pyo3::import_exception!(daft_doris.errors, ConfigurationError);
+    pyo3::import_exception!(daft_doris.errors, DatabaseObjectNotFoundError);
+    pyo3::import_exception!(daft_doris.errors, DatabasePermissionError);
+    pyo3::import_exception!(daft_doris.errors, DiscoveryError);
+    pyo3::import_exception!(daft_doris.errors, DorisAmbiguousWriteError);
+    pyo3::import_exception!(daft_doris.errors, DorisLabelExistsError);
+    pyo3::import_exception!(daft_doris.errors, DorisMetadataError);
+    pyo3::import_exception!(daft_doris.errors, DorisPartialCommitError);
+    pyo3::import_exception!(daft_doris.errors, DorisTableCompatibilityError);
+    pyo3::import_exception!(daft_doris.errors, DorisTimeoutError);
+    pyo3::import_exception!(daft_doris.errors, DorisWriteAuthenticationError);
+    pyo3::import_exception!(daft_doris.errors, DorisWriteError);
+    pyo3::import_exception!(daft_doris.errors, DorisWritePermissionError);
+    pyo3::import_exception!(daft_doris.errors, SchemaError);
+    pyo3::import_exception!(daft_doris.errors, TransportError);
+}
+
+/// An exception class of `daft_doris.errors` (named as in Python, so a class that does not
+/// exist is a compile error, not a failure at raise time).
+// Each variant is its Python class's exact name, `…Error` included.
+#[allow(clippy::enum_variant_names)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorClass {
+    /// `daft_doris.errors.AuthenticationError`.
+    AuthenticationError,
+    /// `daft_doris.errors.ConfigurationError`.
+    ConfigurationError,
+    /// `daft_doris.errors.DatabaseObjectNotFoundError`.
+    DatabaseObjectNotFoundError,
+    /// `daft_doris.errors.DatabasePermissionError`.
+    DatabasePermissionError,
+    /// `daft_doris.errors.DiscoveryError`.
+    DiscoveryError,
+    /// `daft_doris.errors.DorisAmbiguousWriteError`.
+    DorisAmbiguousWriteError,
+    /// `daft_doris.errors.DorisLabelExistsError`.
+    DorisLabelExistsError,
+    /// `daft_doris.errors.DorisMetadataError`.
+    DorisMetadataError,
+    /// `daft_doris.errors.DorisPartialCommitError`.
+    DorisPartialCommitError,
+    /// `daft_doris.errors.DorisTableCompatibilityError`.
+    DorisTableCompatibilityError,
+    /// `daft_doris.errors.DorisTimeoutError`.
+    DorisTimeoutError,
+    /// `daft_doris.errors.DorisWriteAuthenticationError`.
+    DorisWriteAuthenticationError,
+    /// `daft_doris.errors.DorisWriteError`.
+    DorisWriteError,
+    /// `daft_doris.errors.DorisWritePermissionError`.
+    DorisWritePermissionError,
+    /// `daft_doris.errors.SchemaError`.
+    SchemaError,
+    /// `daft_doris.errors.TransportError`.
+    TransportError,
+}
+
+impl ErrorClass {
+    /// An exception of this class with `message`.
+    pub(crate) fn error(self, message: String) -> PyErr {
+        match self {
+            Self::AuthenticationError => classes::AuthenticationError::new_err(message),
+            Self::ConfigurationError => classes::ConfigurationError::new_err(message),
+            Self::DatabaseObjectNotFoundError => {
+                classes::DatabaseObjectNotFoundError::new_err(message)
+            }
+            Self::DatabasePermissionError => classes::DatabasePermissionError::new_err(message),
+            Self::DiscoveryError => classes::DiscoveryError::new_err(message),
+            Self::DorisAmbiguousWriteError => classes::DorisAmbiguousWriteError::new_err(message),
+            Self::DorisLabelExistsError => classes::DorisLabelExistsError::new_err(message),
+            Self::DorisMetadataError => classes::DorisMetadataError::new_err(message),
+            Self::DorisPartialCommitError => classes::DorisPartialCommitError::new_err(message),
+            Self::DorisTableCompatibilityError => {
+                classes::DorisTableCompatibilityError::new_err(message)
+            }
+            Self::DorisTimeoutError => classes::DorisTimeoutError::new_err(message),
+            Self::DorisWriteAuthenticationError => {
+                classes::DorisWriteAuthenticationError::new_err(message)
+            }
+            Self::DorisWriteError => classes::DorisWriteError::new_err(message),
+            Self::DorisWritePermissionError => classes::DorisWritePermissionError::new_err(message),
+            Self::SchemaError => classes::SchemaError::new_err(message),
+            Self::TransportError => classes::TransportError::new_err(message),
         }
-    })
+    }
+}
+
+/// Builds an exception of `class` with `message`.
+pub(crate) fn raise(class: ErrorClass, message: impl Into<String>) -> PyErr {
+    class.error(message.into())
 }
 
 /// A read error as its exception class.
 pub(crate) fn read_error(e: ReadError) -> PyErr {
     let class = match &e {
-        ReadError::Config(_) | ReadError::LocationRefused { .. } => "ConfigurationError",
-        ReadError::Auth(_) => "AuthenticationError",
-        ReadError::Permission(_) => "DatabasePermissionError",
-        ReadError::NotFound(_) => "DatabaseObjectNotFoundError",
-        ReadError::UnsupportedColumn { .. } | ReadError::Decode { .. } => "SchemaError",
-        ReadError::Metadata(_) => "SchemaError",
-        ReadError::Planning(_) => "DiscoveryError",
-        ReadError::Timeout(_) => "DorisTimeoutError",
-        _ => "TransportError",
+        ReadError::Config(_) | ReadError::LocationRefused { .. } => ErrorClass::ConfigurationError,
+        ReadError::Auth(_) => ErrorClass::AuthenticationError,
+        ReadError::Permission(_) => ErrorClass::DatabasePermissionError,
+        ReadError::NotFound(_) => ErrorClass::DatabaseObjectNotFoundError,
+        ReadError::UnsupportedColumn { .. } | ReadError::Decode { .. } => ErrorClass::SchemaError,
+        ReadError::Metadata(_) => ErrorClass::SchemaError,
+        ReadError::Planning(_) => ErrorClass::DiscoveryError,
+        ReadError::Timeout(_) => ErrorClass::DorisTimeoutError,
+        _ => ErrorClass::TransportError,
     };
     raise(class, e.to_string())
 }
@@ -44,11 +124,11 @@ pub(crate) fn read_error(e: ReadError) -> PyErr {
 pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
     match e {
         ReadError::Metadata(m) => raise(
-            "DorisMetadataError",
+            ErrorClass::DorisMetadataError,
             format!("the table's metadata cannot be understood: {m}"),
         ),
         ReadError::Transport(_) | ReadError::Timeout(_) | ReadError::Query { .. } => raise(
-            "DiscoveryError",
+            ErrorClass::DiscoveryError,
             format!("Doris table metadata discovery failed: {e}"),
         ),
         other => read_error(other),
@@ -61,19 +141,19 @@ pub(crate) fn load_error(e: &StreamLoadError) -> PyErr {
 }
 
 /// The exception class of a Stream Load error.
-pub(crate) fn load_error_class(e: &StreamLoadError) -> &'static str {
+pub(crate) fn load_error_class(e: &StreamLoadError) -> ErrorClass {
     match e {
-        StreamLoadError::Config(_) => "ConfigurationError",
-        StreamLoadError::Auth { .. } => "DorisWriteAuthenticationError",
-        StreamLoadError::LabelExists { .. } => "DorisLabelExistsError",
+        StreamLoadError::Config(_) => ErrorClass::ConfigurationError,
+        StreamLoadError::Auth { .. } => ErrorClass::DorisWriteAuthenticationError,
+        StreamLoadError::LabelExists { .. } => ErrorClass::DorisLabelExistsError,
         StreamLoadError::Ambiguous { .. } | StreamLoadError::CounterMismatch { .. } => {
-            "DorisAmbiguousWriteError"
+            ErrorClass::DorisAmbiguousWriteError
         }
-        StreamLoadError::PartialCommit { .. } => "DorisPartialCommitError",
-        StreamLoadError::Privilege { .. } => "DorisWritePermissionError",
+        StreamLoadError::PartialCommit { .. } => ErrorClass::DorisPartialCommitError,
+        StreamLoadError::Privilege { .. } => ErrorClass::DorisWritePermissionError,
         StreamLoadError::Encode(_) | StreamLoadError::ValueRejected { .. } => {
-            "DorisTableCompatibilityError"
+            ErrorClass::DorisTableCompatibilityError
         }
-        _ => "DorisWriteError",
+        _ => ErrorClass::DorisWriteError,
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::connection::Connection;
-use crate::errors::{raise, read_error};
+use crate::errors::{ErrorClass, raise, read_error};
 use crate::read::parse_json;
 use crate::runtime::block_on;
 
@@ -32,7 +32,7 @@ struct InsertSpec {
 impl InsertSpec {
     fn build(self) -> PyResult<S3Insert> {
         let table = TableRef::new(&self.database, &self.table)
-            .map_err(|e| raise("ConfigurationError", e.to_string()))?;
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
         let mut insert = S3Insert::new(table, self.uri, self.format);
         insert.columns = self.columns;
         for (k, v) in self.source_properties {
@@ -124,7 +124,7 @@ pub(crate) fn job_control(
         "drop" => JobControl::Drop { if_exists },
         other => {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 format!("unknown job action {other:?} (pause, resume or drop)"),
             ));
         }

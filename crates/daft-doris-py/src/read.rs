@@ -16,7 +16,7 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 use serde::Deserialize;
 
 use crate::connection::Connection;
-use crate::errors::{raise, read_error};
+use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
 
 fn default_planning_timeout() -> f64 {
@@ -32,7 +32,7 @@ fn seconds(s: f64) -> Duration {
 pub(crate) fn parse_json<T: for<'de> Deserialize<'de>>(what: &str, json: &str) -> PyResult<T> {
     serde_json::from_str(json).map_err(|e| {
         raise(
-            "ConfigurationError",
+            ErrorClass::ConfigurationError,
             format!(
                 "invalid {what} (line {}, column {}, {:?} error)",
                 e.line(),
@@ -126,11 +126,11 @@ pub(crate) fn plan_read(
     let trusted_where = match &request.unsafe_where_sql {
         Some(fragment) => Some(
             bind_trusted_where(fragment, &request.query_parameters)
-                .map_err(|e| raise("ConfigurationError", e.to_string()))?,
+                .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?,
         ),
         None if !request.query_parameters.is_empty() => {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 "query_parameters require unsafe_where_sql",
             ));
         }
@@ -153,7 +153,7 @@ pub(crate) fn plan_read(
         }
         other => {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 format!("split must be 'single' or 'auto', not {other:?}"),
             ));
         }
@@ -227,7 +227,7 @@ impl BatchReader {
         let schema = schema.into_inner();
         if sql.is_empty() {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 "a read task needs at least one statement",
             ));
         }
@@ -256,7 +256,7 @@ impl BatchReader {
             }
             _ => {
                 return Err(raise(
-                    "ConfigurationError",
+                    ErrorClass::ConfigurationError,
                     "transport must be 'mysql' or 'flight'",
                 ));
             }

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use sha1::{Digest, Sha1};
 
 use crate::connection::Connection;
-use crate::errors::{load_error, load_error_class, raise, write_metadata_error};
+use crate::errors::{ErrorClass, load_error, load_error_class, raise, write_metadata_error};
 use crate::read::parse_json;
 use crate::runtime::block_on;
 
@@ -42,7 +42,7 @@ pub(crate) fn check_write_target<'py>(
     let connection: &Connection = &connection;
     let operation: WriteOperation = operation
         .parse()
-        .map_err(|e: String| raise("ConfigurationError", e))?;
+        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
     let endpoint = connection.mysql(password, None);
     let table_schema = block_on(py, || {
         doris_read::fetch_table_schema(&endpoint, database, table)
@@ -50,7 +50,7 @@ pub(crate) fn check_write_target<'py>(
     .map_err(write_metadata_error)?;
     let data: Arc<Schema> = schema.into_inner();
     let target = doris_sql::check_write_target(&table_schema, &data, operation)
-        .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+        .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
     let rules: Vec<ColumnRule> = target
         .column_writes
         .iter()
@@ -71,7 +71,8 @@ pub(crate) fn check_write_target<'py>(
     out.set_item("columns", target.columns)?;
     out.set_item(
         "rules",
-        serde_json::to_string(&rules).map_err(|e| raise("ConfigurationError", e.to_string()))?,
+        serde_json::to_string(&rules)
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?,
     )?;
     Ok(out)
 }
@@ -85,16 +86,16 @@ pub(crate) fn fingerprint(py: Python<'_>, data: PyRecordBatchReader) -> PyResult
     py.detach(move || {
         let mut hasher = HashWriter(Sha1::new());
         let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut hasher, &schema)
-            .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+            .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
         for batch in reader {
-            let batch = batch.map_err(|e| raise("TransportError", e.to_string()))?;
+            let batch = batch.map_err(|e| raise(ErrorClass::TransportError, e.to_string()))?;
             writer
                 .write(&batch)
-                .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+                .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
         }
         writer
             .finish()
-            .map_err(|e| raise("DorisTableCompatibilityError", e.to_string()))?;
+            .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
         drop(writer);
         let digest = hasher.0.finalize();
         Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
@@ -174,7 +175,7 @@ fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<L
         Some("csv") => Format::Csv(Default::default()),
         Some(other) => {
             return Err(raise(
-                "ConfigurationError",
+                ErrorClass::ConfigurationError,
                 format!("format must be arrow, parquet, json or csv, not {other:?}"),
             ));
         }
@@ -197,7 +198,7 @@ fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<L
                     "ERROR" => NewKeyBehavior::Error,
                     _ => {
                         return Err(raise(
-                            "ConfigurationError",
+                            ErrorClass::ConfigurationError,
                             "partial_update_new_key_behavior must be APPEND or ERROR",
                         ));
                     }
@@ -224,7 +225,7 @@ impl TableWriter {
         let operation: WriteOperation = request
             .operation
             .parse()
-            .map_err(|e: String| raise("ConfigurationError", e))?;
+            .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
         let rules: Vec<ColumnRule> = parse_json("column rules", &request.rules)?;
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = ClientConfig::new(
@@ -246,7 +247,7 @@ impl TableWriter {
             "private" => Some(RedirectPolicy::Private),
             _ => {
                 return Err(raise(
-                    "ConfigurationError",
+                    ErrorClass::ConfigurationError,
                     "redirect_policy must be '', 'direct', 'public' or 'private'",
                 ));
             }
@@ -310,7 +311,7 @@ impl TableWriter {
         };
         let mut batches = Vec::new();
         for batch in reader {
-            let batch = batch.map_err(|e| raise("TransportError", e.to_string()))?;
+            let batch = batch.map_err(|e| raise(ErrorClass::TransportError, e.to_string()))?;
             batches.push(self.rules.apply(batch).map_err(|e| load_error(&e))?);
         }
         let client = self.client.clone();
