@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::python::{ensure_venv, install_python_package, maturin_develop, venv_python};
+use crate::python::{
+    ensure_venv, install_python_package, install_requirements, maturin_develop, venv_python,
+};
 use crate::run::{cargo, root, step};
 
 /// `quick`: reduced sizes on debug builds; `prebuilt`: the debug emulator binary and the
@@ -18,19 +20,11 @@ pub(crate) fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(
     let shared = std::env::var("CARGO_TARGET_DIR")
         .unwrap_or_else(|_| "/var/tmp/daft-doris-target".to_owned());
     let python = ensure_venv()?;
-    let mut peers = Command::new(&python);
-    peers
-        .current_dir(root())
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg("crates/daft-doris-py/benches/requirements.txt");
-    step("bench: install the peers (ConnectorX, matplotlib)", peers)?;
+    install_requirements(
+        &python,
+        "crates/daft-doris-py/benches/requirements.txt",
+        "bench: install the peers (ConnectorX, matplotlib)",
+    )?;
     let reference = if scaling_only {
         PathBuf::new()
     } else {

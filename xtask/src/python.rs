@@ -145,7 +145,21 @@ pub(crate) fn ensure_venv() -> Result<PathBuf, String> {
         "/var/tmp/daft-doris-venv",
         &["python3.11".to_owned(), "python3".to_owned()],
     )?;
-    let mut install = Command::new(&python);
+    install_requirements(
+        &python,
+        "tests/python/requirements.txt",
+        "demo: install the Python requirements",
+    )?;
+    Ok(python)
+}
+
+/// `pip install -r <requirements>` (a path from the workspace root) into `python`'s venv.
+pub(crate) fn install_requirements(
+    python: &Path,
+    requirements: &str,
+    name: &str,
+) -> Result<(), String> {
+    let mut install = Command::new(python);
     install
         .current_dir(root())
         .args([
@@ -156,7 +170,6 @@ pub(crate) fn ensure_venv() -> Result<PathBuf, String> {
             "--disable-pip-version-check",
             "-r",
         ])
-        .arg("tests/python/requirements.txt");
-    step("demo: install the Python requirements", install)?;
-    Ok(python)
+        .arg(requirements);
+    step(name, install)
 }
