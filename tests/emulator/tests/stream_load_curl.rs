@@ -1237,3 +1237,20 @@ async fn jsonpaths_pick_nested_fields_for_the_columns() {
     );
     assert_message_contains(&json, "Invalid json path");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_that_change_a_load_but_are_not_emulated_fail_it_by_name() {
+    let h = harness("not-emulated").await;
+    let file = h.file("rows.csv", b"2024-01-05\t1\n2024-02-05\t2\n");
+    for name in doris_emulator::load::NOT_EMULATED_HEADERS {
+        let header = format!("{name}:p1");
+        let (json, body) = h.stream_load("parted", &file, &[header.as_str()], "root:");
+        assert_eq!(json["Status"], "Fail", "{name}: {body}");
+        assert_message_contains(&json, &format!("does not emulate the `{name}` header"));
+    }
+    // Nothing was loaded, and without those headers the same body loads.
+    assert_eq!(row_count(&h.rows("parted")), 0);
+    let (json, body) = h.stream_load("parted", &file, &[], "root:");
+    assert_eq!(json["Status"], "Success", "{body}");
+    assert_eq!(row_count(&h.rows("parted")), 2);
+}
