@@ -5,7 +5,7 @@
 //! line pointing at nothing, so this check reads README.md, `docs/*.md` and every crate's
 //! README and resolves what those lines name:
 //!
-//! - in the text after each "tested by" (to the end of its paragraph, or of its table row),
+//! - in the text after each "tested by" (to the end of its paragraph, list item or table row),
 //!   every backticked test-like name (lowercase `snake_case` with at least three
 //!   underscores) and every backticked path (`…/x.rs`, `.py`, `.md`, `.txt`, `.toml`);
 //! - in every table row, backticked names with at least four underscores (the tables of
@@ -139,7 +139,12 @@ fn tested_by_windows(text: &str) -> Vec<&str> {
         let end = if text[line_start..].starts_with('|') {
             text[at..].find('\n').map_or(text.len(), |i| i + at)
         } else {
-            text[at..].find("\n\n").map_or(text.len(), |i| i + at)
+            // The end of the paragraph, or of its list item.
+            ["\n\n", "\n- ", "\n* ", "\n|"]
+                .iter()
+                .filter_map(|stop| text[at..].find(stop))
+                .min()
+                .map_or(text.len(), |i| i + at)
         };
         windows.push(&text[at..end]);
         from = at + "tested by".len();
@@ -248,7 +253,7 @@ mod tests {
 
     #[test]
     fn names_after_tested_by_count_to_the_end_of_the_paragraph_or_row() {
-        let doc = "A promise. *Tested by* `one_two_three_four` and\n`tests/x.rs`, not `max_in` or `a b`.\n\nLater `five_six_seven_eight` is free text.\n| a | b, tested by `row_name_is_here` |\n| `short_name` | `a_row_names_a_test` |\n";
+        let doc = "A promise. *Tested by* `one_two_three_four` and\n`tests/x.rs`, not `max_in` or `a b`.\n- next item `other_item_not_checked_here`\n\nLater `five_six_seven_eight` is free text.\n| a | b, tested by `row_name_is_here` |\n| `short_name` | `a_row_names_a_test` |\n";
         assert_eq!(
             names(doc),
             [
