@@ -148,9 +148,9 @@ def measure(case: dict) -> dict:
         else:
             reader = _native.BatchReader(
                 "mysql",
-                json.dumps({"host": "127.0.0.1", "mysql_port": 3306, "user": "root"}),
+                _native.Connection(host="127.0.0.1", mysql_port=3306, user="root"),
                 "",
-                sql,
+                [sql],
                 schema,
                 65_536,
                 64 * 1024 * 1024,
