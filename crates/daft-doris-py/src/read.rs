@@ -7,8 +7,8 @@ use std::time::Duration;
 use arrow_schema::Schema;
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
 use doris_read::{
-    BatchLimits, BatchStream, Split, TableReadOptions, discover, flight, merge,
-    plan_read_of_schema, plan_table_read, query,
+    BatchLimits, BatchStream, Split, TableReadOptions, discover, flight, plan_read_of_schema,
+    plan_table_read, query, start_merged,
 };
 use doris_sql::{Expr, Param, bind_trusted_where};
 use pyo3::prelude::*;
@@ -234,24 +234,20 @@ impl BatchReader {
         let stream = match transport {
             "mysql" => {
                 let endpoint = connection.mysql(password, None);
-                block_on(py, || async {
-                    let started = futures::future::try_join_all(
+                block_on(py, || {
+                    start_merged(
                         sql.into_iter()
                             .map(|one| query(&endpoint, one, schema.clone(), limits)),
                     )
-                    .await?;
-                    merge(started)
                 })
             }
             "flight" => {
                 let endpoint = connection.flight(password)?;
-                block_on(py, || async {
-                    let started = futures::future::try_join_all(
+                block_on(py, || {
+                    start_merged(
                         sql.into_iter()
                             .map(|one| flight::query(&endpoint, one, schema.clone(), limits)),
                     )
-                    .await?;
-                    merge(started)
                 })
             }
             _ => {

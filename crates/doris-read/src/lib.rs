@@ -42,7 +42,7 @@ pub mod table;
 
 pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
-pub use merge::merge;
+pub use merge::{merge, start_merged};
 pub use mysql::connect::{MySqlEndpoint, SslMode};
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};

@@ -13,6 +13,16 @@ use crate::error::ReadError;
 use crate::feed;
 use crate::mysql::stream::BatchStream;
 
+/// Starts every query at once (`starts`: one future per query, e.g. of
+/// [`query`](crate::query) or [`flight::query`](crate::flight::query)) and merges their
+/// streams; the first query that fails to start fails the whole read.
+pub async fn start_merged<F>(starts: impl IntoIterator<Item = F>) -> Result<BatchStream, ReadError>
+where
+    F: std::future::Future<Output = Result<BatchStream, ReadError>>,
+{
+    merge(futures::future::try_join_all(starts).await?)
+}
+
 /// One stream of the batches of `streams`, which must share one schema.
 ///
 /// Memory: each part keeps its own small buffer (about two batches), so a merge of `n`

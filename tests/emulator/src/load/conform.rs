@@ -328,28 +328,31 @@ fn doris_text(a: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
         return None;
     }
     let text = a.as_string_opt::<i32>()?;
-    let fixed: StringArray = text
+    // The text as Arrow reads it, or `None` when it reads this cell as it is.
+    let fixed = |v: &str| -> Option<String> {
+        let trimmed = trim_spaces(v);
+        match is_datetime.then(|| datetime_text(trimmed)).flatten() {
+            Some(joined) => Some(joined),
+            None => (trimmed.len() != v.len()).then(|| trimmed.to_owned()),
+        }
+    };
+    // Most columns need nothing: no copy then.
+    if !text.iter().flatten().any(|v| fixed(v).is_some()) {
+        return None;
+    }
+    let out: StringArray = text
         .iter()
-        .map(|v| {
-            v.map(|v| {
-                let v = trim_spaces(v);
-                if is_datetime {
-                    datetime_text(v)
-                } else {
-                    v.to_owned()
-                }
-            })
-        })
+        .map(|v| v.map(|v| fixed(v).unwrap_or_else(|| v.to_owned())))
         .collect();
-    Some(Arc::new(fixed))
+    Some(Arc::new(out))
 }
 
 fn trim_spaces(v: &str) -> &str {
     v.trim_matches(|c: char| c.is_ascii_whitespace())
 }
 
-/// `YYYY-MM-DD:HH:MM:SS…` as `YYYY-MM-DD HH:MM:SS…`; any other text unchanged.
-fn datetime_text(v: &str) -> String {
+/// `YYYY-MM-DD:HH:MM:SS…` as `YYYY-MM-DD HH:MM:SS…`; `None` for any other text.
+fn datetime_text(v: &str) -> Option<String> {
     let b = v.as_bytes();
     let date_like = b.len() > 11
         && b[4] == b'-'
@@ -358,11 +361,7 @@ fn datetime_text(v: &str) -> String {
             .iter()
             .enumerate()
             .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
-    if date_like && b[10] == b':' {
-        format!("{} {}", &v[..10], &v[11..])
-    } else {
-        v.to_owned()
-    }
+    (date_like && b[10] == b':').then(|| format!("{} {}", &v[..10], &v[11..]))
 }
 
 /// JSON text without the whitespace between its tokens (`{"k1": 1}` → `{"k1":1}`, key order
