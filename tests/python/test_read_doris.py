@@ -237,6 +237,29 @@ def test_projection_filter_limit_and_count_match_an_unpushed_read(doris):
     assert inlist == 200
 
 
+def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
+    import daft_doris.read as read_module
+
+    pushed = []
+    plan = read_module._native.plan_read
+
+    def spy(*args, **kwargs):
+        pushed.append((kwargs.get("count_alias"), kwargs.get("filter")))
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(read_module._native, "plan_read", spy)
+    assert read(doris, "events").count_rows() == 400
+    assert pushed[-1][0] is not None, "count_rows() is a Doris count"
+    # 40 of the 400 scores are NULL: count(score) counts the other 360, pushed or not.
+    valid = read(doris, "events").agg(daft.col("score").count()).to_pydict()
+    assert list(valid.values()) == [[360]]
+    nulls = read(doris, "events").agg(daft.col("score").count("null")).to_pydict()
+    assert list(nulls.values()) == [[40]]
+    for alias, where in pushed[1:]:
+        if alias is not None:
+            assert alias == "score" and where["kind"] == "is_null", "a pushed count(col) keeps its NULL rule"
+
+
 def test_split_auto_returns_exactly_the_rows_of_a_single_read(doris):
     single = rows(read(doris, "events"))
     split = read(doris, "events", split="auto", target_tasks=3)
@@ -364,6 +387,13 @@ def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
             "not supported",
         ),
         ({"transport": "flight", "flight_port": 70000}, "flight_port"),
+        ({"database": ""}, "database"),
+        ({"discovery_policy": "maybe"}, "discovery_policy"),
+        ({"target_tasks": True}, "target_tasks must be an integer"),
+        ({"planning_timeout_seconds": 0}, "planning_timeout_seconds"),
+        ({"planning_timeout_seconds": "10"}, "planning_timeout_seconds must be a number"),
+        ({"unsafe_where_sql": "   "}, "non-blank"),
+        ({"unsafe_where_sql": "id = :p", "query_parameters": {"q": "pw-9Zq"}}, "p"),
     ],
 )
 def test_bad_options_fail_before_any_network_io(kwargs, message):
@@ -376,8 +406,26 @@ def test_bad_options_fail_before_any_network_io(kwargs, message):
         "mysql_port": 1,
         **kwargs,
     }
-    with pytest.raises(ConfigurationError, match=message):
+    with pytest.raises(ConfigurationError, match=message) as raised:
         read_doris(**args)
+    assert "pw-9Zq" not in str(raised.value)
+
+
+def test_the_native_read_request_pickles_as_its_arguments():
+    from daft_doris import _native
+
+    request = _native.ReadRequest(
+        "py", "t", "auto", "error", 3, 8, 2.5, "id = :p", {"p": {"type": "int64", "value": 7}}
+    )
+    copy = pickle.loads(pickle.dumps(request))
+    assert repr(copy) == repr(request) == "ReadRequest(table=py.t, split=auto, target_tasks=3)"
+    assert copy.__reduce__()[1] == request.__reduce__()[1]
+    # Defaults live in Rust: None is the default.
+    assert repr(_native.ReadRequest("py", "t")) == "ReadRequest(table=py.t, split=single, target_tasks=8)"
+    with pytest.raises(ConfigurationError, match="target_tasks must not exceed max_tasks"):
+        _native.ReadRequest("py", "t", None, None, 300)
+    with pytest.raises(ConfigurationError, match="invalid query_parameters"):
+        _native.ReadRequest("py", "t", None, None, None, None, None, "id = :p", {"p": {"type": "nope"}})
 
 
 def test_unreadable_column_fails_only_when_selected(doris, monkeypatch):

@@ -41,6 +41,8 @@ CREATE TABLE w.typed (`id` INT NOT NULL, `j` JSON NULL, `ip` IPV6 NULL, `big` LA
   DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE TABLE w.nested (`id` INT NOT NULL, `tags` ARRAY<VARCHAR(3)> NULL,
   `person` STRUCT<name:VARCHAR(4), note:TEXT> NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
+CREATE TABLE w.carried (`id` INT NOT NULL, `name` VARCHAR(8) NULL) DUPLICATE KEY(`id`)
+  DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
 GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 """
@@ -538,6 +540,28 @@ def test_sink_pickles_and_redacts_its_password():
         "already_loaded_batches",
     ]
     assert pa.types.is_int64(copy.schema().to_pyarrow_schema().field("batches").type)
+
+
+def test_a_started_sink_carries_its_checked_table_to_the_workers(doris):
+    """The driver checks the table once (start); the pickled sink a worker gets holds the
+    same WriteTarget (columns and value rules) and applies its rules before any upload."""
+    from daft.recordbatch import MicroPartition
+
+    sink = DorisDataSink(conn(doris), DorisTable("w", "carried"))
+    data = pa.table({"id": pa.array([1, 2], pa.int32()), "name": pa.array(["ok", "x" * 9])})
+    sink.bind_schema(data.schema)
+    sink.start()
+    worker = pickle.loads(pickle.dumps(sink))
+    assert worker._target.columns == ["id", "name"]
+    assert worker._target.__reduce__()[1] == sink._target.__reduce__()[1]
+    assert worker._target.__reduce__()[1][1], "the value rules travelled"
+    with pytest.raises(DorisTableCompatibilityError, match="longer than the column's 8 bytes"):
+        list(worker.write(iter([MicroPartition.from_arrow(data)])))
+    assert query(doris, "SELECT count(*) FROM carried")[0][0] == 0
+    fine = MicroPartition.from_arrow(data.slice(0, 1))
+    (result,) = list(worker.write(iter([fine])))
+    assert result.rows_written == 1
+    assert query(doris, "SELECT id, name FROM carried") == ((1, "ok"),)
 
 
 def test_the_reference_connectors_names_work():

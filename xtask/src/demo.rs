@@ -12,15 +12,13 @@ pub(crate) fn demo() -> Result<(), String> {
     // with an empty partitioned table, then `write_doris` and a split, filtered
     // `read_doris` (crates/daft-doris-py/examples/demo.py).
     let python = ensure_venv()?;
+    // `--workspace`, not `-p doris-emulator`: cargo unifies features over the packages it
+    // is asked for, so only a workspace build resolves the emulator's dependencies (arrow,
+    // DataFusion, tokio, …) with the features the test suite's build gave them; after
+    // `bash .ci/run` this step then compiles nothing, and on a fresh machine it builds only
+    // the emulator binary and what it depends on.
     let mut build = cargo();
-    build.args([
-        "build",
-        "--quiet",
-        "-p",
-        "doris-emulator",
-        "--bin",
-        "doris-emulator",
-    ]);
+    build.args(["build", "--quiet", "--workspace", "--bin", "doris-emulator"]);
     step("demo: build the Doris emulator", build)?;
     install_python_package(&python)?;
     let target =

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::run::{root, step};
+use crate::run::{root, step, without_run_env};
 
 /// The project's Python: `DAFT_DORIS_PYTHON`, else the venv `.ci/run` creates.
 pub(crate) fn python() -> Result<PathBuf, String> {
@@ -38,6 +38,7 @@ pub(crate) fn maturin_develop(python: &Path, release: Option<&str>) -> Result<()
         .and_then(Path::parent)
         .ok_or("the project's Python is not inside a virtual environment")?;
     let mut develop = Command::new(python);
+    without_run_env(&mut develop);
     develop
         .current_dir(root().join("crates/daft-doris-py"))
         .env("VIRTUAL_ENV", venv)

@@ -12,7 +12,9 @@ use doris_plan::PlanEndpoint;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint, SslMode};
 use doris_sql::HostPort;
 use pyo3::prelude::*;
+use pyo3::types::PyBool;
 
+use crate::args;
 use crate::errors::{ErrorClass, raise};
 
 /// Where the FE is, how to reach it safely and how long to wait for it.
@@ -39,29 +41,6 @@ pub(crate) struct Connection {
     pub(crate) mysql_ssl_mode: SslMode,
 }
 
-/// A timeout in seconds, checked.
-fn timeout(name: &str, seconds: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(seconds)
-        .ok()
-        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(86_400))
-        .ok_or_else(|| {
-            raise(
-                ErrorClass::ConfigurationError,
-                format!("{name} must be more than 0 and at most 86400 seconds"),
-            )
-        })
-}
-
-fn port(name: &str, value: u16) -> PyResult<u16> {
-    if value == 0 {
-        return Err(raise(
-            ErrorClass::ConfigurationError,
-            format!("{name} must be an integer from 1 to 65535"),
-        ));
-    }
-    Ok(value)
-}
-
 #[pymethods]
 impl Connection {
     /// Checks every setting; a bad one is a `ConfigurationError` naming it.
@@ -71,12 +50,12 @@ impl Connection {
         host,
         mysql_port,
         user,
-        http_port = 8030,
-        http_secure = false,
-        connect_timeout_seconds = 10.0,
-        query_timeout_seconds = 300.0,
-        flight_port = 8070,
-        flight_secure = false,
+        http_port = None,
+        http_secure = None,
+        connect_timeout_seconds = None,
+        query_timeout_seconds = None,
+        flight_port = None,
+        flight_secure = None,
         flight_endpoint_rewrite = HashMap::new(),
         flight_max_parallel = 4,
         flight_allowed_locations = Vec::new(),
@@ -85,33 +64,60 @@ impl Connection {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        host: String,
-        mysql_port: u16,
-        user: String,
-        http_port: u16,
-        http_secure: bool,
-        connect_timeout_seconds: f64,
-        query_timeout_seconds: f64,
-        flight_port: u16,
-        flight_secure: bool,
+        host: Bound<'_, PyAny>,
+        mysql_port: Bound<'_, PyAny>,
+        user: Bound<'_, PyAny>,
+        http_port: Option<Bound<'_, PyAny>>,
+        http_secure: Option<Bound<'_, PyAny>>,
+        connect_timeout_seconds: Option<Bound<'_, PyAny>>,
+        query_timeout_seconds: Option<Bound<'_, PyAny>>,
+        flight_port: Option<Bound<'_, PyAny>>,
+        flight_secure: Option<Bound<'_, PyAny>>,
         flight_endpoint_rewrite: HashMap<String, String>,
         flight_max_parallel: usize,
         flight_allowed_locations: Vec<String>,
         ca_pem: Option<String>,
         mysql_ssl_mode: &str,
     ) -> PyResult<Self> {
-        if host.trim().is_empty() {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "host must not be empty",
-            ));
-        }
-        if user.is_empty() {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "username must not be empty",
-            ));
-        }
+        let py = host.py();
+        let host = args::host(&host)?;
+        let user: String = user
+            .extract()
+            .ok()
+            .filter(|u: &String| !u.is_empty())
+            .ok_or_else(|| {
+                raise(
+                    ErrorClass::ConfigurationError,
+                    "username must be a non-empty string",
+                )
+            })?;
+        // `None` is the default: 8030 (HTTP), 8070 (Flight), 10 s to connect, 300 s a query.
+        let http_port = args::port(
+            "http_port",
+            &args::or_default(&http_port, 8030u16.into_pyobject(py)?.into_any()),
+        )?;
+        let flight_port = args::port(
+            "flight_port",
+            &args::or_default(&flight_port, 8070u16.into_pyobject(py)?.into_any()),
+        )?;
+        let false_ = || PyBool::new(py, false).to_owned().into_any();
+        let http_secure = args::flag("http_secure", &args::or_default(&http_secure, false_()))?;
+        let flight_secure =
+            args::flag("flight_secure", &args::or_default(&flight_secure, false_()))?;
+        let connect_timeout = args::seconds(
+            "connect_timeout_seconds",
+            &args::or_default(
+                &connect_timeout_seconds,
+                10.0f64.into_pyobject(py)?.into_any(),
+            ),
+        )?;
+        let query_timeout = args::seconds(
+            "query_timeout_seconds",
+            &args::or_default(
+                &query_timeout_seconds,
+                300.0f64.into_pyobject(py)?.into_any(),
+            ),
+        )?;
         if !(1..=64).contains(&flight_max_parallel) {
             return Err(raise(
                 ErrorClass::ConfigurationError,
@@ -137,13 +143,13 @@ impl Connection {
         })?;
         let connection = Self {
             host,
-            mysql_port: port("mysql_port", mysql_port)?,
-            http_port: port("http_port", http_port)?,
+            mysql_port: args::port("mysql_port", &mysql_port)?,
+            http_port,
             http_secure,
             user,
-            connect_timeout: timeout("connect_timeout_seconds", connect_timeout_seconds)?,
-            query_timeout: timeout("query_timeout_seconds", query_timeout_seconds)?,
-            flight_port: port("flight_port", flight_port)?,
+            connect_timeout,
+            query_timeout,
+            flight_port,
             flight_secure,
             flight_endpoint_rewrite,
             flight_max_parallel,

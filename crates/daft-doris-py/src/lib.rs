@@ -2,7 +2,7 @@
 //!
 //! Everything that talks to Doris lives in the Rust crates (`doris-read`, `doris-plan`,
 //! `doris-streamload`, `doris-sql`); this crate only converts between Python and Rust:
-//! a typed connection (`daft_doris._native.Connection`) and JSON requests in, Arrow through the C data
+//! typed requests in (`daft_doris._native.Connection`, `ReadRequest`, …; values checked here), Arrow through the C data
 //! interface (pyo3-arrow) both ways, and Rust errors raised as the package's own
 //! exception classes (`daft_doris.errors`). Every
 //! network wait runs on a shared Tokio runtime with the GIL released.
@@ -11,14 +11,17 @@
 //! that uses them (a `SecretRef` is resolved on each worker), and are kept in `secrecy`
 //! types from there on.
 
+mod args;
 mod atomic;
 mod catalog;
 mod connection;
 mod diagnose;
 mod errors;
 mod jobs;
+mod plan;
 mod read;
 mod runtime;
+mod target;
 mod write;
 
 use pyo3::prelude::*;
@@ -28,9 +31,11 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
-    m.add_function(wrap_pyfunction!(read::plan_read, m)?)?;
+    m.add_class::<plan::ReadRequest>()?;
+    m.add_function(wrap_pyfunction!(plan::plan_read, m)?)?;
     m.add_class::<read::BatchReader>()?;
-    m.add_function(wrap_pyfunction!(write::check_write_target, m)?)?;
+    m.add_class::<target::WriteTarget>()?;
+    m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
     m.add_class::<write::TableWriter>()?;
     m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
@@ -44,11 +49,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::catalog_create_table, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_drop_table, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
+    m.add_class::<jobs::Insert>()?;
     m.add_function(wrap_pyfunction!(jobs::job_create, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_alter, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_control, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_list, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::task_list, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::jobs_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::tasks_schema, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,53 +1,17 @@
-//! Reads: the table's schema, the read plan (one SELECT per task), and a batch reader
-//! that streams one task's rows into pyarrow record batches.
-
-use std::collections::BTreeMap;
-use std::time::Duration;
+//! Reads: the table's schema and a batch reader that streams one task's rows into pyarrow
+//! record batches (the plan is `crate::plan`).
 
 use arrow_schema::Schema;
-use doris_plan::{DiscoveryPolicy, PlanEndpoint};
-use doris_read::{
-    BatchLimits, BatchStream, Split, TableReadOptions, discover, flight, plan_read_of_schema,
-    plan_table_read, query, start_merged,
-};
-use doris_sql::{Expr, Param, bind_trusted_where};
+use doris_read::{BatchLimits, BatchStream, discover, flight, query, start_merged};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
-use serde::Deserialize;
 
 use crate::connection::Connection;
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
 
-fn default_planning_timeout() -> f64 {
-    10.0
-}
-
-/// A timeout in seconds as a duration (the Python layer has checked the range).
-fn seconds(s: f64) -> Duration {
-    Duration::try_from_secs_f64(s).unwrap_or(Duration::from_secs(300))
-}
-
-/// Parses a request's JSON, naming only the position of a problem.
-pub(crate) fn parse_json<T: for<'de> Deserialize<'de>>(what: &str, json: &str) -> PyResult<T> {
-    serde_json::from_str(json).map_err(|e| {
-        raise(
-            ErrorClass::ConfigurationError,
-            format!(
-                "invalid {what} (line {}, column {}, {:?} error)",
-                e.line(),
-                e.column(),
-                e.classify()
-            ),
-        )
-    })
-}
-
 /// `(name, Doris type, reason)` of a column with no Arrow form.
 type UnreadableColumn = (String, String, String);
-
-/// `(pyarrow schema, [SQL per task], residual left, limit pushed, fallback warning)`.
-type PlannedRead = (Py<PyAny>, Vec<String>, bool, bool, Option<String>);
 
 /// Reads the table's columns.
 ///
@@ -77,118 +41,6 @@ pub(crate) fn describe_table(
     }
     let schema = PySchema::new(Schema::new(fields).into()).into_pyarrow(py)?;
     Ok((schema.unbind(), unsupported))
-}
-
-/// What to read (the JSON the Python data source sends from `get_tasks`).
-#[derive(Debug, Deserialize)]
-struct ReadRequest {
-    database: String,
-    table: String,
-    columns: Option<Vec<String>>,
-    filter: Option<Expr>,
-    limit: Option<u64>,
-    count_alias: Option<String>,
-    #[serde(default = "default_split")]
-    split: String,
-    #[serde(default = "default_target_tasks")]
-    target_tasks: usize,
-    #[serde(default = "default_split")]
-    discovery_policy: String,
-    #[serde(default = "default_planning_timeout")]
-    planning_timeout_seconds: f64,
-    unsafe_where_sql: Option<String>,
-    #[serde(default)]
-    query_parameters: BTreeMap<String, Param>,
-}
-
-fn default_split() -> String {
-    "single".into()
-}
-fn default_target_tasks() -> usize {
-    8
-}
-
-/// Plans a read: `(pyarrow schema, [SQL per task], residual left, limit pushed, warning)`.
-///
-/// `schema`: the columns to read, in order, as `describe_table` gave them; without it the
-/// table is described again (one more MySQL session and `DESC`).
-#[pyfunction]
-#[pyo3(signature = (connection, password, request, schema=None))]
-pub(crate) fn plan_read(
-    py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
-    request: &str,
-    schema: Option<PySchema>,
-) -> PyResult<PlannedRead> {
-    let connection: &Connection = &connection;
-    let request: ReadRequest = parse_json("read request", request)?;
-    let trusted_where = match &request.unsafe_where_sql {
-        Some(fragment) => Some(
-            bind_trusted_where(fragment, &request.query_parameters)
-                .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?,
-        ),
-        None if !request.query_parameters.is_empty() => {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "query_parameters require unsafe_where_sql",
-            ));
-        }
-        None => None,
-    };
-    let split = match request.split.as_str() {
-        "single" => Split::Single,
-        "auto" => {
-            let mut fe = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
-            fe.timeout = seconds(request.planning_timeout_seconds);
-            fe.ca_bundle_pem = connection.ca_bundle();
-            Split::Auto {
-                fe,
-                target_tasks: request.target_tasks,
-                policy: match request.discovery_policy.as_str() {
-                    "error" => DiscoveryPolicy::Error,
-                    _ => DiscoveryPolicy::Single,
-                },
-            }
-        }
-        other => {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                format!("split must be 'single' or 'auto', not {other:?}"),
-            ));
-        }
-    };
-    let options = TableReadOptions {
-        columns: request.columns,
-        filter: request.filter,
-        limit: request.limit,
-        split,
-        trusted_where,
-        count: request.count_alias,
-    };
-    let endpoint = connection.mysql(password, None);
-    let plan = match schema {
-        Some(schema) => block_on(py, || {
-            plan_read_of_schema(
-                &request.database,
-                &request.table,
-                schema.into_inner(),
-                &options,
-            )
-        }),
-        None => block_on(py, || {
-            plan_table_read(&endpoint, &request.database, &request.table, &options)
-        }),
-    }
-    .map_err(read_error)?;
-    let schema = PySchema::new(plan.schema).into_pyarrow(py)?;
-    Ok((
-        schema.unbind(),
-        plan.tasks,
-        plan.residual.is_some(),
-        plan.limit_pushed,
-        plan.warning,
-    ))
 }
 
 /// One task's result, read batch by batch over the transport the read names (`"mysql"`:

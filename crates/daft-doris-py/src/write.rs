@@ -1,13 +1,12 @@
-//! Writes: the table check before the first upload, and a writer that loads one Daft
-//! micropartition at a time through `doris-streamload`.
+//! Writes: a writer that loads one Daft micropartition at a time through
+//! `doris-streamload`, with the rules of a checked table (`crate::target`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_schema::Schema;
-use doris_sql::{KeyModel, WriteOperation};
-use doris_streamload::prepare::{BatchRules, ColumnRule};
+use doris_sql::WriteOperation;
+use doris_streamload::prepare::BatchRules;
 use doris_streamload::{
     ClientConfig, Credentials, Format, HostPort, Label, LabelScheme, LoadOptions, LoadStatus,
     Loader, LoaderConfig, MergeType, NewKeyBehavior, RedirectPolicy, StreamLoadClient, TxnRef,
@@ -15,67 +14,13 @@ use doris_streamload::{
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use pyo3_arrow::{PyRecordBatchReader, PySchema};
-use serde::Deserialize;
+use pyo3_arrow::PyRecordBatchReader;
 use sha1::{Digest, Sha1};
 
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, load_error, load_error_class, raise, write_metadata_error};
-use crate::read::parse_json;
+use crate::errors::{ErrorClass, load_error, load_error_class, raise};
 use crate::runtime::block_on;
-
-/// Checks the data's schema against the table before anything is uploaded.
-///
-/// Returns a dict: `model`, `keys`, `merge_on_write`, `columns` and `rules` (JSON the
-/// writers take).
-#[pyfunction]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_write_target<'py>(
-    py: Python<'py>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
-    database: &str,
-    table: &str,
-    schema: PySchema,
-    operation: &str,
-) -> PyResult<Bound<'py, PyDict>> {
-    let connection: &Connection = &connection;
-    let operation: WriteOperation = operation
-        .parse()
-        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
-    let endpoint = connection.mysql(password, None);
-    let table_schema = block_on(py, || {
-        doris_read::fetch_table_schema(&endpoint, database, table)
-    })
-    .map_err(write_metadata_error)?;
-    let data: Arc<Schema> = schema.into_inner();
-    let target = doris_sql::check_write_target(&table_schema, &data, operation)
-        .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
-    let rules: Vec<ColumnRule> = target
-        .column_writes
-        .iter()
-        .map(ColumnRule::from_write)
-        .collect();
-    let out = PyDict::new(py);
-    out.set_item(
-        "model",
-        match table_schema.key_model {
-            Some(KeyModel::Duplicate) => "DUPLICATE",
-            Some(KeyModel::Unique) => "UNIQUE",
-            Some(KeyModel::Aggregate) => "AGGREGATE",
-            None => "DUPLICATE",
-        },
-    )?;
-    out.set_item("keys", table_schema.key_columns.clone())?;
-    out.set_item("merge_on_write", table_schema.merge_on_write)?;
-    out.set_item("columns", target.columns)?;
-    out.set_item(
-        "rules",
-        serde_json::to_string(&rules)
-            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?,
-    )?;
-    Ok(out)
-}
+use crate::target::WriteTarget;
 
 /// A stable fingerprint of a micropartition's content (16 hex digits of the SHA-1 of its
 /// Arrow IPC encoding): the same data gives the same labels on a rerun.
@@ -115,14 +60,12 @@ impl std::io::Write for HashWriter {
     }
 }
 
-/// The writer's settings (the JSON the Python sink sends).
-#[derive(Debug, Deserialize)]
+/// The writer's settings, as the Python sink passes them (keyword arguments of
+/// `TableWriter`).
 struct WriteRequest {
     database: String,
     table: String,
     operation: String,
-    rules: String,
-    #[serde(default)]
     format: Option<String>,
     batch_rows: usize,
     batch_bytes: u64,
@@ -130,20 +73,13 @@ struct WriteRequest {
     max_filter_ratio: f64,
     strict_mode: bool,
     request_timeout_seconds: Option<f64>,
-    #[serde(default)]
     load_properties: BTreeMap<String, String>,
-    #[serde(default)]
     two_phase_commit: bool,
-    #[serde(default)]
     redirect_hosts: Vec<String>,
-    #[serde(default)]
     redirect_ports: Vec<u16>,
-    #[serde(default)]
     redirect_policy: String,
-    #[serde(default)]
     max_retries: Option<u32>,
     /// An atomic write's staging table: loads go there, tagged (see `write`).
-    #[serde(default)]
     staging_table: Option<String>,
 }
 
@@ -217,16 +153,80 @@ fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<L
 
 #[pymethods]
 impl TableWriter {
-    /// A writer for `request` (see the Python sink for its fields).
+    /// A writer into `database.table`: `target` is the checked table (`None` for a writer
+    /// that only settles two-phase loads); the rest are the sink's options.
     #[new]
-    fn new(connection: PyRef<'_, Connection>, password: &str, request: &str) -> PyResult<Self> {
+    #[pyo3(signature = (
+        connection,
+        password,
+        *,
+        database,
+        table,
+        operation,
+        batch_rows,
+        batch_bytes,
+        label_prefix,
+        max_filter_ratio,
+        strict_mode,
+        target=None,
+        format=None,
+        request_timeout_seconds=None,
+        load_properties=BTreeMap::new(),
+        two_phase_commit=false,
+        redirect_hosts=Vec::new(),
+        redirect_ports=Vec::new(),
+        redirect_policy=String::new(),
+        max_retries=None,
+        staging_table=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        connection: PyRef<'_, Connection>,
+        password: &str,
+        database: String,
+        table: String,
+        operation: String,
+        batch_rows: usize,
+        batch_bytes: u64,
+        label_prefix: String,
+        max_filter_ratio: f64,
+        strict_mode: bool,
+        target: Option<PyRef<'_, WriteTarget>>,
+        format: Option<String>,
+        request_timeout_seconds: Option<f64>,
+        load_properties: BTreeMap<String, String>,
+        two_phase_commit: bool,
+        redirect_hosts: Vec<String>,
+        redirect_ports: Vec<u16>,
+        redirect_policy: String,
+        max_retries: Option<u32>,
+        staging_table: Option<String>,
+    ) -> PyResult<Self> {
         let connection: &Connection = &connection;
-        let request: WriteRequest = parse_json("write request", request)?;
+        let request = WriteRequest {
+            database,
+            table,
+            operation,
+            format,
+            batch_rows,
+            batch_bytes,
+            label_prefix,
+            max_filter_ratio,
+            strict_mode,
+            request_timeout_seconds,
+            load_properties,
+            two_phase_commit,
+            redirect_hosts,
+            redirect_ports,
+            redirect_policy,
+            max_retries,
+            staging_table,
+        };
         let operation: WriteOperation = request
             .operation
             .parse()
             .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
-        let rules: Vec<ColumnRule> = parse_json("column rules", &request.rules)?;
+        let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = ClientConfig::new(
             connection.http_url()?,

@@ -58,7 +58,7 @@ pub enum ReadError {
     /// Tablet planning through the FE's `_query_plan` failed (and the discovery policy
     /// does not fall back, or the failure is not one that may fall back).
     #[error("tablet planning failed: {0}")]
-    Planning(String),
+    Planning(#[source] doris_plan::PlanError),
     /// Metadata could not be understood.
     #[error("malformed metadata: {0}")]
     Metadata(String),
@@ -186,6 +186,20 @@ impl ReadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_planning_error_keeps_the_plan_error_as_its_source() {
+        let e = ReadError::Planning(doris_plan::PlanError::Internal("tablet lost".into()));
+        let source = std::error::Error::source(&e).expect("a source");
+        let plan = source
+            .downcast_ref::<doris_plan::PlanError>()
+            .expect("a PlanError");
+        assert_eq!(plan, &doris_plan::PlanError::Internal("tablet lost".into()));
+        assert_eq!(
+            e.to_string(),
+            "tablet planning failed: the FE failed to plan: tablet lost"
+        );
+    }
 
     #[test]
     fn statement_echo_is_cut() {

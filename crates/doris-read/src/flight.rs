@@ -315,13 +315,29 @@ fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ReadEr
     })
 }
 
+/// The bytes a batch's values take. A batch decoded from a Flight message shares that
+/// message's one allocation among all its columns, so the allocations' sizes
+/// (`get_array_memory_size`) would count the message once per buffer; this counts each
+/// column's own slice.
+fn data_bytes(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            c.to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum()
+}
+
 /// Cuts a batch into pieces within the row and byte bounds (a single larger row stays whole).
 fn cut(batch: RecordBatch, limits: BatchLimits) -> Vec<RecordBatch> {
     let rows = batch.num_rows();
     if rows == 0 {
         return Vec::new();
     }
-    let bytes = batch.get_array_memory_size().max(1);
+    let bytes = data_bytes(&batch).max(1);
     let by_bytes = ((limits.bytes as u128 * rows as u128) / bytes as u128) as usize;
     let step = limits.rows.min(by_bytes).max(1);
     if step >= rows {
@@ -553,7 +569,7 @@ impl Coalescer {
     /// Adds a batch; returns a gathered batch once a bound is reached.
     fn push(&mut self, batch: RecordBatch) -> Result<Vec<RecordBatch>, ReadError> {
         self.rows += batch.num_rows();
-        self.bytes += batch.get_array_memory_size();
+        self.bytes += data_bytes(&batch);
         self.batches.push(batch);
         if self.rows >= self.limits.rows || self.bytes >= self.limits.bytes {
             return self.take();
@@ -780,6 +796,52 @@ mod tests {
             },
         );
         assert_eq!(tiny.len(), 100);
+    }
+
+    /// A batch as a Flight message decodes: every column a slice of the message's body.
+    fn decoded_as_one_message(columns: usize, rows: i32) -> RecordBatch {
+        let fields: Vec<Field> = (0..columns)
+            .map(|i| Field::new(format!("c{i}"), DataType::Int32, false))
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        let arrays = (0..columns)
+            .map(|_| Arc::new(Int32Array::from_iter_values(0..rows)) as _)
+            .collect();
+        let batch = RecordBatch::try_new(schema.clone(), arrays).unwrap();
+        let mut body = Vec::new();
+        let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut body, &schema).unwrap();
+        writer.write(&batch).unwrap();
+        writer.finish().unwrap();
+        drop(writer);
+        let mut reader = arrow::ipc::reader::StreamReader::try_new(body.as_slice(), None).unwrap();
+        reader.next().unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_decoded_message_counts_its_values_once_not_its_body_per_column() {
+        let batch = decoded_as_one_message(16, 1000);
+        let values = 16 * 1000 * 4;
+        assert_eq!(data_bytes(&batch), values);
+        // Bounds of 4 batches' values: four such batches are gathered into one, as they
+        // would not be if each counted the whole body once per column.
+        let limits = BatchLimits {
+            rows: 1 << 20,
+            bytes: 4 * values,
+        };
+        let mut gather = Coalescer::new(batch.schema(), limits);
+        for _ in 0..3 {
+            assert!(gather.push(batch.clone()).unwrap().is_empty());
+        }
+        let out = gather.push(batch.clone()).unwrap();
+        assert_eq!(
+            out.iter().map(RecordBatch::num_rows).collect::<Vec<_>>(),
+            [4000]
+        );
+        assert_eq!(
+            cut(batch, limits).len(),
+            1,
+            "one batch within the bounds stays whole"
+        );
     }
 
     #[test]

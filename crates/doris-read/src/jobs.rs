@@ -16,6 +16,10 @@
 //! # Ok(()) }
 //! ```
 
+mod batches;
+
+pub use batches::{jobs_batch, jobs_schema, tasks_batch, tasks_schema};
+
 use doris_sql::{
     CreateStreamingJob, JobControl, JobRow, Properties, S3Insert, TaskRow, alter_job_sql,
     job_control_sql, parse_job_row, parse_task_row,

@@ -81,7 +81,7 @@ fn from_plan_error(e: PlanError) -> ReadError {
         PlanError::Permission(m) => ReadError::Permission(m),
         PlanError::NotFound(m) => ReadError::NotFound(m),
         PlanError::Config(m) => ReadError::Config(m),
-        other => ReadError::Planning(other.to_string()),
+        other => ReadError::Planning(other),
     }
 }
 

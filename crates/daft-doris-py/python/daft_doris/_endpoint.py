@@ -32,7 +32,14 @@ class Endpoint:
     mysql_ssl_mode: str = "preferred"
 
     def native(self) -> Any:
-        """The native layer's typed connection (no password), made once per process."""
+        """The native layer's typed connection (no password), made once per process. Its
+        constructor checks every field: a bad one is a ``ConfigurationError`` naming it."""
+        try:
+            hash(self)
+        except TypeError:
+            # A field of the wrong type (a list for a port, say): not cacheable; the
+            # constructor names the argument.
+            return _make_native(self)
         return _native_connection(self)
 
     def password_value(self) -> str:
@@ -44,6 +51,10 @@ class Endpoint:
 def _native_connection(endpoint: Endpoint) -> Any:
     # The password is not part of it (nor of the cache key: it does not take part in
     # ``Endpoint`` equality); it is resolved and passed beside it on every call.
+    return _make_native(endpoint)
+
+
+def _make_native(endpoint: Endpoint) -> Any:
     from daft_doris import _native
 
     return _native.Connection(

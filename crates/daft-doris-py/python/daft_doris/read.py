@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 import logging
 import os
 import uuid
@@ -188,26 +187,23 @@ class DorisDataSource(DataSource):
         flight_allowed_locations: Iterable[str] | None = None,
     ) -> None:
         self._transport = check.choice("transport", transport, ("mysql", "flight"))
-        self._split = check.choice("split", split, ("single", "auto"))
-        self._policy = check.choice("discovery_policy", discovery_policy, ("single", "error"))
-        if unsafe_where_sql is not None and (
-            not isinstance(unsafe_where_sql, str) or not unsafe_where_sql.strip()
-        ):
-            raise ConfigurationError("unsafe_where_sql must be a non-blank string or None")
-        self._unsafe_where_sql = unsafe_where_sql.strip() if unsafe_where_sql else None
         params = check.snapshot_mapping("query_parameters", query_parameters)
-        if params and self._unsafe_where_sql is None:
-            raise ConfigurationError("query_parameters require unsafe_where_sql")
-        self._query_parameters = {k: _literal_param(v) for k, v in params.items()}
-        self._database = check.identifier("database", database)
-        self._table = check.identifier("table", table)
-        self._planning_timeout = check.timeout("planning_timeout_seconds", planning_timeout_seconds)
+        # The table and the options that shape the plan, checked (and the trusted fragment
+        # bound) by the native request, now.
+        self._read_request = _native.ReadRequest(
+            database,
+            table,
+            split,
+            discovery_policy,
+            target_tasks,
+            max_tasks,
+            planning_timeout_seconds,
+            unsafe_where_sql,
+            {k: _literal_param(v) for k, v in params.items()},
+        )
+        self._database, self._table, self._split = database, table, split
         self._batch_rows = check.bounded_int("batch_rows", batch_rows, 1, check.MAX_BATCH_ROWS)
         self._batch_bytes = check.bounded_int("batch_bytes", batch_bytes, 1, check.MAX_BATCH_BYTES)
-        self._target_tasks = check.bounded_int("target_tasks", target_tasks, 1, check.MAX_TASKS)
-        max_tasks = check.bounded_int("max_tasks", max_tasks, 1, check.MAX_TASKS)
-        if self._target_tasks > max_tasks:
-            raise ConfigurationError("target_tasks must not exceed max_tasks")
         self._queries_per_task = (
             None
             if queries_per_task is None
@@ -244,19 +240,19 @@ class DorisDataSource(DataSource):
         max_parallel = int(parallel)
         rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
         allowed = _allowed_locations(flight_allowed_locations)
-        if not isinstance(username, str) or not username:
-            raise ConfigurationError("username must be a non-empty string")
+        # Host, ports, user, flags and timeouts are checked by the native connection, which
+        # `native()` makes (and describe_table needs) before any I/O.
         self._endpoint = Endpoint(
-            host=check.host(host),
-            mysql_port=check.port("mysql_port", mysql_port),
-            http_port=check.port("http_port", http_port),
-            http_secure=check.flag("http_secure", http_secure),
+            host=host,
+            mysql_port=mysql_port,
+            http_port=http_port,
+            http_secure=http_secure,
             user=username,
             password=check_secret(password),
-            connect_timeout_seconds=check.timeout("connect_timeout_seconds", connect_timeout_seconds),
-            query_timeout_seconds=check.timeout("query_timeout_seconds", query_timeout_seconds),
-            flight_port=check.port("flight_port", flight_port),
-            flight_secure=check.flag("flight_secure", flight_secure),
+            connect_timeout_seconds=connect_timeout_seconds,
+            query_timeout_seconds=query_timeout_seconds,
+            flight_port=flight_port,
+            flight_secure=flight_secure,
             flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
             flight_allowed_locations=allowed,
             flight_max_parallel=max_parallel,
@@ -308,39 +304,26 @@ class DorisDataSource(DataSource):
             if name not in known:
                 raise CompatibilityError(f"column {name!r} is not in {self._database}.{self._table}")
 
-    def _request(self, **fields: Any) -> str:
-        return json.dumps(
-            {
-                "database": self._database,
-                "table": self._table,
-                "split": self._split,
-                "target_tasks": self._target_tasks,
-                "discovery_policy": self._policy,
-                "planning_timeout_seconds": self._planning_timeout,
-                "unsafe_where_sql": self._unsafe_where_sql,
-                "query_parameters": self._query_parameters,
-                **fields,
-            }
-        )
-
     def _count_request(self, pushdowns: Pushdowns) -> dict[str, Any]:
-        text = str(pushdowns.aggregation)
         columns = list(pushdowns.columns or [])
         alias = columns[0] if columns else self._arrow_schema.names[0]
+        # The aggregation Daft pushed, matched whole against the counts Daft can push on
+        # this column, built with Daft's own API (its visitor does not walk aggregations).
+        counts = {str(daft.col(alias).count(mode)): mode for mode in ("all", "valid", "null")}
+        mode = counts.get(str(pushdowns.aggregation))
+        if mode is None:
+            raise CompatibilityError("Daft pushed an aggregation other than a count of the read's column")
         filters = []
         if pushdowns.filters is not None:
             ir, complete = _filters.to_ir(pushdowns.filters)
             if not complete:
                 raise CompatibilityError("count pushdown with a filter Doris cannot evaluate")
             filters.append(ir)
-        if text.endswith(", Valid)"):
-            filters.append({"kind": "is_null", "arg": {"kind": "column", "name": alias}, "negated": True})
-        elif text.endswith(", Null)"):
-            filters.append({"kind": "is_null", "arg": {"kind": "column", "name": alias}, "negated": False})
-        elif not text.endswith(", All)"):
-            raise CompatibilityError("Daft pushed an aggregation other than count")
+        if mode != "all":
+            column = {"kind": "column", "name": alias}
+            filters.append({"kind": "is_null", "arg": column, "negated": mode == "valid"})
         ir = None if not filters else filters[0] if len(filters) == 1 else {"kind": "and", "args": filters}
-        return {"count_alias": alias, "filter": ir, "split": "single"}
+        return {"count_alias": alias, "filter": ir}
 
     async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
         count_limit = None
@@ -348,7 +331,7 @@ class DorisDataSource(DataSource):
         # describe the table a second time.
         projected = None
         if pushdowns.aggregation is not None:
-            request = self._request(**self._count_request(pushdowns))
+            request = self._count_request(pushdowns)
             count_limit = pushdowns.limit
         else:
             wanted = set(pushdowns.columns or self._arrow_schema.names)
@@ -357,11 +340,16 @@ class DorisDataSource(DataSource):
             columns = [n for n in self._arrow_schema.names if n in wanted]
             ir, complete = _filters.to_ir(pushdowns.filters)
             limit = pushdowns.limit if complete else None
-            request = self._request(columns=columns, filter=ir, limit=limit)
+            request = {"columns": columns, "filter": ir, "limit": limit}
             projected = pa.schema([self._arrow_schema.field(n) for n in columns])
         endpoint = self._endpoint
         schema, tasks, _residual, _limit_pushed, warning = await asyncio.to_thread(
-            _native.plan_read, endpoint.native(), endpoint.password_value(), request, projected
+            _native.plan_read,
+            endpoint.native(),
+            endpoint.password_value(),
+            self._read_request,
+            schema=projected,
+            **request,
         )
         if warning:
             log.warning("%s", warning)

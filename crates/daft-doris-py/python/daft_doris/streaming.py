@@ -129,17 +129,15 @@ class LoadProgress:
     files_loaded: int
 
 
-def _insert_spec(
-    table: DorisTable, source: S3Source, columns: list[str] | tuple[str, ...] | None
-) -> dict[str, Any]:
-    return {
-        "database": table.database,
-        "table": table.name,
-        "columns": list(columns) if columns is not None else None,
-        "uri": source.uri,
-        "format": source.format,
-        "source_properties": [list(p) for p in source.properties],
-    }
+def _insert(table: DorisTable, source: S3Source, columns: list[str] | tuple[str, ...] | None) -> Any:
+    return _native.S3Insert(
+        table.database,
+        table.name,
+        source.uri,
+        source.format,
+        list(columns) if columns is not None else None,
+        list(source.properties),
+    )
 
 
 def _job_properties(
@@ -148,8 +146,8 @@ def _job_properties(
     max_interval_seconds: int | None,
     offset: str | None,
     session: Mapping[str, object] | None,
-) -> list[list[str]]:
-    props: list[list[str]] = []
+) -> list[tuple[str, str]]:
+    props: list[tuple[str, str]] = []
     for key, value in (
         ("s3.max_batch_files", max_batch_files),
         ("s3.max_batch_bytes", max_batch_bytes),
@@ -157,15 +155,15 @@ def _job_properties(
     ):
         if value is not None:
             check.bounded_int(key, value, 1, 1 << 62)
-            props.append([key, str(value)])
+            props.append((key, str(value)))
     if offset is not None:
         if not isinstance(offset, str) or not offset:
             raise ConfigurationError("offset must be the key of the last file to skip")
-        props.append(["offset", json.dumps({"fileName": offset})])
+        props.append(("offset", json.dumps({"fileName": offset})))
     for name, value in (session or {}).items():
         check.identifier("session variable", name)
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        props.append([f"session.{name}", text])
+        props.append((f"session.{name}", text))
     return props
 
 
@@ -223,15 +221,9 @@ class StreamingJob:
         job = cls(connection, name)
         if not isinstance(table, DorisTable) or not isinstance(source, S3Source):
             raise ConfigurationError("table must be a DorisTable and source an S3Source")
-        spec = {
-            "name": name,
-            "properties": _job_properties(
-                max_batch_files, max_batch_bytes, max_interval_seconds, offset, session
-            ),
-            "comment": comment,
-            "insert": _insert_spec(table, source, check.columns(columns)),
-        }
-        job._call(_native.job_create, json.dumps(spec))
+        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, offset, session)
+        insert = _insert(table, source, check.columns(columns))
+        job._call(_native.job_create, name, insert, props, comment)
         return job
 
     def alter(
@@ -253,10 +245,10 @@ class StreamingJob:
         props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, offset, session)
         if (table is None) != (source is None):
             raise ConfigurationError("a new INSERT needs both table and source")
-        insert = None if table is None else json.dumps(_insert_spec(table, source, check.columns(columns)))  # type: ignore[arg-type]
+        insert = None if table is None else _insert(table, source, check.columns(columns))  # type: ignore[arg-type]
         if not props and insert is None:
             raise ConfigurationError("alter needs a property or a new table and source")
-        self._call(_native.job_alter, self.name, json.dumps(props), insert)
+        self._call(_native.job_alter, self.name, props, insert)
 
     def pause(self) -> None:
         """``PAUSE JOB``: the running task is canceled; the offset stays."""
@@ -272,7 +264,7 @@ class StreamingJob:
 
     def info(self) -> JobInfo:
         """The job's row of ``jobs("type"="insert")``."""
-        rows = json.loads(self._call(_native.job_list, self.name))
+        rows = self._call(_native.job_list, self.name).to_pylist()
         if not rows:
             raise DatabaseObjectNotFoundError(f"streaming job {self.name} does not exist")
         return _job_info(rows[0])
@@ -439,103 +431,52 @@ def _write_object(fs: Any, bucket: str, key: str, table: pa.Table, file_format: 
 
 
 def _job_info(row: Mapping[str, Any]) -> JobInfo:
-    stats = row.get("LoadStatistic") or {}
+    stats = row["LoadStatistic"]
     return JobInfo(
         id=int(row["Id"]),
         name=row["Name"],
         status=row["Status"],
-        current_offset=row.get("CurrentOffset"),
-        end_offset=row.get("EndOffset"),
-        succeeded_tasks=int(row["SucceedTaskCount"]),
-        failed_tasks=int(row["FailedTaskCount"]),
-        canceled_tasks=int(row["CanceledTaskCount"]),
-        scanned_rows=int(stats.get("scannedRows", 0)),
-        load_bytes=int(stats.get("loadBytes", 0)),
-        file_number=int(stats.get("fileNumber", 0)),
-        error_msg=row.get("ErrorMsg") or "",
-        properties=dict(row.get("Properties") or {}),
-        execute_sql=row.get("ExecuteSql") or "",
+        current_offset=row["CurrentOffset"],
+        end_offset=row["EndOffset"],
+        succeeded_tasks=row["SucceedTaskCount"],
+        failed_tasks=row["FailedTaskCount"],
+        canceled_tasks=row["CanceledTaskCount"],
+        scanned_rows=stats["scannedRows"],
+        load_bytes=stats["loadBytes"],
+        file_number=stats["fileNumber"],
+        error_msg=row["ErrorMsg"],
+        properties=dict(row["Properties"]),
+        execute_sql=row["ExecuteSql"],
     )
 
 
-_STATISTIC = pa.struct(
-    [
-        ("scannedRows", pa.int64()),
-        ("loadBytes", pa.int64()),
-        ("fileNumber", pa.int64()),
-        ("fileSize", pa.int64()),
-    ]
-)
-
-JOBS_SCHEMA = pa.schema(
-    [
-        ("Id", pa.int64()),
-        ("Name", pa.string()),
-        ("Definer", pa.string()),
-        ("ExecuteType", pa.string()),
-        ("RecurringStrategy", pa.string()),
-        ("Status", pa.string()),
-        ("ExecuteSql", pa.string()),
-        ("CreateTime", pa.string()),
-        ("SucceedTaskCount", pa.int64()),
-        ("FailedTaskCount", pa.int64()),
-        ("CanceledTaskCount", pa.int64()),
-        ("Comment", pa.string()),
-        ("Properties", pa.map_(pa.string(), pa.string())),
-        ("CurrentOffset", pa.string()),
-        ("EndOffset", pa.string()),
-        ("LoadStatistic", _STATISTIC),
-        ("ErrorMsg", pa.string()),
-        ("JobRuntimeMsg", pa.string()),
-    ]
-)
+JOBS_SCHEMA = _native.jobs_schema()
 """Columns of ``jobs()``: Doris's names; counts as integers, ``Properties`` as a map,
 offsets as the key of the last file loaded (``CurrentOffset``) or seen (``EndOffset``),
 ``LoadStatistic`` as a struct."""
 
-TASKS_SCHEMA = pa.schema(
-    [
-        ("TaskId", pa.int64()),
-        ("JobID", pa.int64()),
-        ("JobName", pa.string()),
-        ("Label", pa.string()),
-        ("Status", pa.string()),
-        ("ErrorMsg", pa.string()),
-        ("CreateTime", pa.string()),
-        ("StartTime", pa.string()),
-        ("FinishTime", pa.string()),
-        ("LoadStatistic", _STATISTIC),
-        ("User", pa.string()),
-        ("RunningOffset", pa.string()),
-    ]
-)
+TASKS_SCHEMA = _native.tasks_schema()
 """Columns of ``tasks()``: Doris's names, ids as integers, ``LoadStatistic`` as a struct."""
 
 
-def _frame(rows: list[dict[str, Any]], schema: pa.Schema) -> daft.DataFrame:
-    if "Properties" in schema.names:
-        for row in rows:
-            row["Properties"] = list((row.get("Properties") or {}).items())
-    return daft.from_arrow(pa.Table.from_pylist(rows, schema=schema))
-
-
-def _rows(connection: DorisConnection, fetch: Any, name: str | None) -> list[dict[str, Any]]:
+def _frame(connection: DorisConnection, fetch: Any, name: str | None) -> daft.DataFrame:
     if name is not None:
         check.identifier("job name", name)
     endpoint = connection.endpoint()
-    return json.loads(fetch(endpoint.native(), endpoint.password_value(), name))
+    batch = fetch(endpoint.native(), endpoint.password_value(), name)
+    return daft.from_arrow(pa.Table.from_batches([batch]))
 
 
 def jobs(connection: DorisConnection, name: str | None = None) -> daft.DataFrame:
     """``SELECT * FROM jobs("type"="insert") WHERE ExecuteType = 'STREAMING'`` as a
     DataFrame (``JOBS_SCHEMA``), optionally for one job."""
-    return _frame(_rows(connection, _native.job_list, name), JOBS_SCHEMA)
+    return _frame(connection, _native.job_list, name)
 
 
 def tasks(connection: DorisConnection, job: str | None = None) -> daft.DataFrame:
     """``SELECT * FROM tasks("type"="insert")`` as a DataFrame (``TASKS_SCHEMA``): per job
     the running task and recent finished ones (none while the job is PAUSED)."""
-    return _frame(_rows(connection, _native.task_list, job), TASKS_SCHEMA)
+    return _frame(connection, _native.task_list, job)
 
 
 __all__ = [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import uuid
@@ -239,7 +238,7 @@ class DorisDataSink(DataSink[dict]):
         self._connection = connection
         self._table = table
         self._options = options or DorisWriteOptions()
-        self._target: dict[str, Any] | None = None
+        self._target: Any = None
         self._data_schema: pa.Schema | None = None
         self._started = False
         self._lock = threading.Lock()
@@ -275,8 +274,9 @@ class DorisDataSink(DataSink[dict]):
         checks its first micropartition's schema before that micropartition's upload."""
         self._data_schema = schema
 
-    def _check(self, schema: pa.Schema) -> dict[str, Any]:
-        """The table check of ``schema`` (keys, model, types, nullability), before any byte."""
+    def _check(self, schema: pa.Schema) -> Any:
+        """The table check of ``schema`` (keys, model, types, nullability), before any byte:
+        a picklable ``_native.WriteTarget`` (the columns written and their value rules)."""
         endpoint = self._connection.endpoint()
         return _native.check_write_target(
             endpoint.native(),
@@ -309,31 +309,30 @@ class DorisDataSink(DataSink[dict]):
             )
             self._atomic = {"key": key, **begun}
 
-    def _request(self, target: dict[str, Any] | None) -> str:
+    def _request(self, target: Any) -> dict[str, Any]:
+        """The ``_native.TableWriter`` keyword arguments of this write."""
         o = self._options
         c = self._connection
-        return json.dumps(
-            {
-                "database": self._table.database,
-                "table": self._table.name,
-                "operation": o.operation,
-                "rules": target["rules"] if target else "[]",
-                "format": o.format,
-                "batch_rows": o.batch_rows,
-                "batch_bytes": o.batch_bytes,
-                "label_prefix": o.label_prefix,
-                "max_filter_ratio": float(o.max_filter_ratio),
-                "strict_mode": o.strict_mode,
-                "request_timeout_seconds": o.request_timeout_seconds or c.request_timeout_seconds,
-                "load_properties": dict(o.load_properties),
-                "two_phase_commit": o.two_phase_commit,
-                "redirect_hosts": list(c.redirect_hosts),
-                "redirect_ports": list(c.redirect_ports),
-                "redirect_policy": c.redirect_policy,
-                "max_retries": o.max_retries,
-                "staging_table": (self._atomic or {}).get("staging"),
-            }
-        )
+        return {
+            "database": self._table.database,
+            "table": self._table.name,
+            "operation": o.operation,
+            "target": target,
+            "format": o.format,
+            "batch_rows": o.batch_rows,
+            "batch_bytes": o.batch_bytes,
+            "label_prefix": o.label_prefix,
+            "max_filter_ratio": float(o.max_filter_ratio),
+            "strict_mode": o.strict_mode,
+            "request_timeout_seconds": o.request_timeout_seconds or c.request_timeout_seconds,
+            "load_properties": dict(o.load_properties),
+            "two_phase_commit": o.two_phase_commit,
+            "redirect_hosts": list(c.redirect_hosts),
+            "redirect_ports": list(c.redirect_ports),
+            "redirect_policy": c.redirect_policy,
+            "max_retries": o.max_retries,
+            "staging_table": (self._atomic or {}).get("staging"),
+        }
 
     def _label_key(self, table: pa.Table) -> tuple[str | None, int]:
         """Deterministic labels: the key plus the micropartition's content fingerprint;
@@ -366,7 +365,7 @@ class DorisDataSink(DataSink[dict]):
             if writer is None:
                 target = target or self._check(table.schema)
                 writer = _native.TableWriter(
-                    endpoint.native(), endpoint.password_value(), self._request(target)
+                    endpoint.native(), endpoint.password_value(), **self._request(target)
                 )
             if tag is None:
                 label_key, occurrence = self._label_key(table)
@@ -374,7 +373,7 @@ class DorisDataSink(DataSink[dict]):
             else:
                 summary = writer.write(table, None, 0, tag)
                 summary["tag"] = tag
-            summary["columns"] = list(target["columns"])
+            summary["columns"] = list(target.columns)
             if summary["precommitted"]:
                 with self._lock:
                     self._precommitted.extend(summary["precommitted"])
@@ -396,7 +395,7 @@ class DorisDataSink(DataSink[dict]):
         if not txns:
             return
         endpoint = self._connection.endpoint()
-        writer = _native.TableWriter(endpoint.native(), endpoint.password_value(), self._request(None))
+        writer = _native.TableWriter(endpoint.native(), endpoint.password_value(), **self._request(None))
         try:
             writer.settle(txns, commit)
         finally:
@@ -439,7 +438,7 @@ class DorisDataSink(DataSink[dict]):
         columns = next((r["columns"] for r in results if r.get("columns")), None)
         if columns is None:
             # No attempt loaded a row: an overwrite still empties the table by its columns.
-            columns = list(self._target["columns"]) if self._target else []
+            columns = list(self._target.columns) if self._target else []
         published = _native.atomic_publish(
             *self._run_args(),
             columns,

@@ -1,0 +1,231 @@
+//! Arguments taken from Python as they come (any object) and checked here, once: a wrong
+//! type or value is a `ConfigurationError` that names the argument and the rule, never the
+//! value (it may be a secret pasted into the wrong argument). The limits are the package's
+//! documented ones.
+
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde::de::DeserializeOwned;
+
+use crate::errors::{ErrorClass, raise};
+
+/// Most tasks a read may plan.
+pub(crate) const MAX_TASKS: i64 = 1024;
+/// Longest timeout, in seconds.
+pub(crate) const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+fn config(message: String) -> PyErr {
+    raise(ErrorClass::ConfigurationError, message)
+}
+
+/// `value`, or `default` when it is missing or `None` (how the native constructors take
+/// their defaults: the Python signatures may pass `None` for any of them).
+pub(crate) fn or_default<'py>(
+    value: &Option<Bound<'py, PyAny>>,
+    default: Bound<'py, PyAny>,
+) -> Bound<'py, PyAny> {
+    value.clone().filter(|v| !v.is_none()).unwrap_or(default)
+}
+
+/// An integer in `[low, high]` (a `bool` is not an integer here).
+pub(crate) fn int_in(name: &str, value: &Bound<'_, PyAny>, low: i64, high: i64) -> PyResult<i64> {
+    let refuse = || config(format!("{name} must be an integer from {low} to {high}"));
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(refuse());
+    }
+    match value.extract::<i64>() {
+        Ok(n) if (low..=high).contains(&n) => Ok(n),
+        _ => Err(refuse()),
+    }
+}
+
+/// A timeout in seconds, `0 < t <= 86400`.
+pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    if value.is_instance_of::<PyBool>()
+        || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
+    {
+        return Err(config(format!("{name} must be a number of seconds")));
+    }
+    let seconds: f64 = value
+        .extract()
+        .map_err(|_| config(format!("{name} must be a number of seconds")))?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS) {
+        return Err(config(format!(
+            "{name} must be more than 0 and at most 86400 seconds"
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// One of a fixed set of strings.
+pub(crate) fn choice<'a>(
+    name: &str,
+    value: &Bound<'_, PyAny>,
+    allowed: &[&'a str],
+) -> PyResult<&'a str> {
+    let text: Option<String> = value.extract().ok();
+    text.and_then(|t| allowed.iter().copied().find(|a| *a == t))
+        .ok_or_else(|| {
+            let names: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
+            config(format!("{name} must be one of {}", names.join(", ")))
+        })
+}
+
+/// A database, table or column name: a non-empty string without NUL.
+pub(crate) fn identifier(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    value
+        .extract::<String>()
+        .ok()
+        .filter(|s| !s.is_empty() && !s.contains('\0'))
+        .ok_or_else(|| {
+            config(format!(
+                "{name} must be a non-empty string without NUL characters"
+            ))
+        })
+}
+
+/// A Python value built of dicts (string keys), lists, tuples, strings, integers, floats,
+/// booleans and `None`, deserialized into `T` (the filter IR, query parameters). Nothing of
+/// the value is shown if it does not fit: only what was expected.
+pub(crate) fn from_python<T: DeserializeOwned>(
+    what: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<T> {
+    let tree = to_tree(what, value, 0)?;
+    serde_json::from_value(tree).map_err(|e| {
+        config(format!(
+            "invalid {what}: not the expected structure ({:?} error)",
+            e.classify()
+        ))
+    })
+}
+
+/// Deepest nesting accepted (a filter of a few thousand terms is far shallower).
+const MAX_DEPTH: usize = 256;
+
+fn to_tree(what: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value> {
+    use serde_json::Value;
+    if depth > MAX_DEPTH {
+        return Err(config(format!(
+            "invalid {what}: nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    if value.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        let n: i64 = value
+            .extract()
+            .map_err(|_| config(format!("invalid {what}: an integer beyond 64 bits")))?;
+        return Ok(Value::from(n));
+    }
+    if let Ok(f) = value.cast::<PyFloat>() {
+        return serde_json::Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| config(format!("invalid {what}: a non-finite float")));
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    if let Ok(list) = value.cast::<PyList>() {
+        return list.iter().map(|v| to_tree(what, &v, depth + 1)).collect();
+    }
+    if let Ok(tuple) = value.cast::<PyTuple>() {
+        return tuple.iter().map(|v| to_tree(what, &v, depth + 1)).collect();
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut object = serde_json::Map::new();
+        for (k, v) in dict.iter() {
+            let key: String = k
+                .extract()
+                .map_err(|_| config(format!("invalid {what}: a key that is not a string")))?;
+            object.insert(key, to_tree(what, &v, depth + 1)?);
+        }
+        return Ok(Value::Object(object));
+    }
+    let kind = value
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    Err(config(format!("invalid {what}: a value of type {kind}")))
+}
+
+/// `value` (any serializable type) as the Python tree [`from_python`] reads back: dicts,
+/// lists, strings, numbers, booleans and `None`.
+pub(crate) fn to_python<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
+    let tree = serde_json::to_value(value).map_err(|e| {
+        raise(
+            ErrorClass::ConfigurationError,
+            format!("unserializable value: {e}"),
+        )
+    })?;
+    tree_to_python(py, &tree)
+}
+
+fn tree_to_python(py: Python<'_>, tree: &serde_json::Value) -> PyResult<Py<PyAny>> {
+    use serde_json::Value;
+    Ok(match tree {
+        Value::Null => py.None(),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.into_pyobject(py)?.into_any().unbind(),
+            (None, Some(u), _) => u.into_pyobject(py)?.into_any().unbind(),
+            (_, _, Some(f)) => f.into_pyobject(py)?.into_any().unbind(),
+            _ => py.None(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any().unbind(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(tree_to_python(py, item)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, tree_to_python(py, v)?)?;
+            }
+            dict.into_any().unbind()
+        }
+    })
+}
+
+/// A boolean switch (an integer is not one).
+pub(crate) fn flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    value
+        .cast::<PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| config(format!("{name} must be a bool")))
+}
+
+/// A TCP port number.
+pub(crate) fn port(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u16> {
+    Ok(int_in(name, value, 1, 65_535)? as u16)
+}
+
+/// A host name or IP address: no scheme, path, userinfo, brackets or port.
+pub(crate) fn host(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let host: String = value
+        .extract()
+        .ok()
+        .filter(|h: &String| !h.is_empty())
+        .ok_or_else(|| config("host must be a non-empty string".into()))?;
+    if host.chars().any(char::is_whitespace) || host.contains(['/', '?', '#', '@', '[', ']']) {
+        return Err(config(
+            "host must be a bare host name or IP address (no scheme, path or userinfo)".into(),
+        ));
+    }
+    if host.contains(':') && host.parse::<std::net::Ipv6Addr>().is_err() {
+        return Err(config(
+            "host must not contain a port; use the *_port arguments".into(),
+        ));
+    }
+    Ok(host)
+}

@@ -1,0 +1,255 @@
+//! Planning a read: a [`ReadRequest`] (the table and the options that shape the plan,
+//! checked when the data source is made) and `plan_read`, which turns it and Daft's
+//! pushdowns into one SELECT per task.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use doris_plan::{DiscoveryPolicy, PlanEndpoint};
+use doris_read::{Split, TableReadOptions, plan_read_of_schema, plan_table_read};
+use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use pyo3_arrow::PySchema;
+
+use crate::args::{MAX_TASKS, choice, from_python, identifier, int_in, or_default, seconds};
+use crate::connection::Connection;
+use crate::errors::{ErrorClass, raise, read_error};
+use crate::runtime::block_on;
+
+/// `(pyarrow schema, [SQL per task], residual left, limit pushed, fallback warning)`.
+type PlannedRead = (Py<PyAny>, Vec<String>, bool, bool, Option<String>);
+
+/// What a read plans against: the table, the split (`"single"`, or `"auto"`: one task per
+/// tablet group from the FE's `_query_plan`), the discovery policy when planning fails
+/// (`"single"` falls back to one task, `"error"` fails), the tasks wanted, the planning
+/// timeout and a trusted WHERE fragment with its bound parameters. Every argument may be
+/// `None` for its default; each is checked here, and the fragment is bound now, so a bad
+/// one fails when the data source is made, not when Daft plans.
+#[pyclass(frozen, module = "daft_doris._native")]
+pub(crate) struct ReadRequest {
+    database: String,
+    table: String,
+    auto_split: bool,
+    policy: DiscoveryPolicy,
+    target_tasks: usize,
+    planning_timeout: Duration,
+    trusted_where: Option<TrustedWhere>,
+    /// The arguments as given, so the request pickles as its constructor call.
+    args: Py<PyTuple>,
+}
+
+#[pymethods]
+impl ReadRequest {
+    #[new]
+    #[pyo3(signature = (
+        database,
+        table,
+        split=None,
+        discovery_policy=None,
+        target_tasks=None,
+        max_tasks=None,
+        planning_timeout_seconds=None,
+        unsafe_where_sql=None,
+        query_parameters=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        database: Bound<'_, PyAny>,
+        table: Bound<'_, PyAny>,
+        split: Option<Bound<'_, PyAny>>,
+        discovery_policy: Option<Bound<'_, PyAny>>,
+        target_tasks: Option<Bound<'_, PyAny>>,
+        max_tasks: Option<Bound<'_, PyAny>>,
+        planning_timeout_seconds: Option<Bound<'_, PyAny>>,
+        unsafe_where_sql: Option<Bound<'_, PyAny>>,
+        query_parameters: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let args = PyTuple::new(
+            py,
+            [
+                Some(database.clone()),
+                Some(table.clone()),
+                split.clone(),
+                discovery_policy.clone(),
+                target_tasks.clone(),
+                max_tasks.clone(),
+                planning_timeout_seconds.clone(),
+                unsafe_where_sql.clone(),
+                query_parameters.clone(),
+            ]
+            .map(|a| a.unwrap_or_else(|| py.None().into_bound(py))),
+        )?
+        .unbind();
+        let database = identifier("database", &database)?;
+        let table = identifier("table", &table)?;
+        let split = choice(
+            "split",
+            &or_default(&split, "single".into_pyobject(py)?.into_any()),
+            &["single", "auto"],
+        )?;
+        let policy = match choice(
+            "discovery_policy",
+            &or_default(&discovery_policy, "single".into_pyobject(py)?.into_any()),
+            &["single", "error"],
+        )? {
+            "error" => DiscoveryPolicy::Error,
+            _ => DiscoveryPolicy::Single,
+        };
+        let target = int_in(
+            "target_tasks",
+            &or_default(&target_tasks, 8i64.into_pyobject(py)?.into_any()),
+            1,
+            MAX_TASKS,
+        )?;
+        let max = int_in(
+            "max_tasks",
+            &or_default(&max_tasks, 256i64.into_pyobject(py)?.into_any()),
+            1,
+            MAX_TASKS,
+        )?;
+        if target > max {
+            return Err(raise(
+                ErrorClass::ConfigurationError,
+                "target_tasks must not exceed max_tasks",
+            ));
+        }
+        let planning_timeout = seconds(
+            "planning_timeout_seconds",
+            &or_default(
+                &planning_timeout_seconds,
+                10.0f64.into_pyobject(py)?.into_any(),
+            ),
+        )?;
+        let fragment = match unsafe_where_sql.filter(|v| !v.is_none()) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .extract::<String>()
+                    .ok()
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| {
+                        raise(
+                            ErrorClass::ConfigurationError,
+                            "unsafe_where_sql must be a non-blank string or None",
+                        )
+                    })?,
+            ),
+        };
+        let parameters: BTreeMap<String, Param> = match query_parameters.filter(|v| !v.is_none()) {
+            None => BTreeMap::new(),
+            Some(value) => from_python("query_parameters", &value)?,
+        };
+        let trusted_where = match fragment {
+            Some(fragment) => Some(
+                bind_trusted_where(&fragment, &parameters)
+                    .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?,
+            ),
+            None if !parameters.is_empty() => {
+                return Err(raise(
+                    ErrorClass::ConfigurationError,
+                    "query_parameters require unsafe_where_sql",
+                ));
+            }
+            None => None,
+        };
+        Ok(Self {
+            database,
+            table,
+            auto_split: split == "auto",
+            policy,
+            target_tasks: target as usize,
+            planning_timeout,
+            trusted_where,
+            args,
+        })
+    }
+
+    /// Pickles as the constructor call with the arguments as given.
+    fn __reduce__(slf: &Bound<'_, Self>) -> (Py<PyAny>, Py<PyTuple>) {
+        let py = slf.py();
+        (
+            slf.get_type().into_any().unbind(),
+            slf.get().args.clone_ref(py),
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ReadRequest(table={}.{}, split={}, target_tasks={})",
+            self.database,
+            self.table,
+            if self.auto_split { "auto" } else { "single" },
+            self.target_tasks
+        )
+    }
+}
+
+/// Plans a read of `request` with Daft's pushdowns: the columns (table order), the filter
+/// (the IR `daft_doris._filters` builds), a limit, or a count under `count_alias`.
+/// Returns `(pyarrow schema, [SQL per task], residual left, limit pushed, warning)`.
+///
+/// `schema`: the columns to read, in order, as `describe_table` gave them; without it the
+/// table is described again (one more MySQL session and `DESC`).
+#[pyfunction]
+#[pyo3(signature = (connection, password, request, columns=None, filter=None, limit=None, count_alias=None, schema=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plan_read(
+    py: Python<'_>,
+    connection: PyRef<'_, Connection>,
+    password: &str,
+    request: PyRef<'_, ReadRequest>,
+    columns: Option<Vec<String>>,
+    filter: Option<Bound<'_, PyAny>>,
+    limit: Option<u64>,
+    count_alias: Option<String>,
+    schema: Option<PySchema>,
+) -> PyResult<PlannedRead> {
+    let connection: &Connection = &connection;
+    let filter: Option<Expr> = match filter.filter(|f| !f.is_none()) {
+        Some(f) => Some(from_python("filter", &f)?),
+        None => None,
+    };
+    // A count reads one number: it is never split.
+    let split = if request.auto_split && count_alias.is_none() {
+        let mut fe = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
+        fe.timeout = request.planning_timeout;
+        fe.ca_bundle_pem = connection.ca_bundle();
+        Split::Auto {
+            fe,
+            target_tasks: request.target_tasks,
+            policy: request.policy,
+        }
+    } else {
+        Split::Single
+    };
+    let options = TableReadOptions {
+        columns,
+        filter,
+        limit,
+        split,
+        trusted_where: request.trusted_where.clone(),
+        count: count_alias,
+    };
+    let (database, table) = (&request.database, &request.table);
+    let plan = match schema {
+        Some(schema) => block_on(py, || {
+            plan_read_of_schema(database, table, schema.into_inner(), &options)
+        }),
+        None => {
+            let endpoint = connection.mysql(password, None);
+            block_on(py, || plan_table_read(&endpoint, database, table, &options))
+        }
+    }
+    .map_err(read_error)?;
+    let schema = PySchema::new(plan.schema).into_pyarrow(py)?;
+    Ok((
+        schema.unbind(),
+        plan.tasks,
+        plan.residual.is_some(),
+        plan.limit_pushed,
+        plan.warning,
+    ))
+}
