@@ -513,6 +513,13 @@ def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
         ({"load_properties": {"label": "x"}}, "managed"),
         ({"operation": "partial_update", "format": "parquet"}, "partial_update"),
         ({"idempotence_key": "a b"}, "idempotence_key"),
+        # Managed by the Stream Load client (doris_streamload::MANAGED_HEADERS, one list).
+        ({"load_properties": {"txn_id": "7"}}, "txn_id is managed"),
+        ({"load_properties": {"Column_Separator": ","}}, "managed"),
+        ({"load_properties": {"partial_update_new_key_behavior": "maybe"}}, "APPEND or ERROR"),
+        ({"label_prefix": "a:b"}, "label_prefix"),
+        ({"idempotence_key": "k" * 65}, "idempotence_key"),
+        ({"label_prefix": "p" * 60, "idempotence_key": "k" * 30}, "80 characters"),
     ],
 )
 def test_bad_write_options_fail_before_any_network_io(kwargs, message):

@@ -9,8 +9,7 @@ use doris_sql::WriteOperation;
 use doris_streamload::prepare::BatchRules;
 use doris_streamload::{
     ClientConfig, Credentials, Format, HostPort, Label, LabelScheme, LoadOptions, LoadStatus,
-    Loader, LoaderConfig, MergeType, NewKeyBehavior, RedirectPolicy, StreamLoadClient, TxnRef,
-    UpdateMode,
+    Loader, LoaderConfig, MergeType, RedirectPolicy, StreamLoadClient, TxnRef, UpdateMode,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -97,6 +96,9 @@ pub(crate) struct TableWriter {
     staging_table: Option<String>,
 }
 
+/// A write's Stream Load options: the operation, format and the sink's settings, then
+/// the user's load properties (`LoadOptions::set_property`), checked together
+/// (`LoadOptions::validate`: combinations Doris refuses, headers the client manages).
 fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<LoadOptions> {
     let mut options = LoadOptions {
         max_filter_ratio: request.max_filter_ratio,
@@ -126,29 +128,99 @@ fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<L
         WriteOperation::Load | WriteOperation::Upsert => {}
     }
     for (key, value) in &request.load_properties {
-        match key.as_str() {
-            "timezone" => options.timezone = value.clone(),
-            "partial_update_new_key_behavior" => {
-                options.new_key_behavior = Some(match value.to_ascii_uppercase().as_str() {
-                    "APPEND" => NewKeyBehavior::Append,
-                    "ERROR" => NewKeyBehavior::Error,
-                    _ => {
-                        return Err(raise(
-                            ErrorClass::ConfigurationError,
-                            "partial_update_new_key_behavior must be APPEND or ERROR",
-                        ));
-                    }
-                });
-            }
-            "sequence_col" => options.sequence_column = Some(value.clone()),
-            "where" => options.where_predicate = Some(value.clone()),
-            _ => options.extra_headers.push((key.clone(), value.clone())),
-        }
+        options
+            .set_property(key, value)
+            .map_err(|e| load_error(&e))?;
     }
     if let Some(t) = request.request_timeout_seconds {
         options.timeout = Duration::try_from_secs_f64(t).ok();
     }
+    options.validate().map_err(|e| load_error(&e))?;
     Ok(options)
+}
+
+/// The longest label part a user names: prefix and idempotence key together leave room
+/// for the content fingerprint, occurrence and sequence numbers within Doris's 128.
+const MAX_PREFIX_AND_KEY: usize = 80;
+
+/// Checks a write's options before anything runs (`DorisWriteOptions` calls it when made):
+/// the Stream Load options as `TableWriter` will build them, and the label parts, against
+/// `doris-streamload`'s label grammar (every label the write can make must be valid).
+#[pyfunction]
+#[pyo3(signature = (operation, format, max_filter_ratio, strict_mode, two_phase_commit, load_properties, request_timeout_seconds, label_prefix, idempotence_key=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_write_options(
+    operation: String,
+    format: Option<String>,
+    max_filter_ratio: f64,
+    strict_mode: bool,
+    two_phase_commit: bool,
+    load_properties: BTreeMap<String, String>,
+    request_timeout_seconds: Option<f64>,
+    label_prefix: String,
+    idempotence_key: Option<String>,
+) -> PyResult<()> {
+    let config = |m: &str| raise(ErrorClass::ConfigurationError, m.to_owned());
+    let starts_alphanumeric = |s: &str| s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    if !starts_alphanumeric(&label_prefix)
+        || label_prefix.len() > 95
+        || label_prefix.contains(':')
+        || Label::new(label_prefix.as_str()).is_err()
+    {
+        return Err(config(
+            "label_prefix must be 1-95 letters, digits, '-' or '_'",
+        ));
+    }
+    if let Some(key) = &idempotence_key {
+        if !starts_alphanumeric(key) || key.len() > 64 || Label::new(key.as_str()).is_err() {
+            return Err(config(
+                "idempotence_key must be 1-64 letters, digits, '-', '_' or ':'",
+            ));
+        }
+        if label_prefix.len() + key.len() > MAX_PREFIX_AND_KEY {
+            return Err(config(
+                "label_prefix and idempotence_key together must be at most 80 characters \
+                 (labels also carry a content fingerprint and sequence numbers, 128 in all)",
+            ));
+        }
+        // The longest label of the write: key, 16-digit fingerprint, occurrence, sequence.
+        LabelScheme::Deterministic {
+            prefix: label_prefix.clone(),
+            key: format!("{key}_{}", "f".repeat(16)),
+            partition: u32::MAX,
+        }
+        .validate()
+        .map_err(|e| load_error(&e))?;
+    }
+    LabelScheme::Random {
+        prefix: label_prefix.clone(),
+    }
+    .validate()
+    .map_err(|e| load_error(&e))?;
+    let request = WriteRequest {
+        database: String::new(),
+        table: String::new(),
+        operation,
+        format,
+        batch_rows: 1,
+        batch_bytes: 1,
+        label_prefix,
+        max_filter_ratio,
+        strict_mode,
+        request_timeout_seconds,
+        load_properties,
+        two_phase_commit,
+        redirect_hosts: Vec::new(),
+        redirect_ports: Vec::new(),
+        redirect_policy: String::new(),
+        max_retries: None,
+        staging_table: None,
+    };
+    let operation: WriteOperation = request
+        .operation
+        .parse()
+        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
+    load_options(&request, operation).map(|_| ())
 }
 
 #[pymethods]

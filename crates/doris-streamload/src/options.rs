@@ -244,6 +244,36 @@ fn value(text: &str, what: &str) -> Result<HeaderValue, StreamLoadError> {
 }
 
 impl LoadOptions {
+    /// Sets one option given by its Stream Load header name, as a user's "load
+    /// properties" mapping names it: `timezone`, `where`, `comment`,
+    /// `partial_update_new_key_behavior` (`APPEND` or `ERROR`) and the sequence column
+    /// (`sequence_col` or `function_column.sequence_col`) set their typed fields; any
+    /// other name becomes an extra header, which [`validate`](Self::validate) refuses if
+    /// the client manages it ([`MANAGED_HEADERS`]).
+    pub fn set_property(&mut self, name: &str, value: &str) -> Result<(), StreamLoadError> {
+        match name.to_ascii_lowercase().as_str() {
+            "timezone" | "time_zone" => self.timezone = value.to_owned(),
+            "where" => self.where_predicate = Some(value.to_owned()),
+            "comment" => self.comment = Some(value.to_owned()),
+            "sequence_col" | "function_column.sequence_col" => {
+                self.sequence_column = Some(value.to_owned())
+            }
+            "partial_update_new_key_behavior" => {
+                self.new_key_behavior = Some(match value.to_ascii_uppercase().as_str() {
+                    "APPEND" => NewKeyBehavior::Append,
+                    "ERROR" => NewKeyBehavior::Error,
+                    _ => {
+                        return Err(StreamLoadError::Config(
+                            "partial_update_new_key_behavior must be APPEND or ERROR".into(),
+                        ));
+                    }
+                });
+            }
+            _ => self.extra_headers.push((name.to_owned(), value.to_owned())),
+        }
+        Ok(())
+    }
+
     /// Checks combinations Doris would refuse, before anything is sent.
     pub fn validate(&self) -> Result<(), StreamLoadError> {
         let bad = |m: &str| Err(StreamLoadError::Config(m.to_owned()));
@@ -435,6 +465,37 @@ mod tests {
         assert_eq!(h["unique_key_update_mode"], "UPDATE_FIXED_COLUMNS");
         assert_eq!(h["partial_update_new_key_behavior"], "ERROR");
         assert_eq!(h["read_json_by_line"], "true");
+    }
+
+    #[test]
+    fn properties_set_their_typed_option_or_an_extra_header_that_validate_judges() {
+        let mut options = LoadOptions::default();
+        options.set_property("timezone", "Asia/Tokyo").unwrap();
+        options.set_property("WHERE", "k > 1").unwrap();
+        options
+            .set_property("function_column.sequence_col", "ver")
+            .unwrap();
+        options
+            .set_property("partial_update_new_key_behavior", "error")
+            .unwrap();
+        options.set_property("send_batch_parallelism", "2").unwrap();
+        assert_eq!(options.timezone, "Asia/Tokyo");
+        assert_eq!(options.where_predicate.as_deref(), Some("k > 1"));
+        assert_eq!(options.sequence_column.as_deref(), Some("ver"));
+        assert_eq!(options.new_key_behavior, Some(NewKeyBehavior::Error));
+        assert_eq!(
+            options.extra_headers,
+            [("send_batch_parallelism".to_owned(), "2".to_owned())]
+        );
+        assert!(
+            options
+                .set_property("partial_update_new_key_behavior", "maybe")
+                .is_err()
+        );
+        let mut managed = LoadOptions::default();
+        managed.set_property("label", "mine").unwrap();
+        let err = managed.validate().unwrap_err().to_string();
+        assert!(err.contains("label is managed"), "{err}");
     }
 
     #[test]

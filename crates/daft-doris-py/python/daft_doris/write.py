@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -21,12 +20,6 @@ from daft_doris._endpoint import Endpoint
 from daft_doris.errors import CompatibilityError, ConfigurationError, DaftOlapError
 from daft_doris.secrets import Secret, check_secret
 
-_LABEL_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,94}$")
-_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:-]{0,63}$")
-_MANAGED = frozenset(
-    "columns format label max_filter_ratio partial_columns read_json_by_line strict_mode two_phase_commit "
-    "txn_operation merge_type unique_key_update_mode group_commit expect authorization".split()
-)
 _OPERATIONS = ("load", "upsert", "partial_update", "delete")
 _FORMATS = ("arrow", "parquet", "json", "csv")
 
@@ -158,17 +151,10 @@ class DorisWriteOptions:
             raise ConfigurationError("partial_update requires format='arrow' or 'json'")
         check.bounded_int("batch_rows", self.batch_rows, 1, check.MAX_BATCH_ROWS)
         check.bounded_int("batch_bytes", self.batch_bytes, 1, check.MAX_BATCH_BYTES)
-        if not isinstance(self.label_prefix, str) or not _LABEL_PART.match(self.label_prefix):
+        if not isinstance(self.label_prefix, str):
             raise ConfigurationError("label_prefix must be 1-95 letters, digits, '-' or '_'")
-        if self.idempotence_key is not None and (
-            not isinstance(self.idempotence_key, str) or not _KEY.match(self.idempotence_key)
-        ):
+        if self.idempotence_key is not None and not isinstance(self.idempotence_key, str):
             raise ConfigurationError("idempotence_key must be 1-64 letters, digits, '-', '_' or ':'")
-        if self.idempotence_key is not None and len(self.label_prefix) + len(self.idempotence_key) > 80:
-            raise ConfigurationError(
-                "label_prefix and idempotence_key together must be at most 80 characters "
-                "(labels also carry a content fingerprint and sequence numbers, 128 in all)"
-            )
         ratio = self.max_filter_ratio
         if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0.0 <= float(ratio) <= 1.0:
             raise ConfigurationError("max_filter_ratio must be a number from 0 to 1")
@@ -195,10 +181,23 @@ class DorisWriteOptions:
                     "atomic writes commit once themselves: two_phase_commit does not apply"
                 )
         for key, value in self.load_properties:
-            if not isinstance(key, str) or not key or key.lower() in _MANAGED:
-                raise ConfigurationError("load_properties contains a managed or invalid key")
+            if not isinstance(key, str) or not key:
+                raise ConfigurationError("load_properties keys must be non-empty strings")
             if not isinstance(value, str):
                 raise ConfigurationError("load_properties values must be strings")
+        # The label grammar and the Stream Load options (headers the client manages,
+        # combinations Doris refuses) are checked by the native layer, as it will use them.
+        _native.check_write_options(
+            self.operation,
+            self.format,
+            float(ratio),
+            self.strict_mode,
+            self.two_phase_commit,
+            dict(self.load_properties),
+            self.request_timeout_seconds,
+            self.label_prefix,
+            self.idempotence_key,
+        )
 
     @classmethod
     def from_mapping(
