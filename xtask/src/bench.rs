@@ -36,7 +36,8 @@ pub(crate) fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(
     let emulator = if quick {
         if !prebuilt {
             let mut build = cargo();
-            build.args(["build", "-p", "doris-emulator", "--bin", "doris-emulator"]);
+            // `--workspace`: the test build's features, so nothing is rebuilt (see demo.rs).
+            build.args(["build", "--workspace", "--bin", "doris-emulator"]);
             step("bench: build the emulator", build)?;
             install_python_package(&python)?;
         }

@@ -20,8 +20,11 @@ pub(crate) const MUTATED: [(&str, &[&str], &[&str]); 2] = [
     ),
     (
         "doris-streamload",
-        &["crates/doris-streamload/src/label.rs"],
-        // Unit tests only: the integration tests start emulators (minutes per mutant).
+        &[
+            "crates/doris-streamload/src/label.rs",
+            "crates/doris-streamload/src/retry.rs",
+        ],
+        // Unit tests only (the integration tests start emulators: minutes per mutant).
         &["--lib"],
     ),
 ];

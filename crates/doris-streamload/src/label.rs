@@ -93,11 +93,6 @@ impl LabelScheme {
     pub fn validate(&self) -> Result<(), StreamLoadError> {
         self.label(u64::MAX).map(|_| ())
     }
-
-    /// Whether labels repeat across runs.
-    pub fn is_deterministic(&self) -> bool {
-        matches!(self, Self::Deterministic { .. })
-    }
 }
 
 #[cfg(test)]

@@ -109,6 +109,9 @@ mod tests {
         assert!(schedule.next_delay(late).is_none());
         assert!(!schedule.fits(late, Duration::from_millis(200)));
         assert!(schedule.fits(late, Duration::from_millis(50)));
+        // A wait must end before the deadline: ending exactly on it is too late.
+        assert!(!schedule.fits(started, Duration::from_secs(10)));
+        assert!(schedule.fits(started, Duration::from_secs(10) - Duration::from_nanos(1)));
         // Without a deadline only the attempts bound it.
         assert!(
             Schedule::without_deadline(&policy())
