@@ -59,27 +59,15 @@ impl std::io::Write for HashWriter {
     }
 }
 
-/// The writer's settings, as the Python sink passes them (keyword arguments of
-/// `TableWriter`).
-struct WriteRequest {
-    database: String,
-    table: String,
-    operation: String,
-    format: Option<String>,
-    batch_rows: usize,
-    batch_bytes: u64,
-    label_prefix: String,
+/// The sink's settings that shape every load's Stream Load options.
+struct LoadSettings<'a> {
+    operation: &'a str,
+    format: Option<&'a str>,
     max_filter_ratio: f64,
     strict_mode: bool,
-    request_timeout_seconds: Option<f64>,
-    load_properties: BTreeMap<String, String>,
     two_phase_commit: bool,
-    redirect_hosts: Vec<String>,
-    redirect_ports: Vec<u16>,
-    redirect_policy: String,
-    max_retries: Option<u32>,
-    /// An atomic write's staging table: loads go there, tagged (see `write`).
-    staging_table: Option<String>,
+    load_properties: &'a BTreeMap<String, String>,
+    request_timeout_seconds: Option<f64>,
 }
 
 /// Loads micropartitions into one table.
@@ -99,14 +87,18 @@ pub(crate) struct TableWriter {
 /// A write's Stream Load options: the operation, format and the sink's settings, then
 /// the user's load properties (`LoadOptions::set_property`), checked together
 /// (`LoadOptions::validate`: combinations Doris refuses, headers the client manages).
-fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<LoadOptions> {
+fn load_options(request: &LoadSettings<'_>) -> PyResult<LoadOptions> {
+    let operation: WriteOperation = request
+        .operation
+        .parse()
+        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
     let mut options = LoadOptions {
         max_filter_ratio: request.max_filter_ratio,
         strict_mode: request.strict_mode,
         two_phase_commit: request.two_phase_commit,
         ..LoadOptions::default()
     };
-    options.format = match request.format.as_deref() {
+    options.format = match request.format {
         None | Some("arrow") => Format::Arrow,
         Some("parquet") => Format::Parquet,
         Some("json") => Format::Json,
@@ -127,7 +119,7 @@ fn load_options(request: &WriteRequest, operation: WriteOperation) -> PyResult<L
         WriteOperation::Delete => options.merge_type = MergeType::Delete,
         WriteOperation::Load | WriteOperation::Upsert => {}
     }
-    for (key, value) in &request.load_properties {
+    for (key, value) in request.load_properties {
         options
             .set_property(key, value)
             .map_err(|e| load_error(&e))?;
@@ -197,30 +189,16 @@ pub(crate) fn check_write_options(
     }
     .validate()
     .map_err(|e| load_error(&e))?;
-    let request = WriteRequest {
-        database: String::new(),
-        table: String::new(),
-        operation,
-        format,
-        batch_rows: 1,
-        batch_bytes: 1,
-        label_prefix,
+    load_options(&LoadSettings {
+        operation: &operation,
+        format: format.as_deref(),
         max_filter_ratio,
         strict_mode,
-        request_timeout_seconds,
-        load_properties,
         two_phase_commit,
-        redirect_hosts: Vec::new(),
-        redirect_ports: Vec::new(),
-        redirect_policy: String::new(),
-        max_retries: None,
-        staging_table: None,
-    };
-    let operation: WriteOperation = request
-        .operation
-        .parse()
-        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
-    load_options(&request, operation).map(|_| ())
+        load_properties: &load_properties,
+        request_timeout_seconds,
+    })
+    .map(|_| ())
 }
 
 #[pymethods]
@@ -275,44 +253,21 @@ impl TableWriter {
         staging_table: Option<String>,
     ) -> PyResult<Self> {
         let connection: &Connection = &connection;
-        let request = WriteRequest {
-            database,
-            table,
-            operation,
-            format,
-            batch_rows,
-            batch_bytes,
-            label_prefix,
-            max_filter_ratio,
-            strict_mode,
-            request_timeout_seconds,
-            load_properties,
-            two_phase_commit,
-            redirect_hosts,
-            redirect_ports,
-            redirect_policy,
-            max_retries,
-            staging_table,
-        };
-        let operation: WriteOperation = request
-            .operation
-            .parse()
-            .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = ClientConfig::new(
             connection.http_url()?,
             Credentials::new(&connection.user, password),
         );
-        for host in &request.redirect_hosts {
-            for port in &request.redirect_ports {
+        for host in &redirect_hosts {
+            for port in &redirect_ports {
                 config
                     .allowlist
                     .targets
                     .push(HostPort::new(host.clone(), *port));
             }
         }
-        config.redirect_policy = match request.redirect_policy.as_str() {
+        config.redirect_policy = match redirect_policy.as_str() {
             "" => None,
             "direct" => Some(RedirectPolicy::Direct),
             "public" => Some(RedirectPolicy::Public),
@@ -326,25 +281,33 @@ impl TableWriter {
         };
         config.ca_bundle_pem = connection.ca_bundle();
         config.connect_timeout = connection.connect_timeout;
-        if let Some(t) = request.request_timeout_seconds {
+        if let Some(t) = request_timeout_seconds {
             config.request_timeout =
                 Duration::try_from_secs_f64(t).unwrap_or(config.request_timeout);
         }
-        if let Some(n) = request.max_retries {
+        if let Some(n) = max_retries {
             config.retry.max_attempts = n + 1;
         }
-        let options = load_options(&request, operation)?;
+        let options = load_options(&LoadSettings {
+            operation: &operation,
+            format: format.as_deref(),
+            max_filter_ratio,
+            strict_mode,
+            two_phase_commit,
+            load_properties: &load_properties,
+            request_timeout_seconds,
+        })?;
         let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
         Ok(Self {
             client: Arc::new(client),
-            database: request.database,
-            table: request.table,
+            database,
+            table,
             options,
             rules,
-            max_rows: request.batch_rows,
-            max_bytes: request.batch_bytes,
-            label_prefix: request.label_prefix,
-            staging_table: request.staging_table,
+            max_rows: batch_rows,
+            max_bytes: batch_bytes,
+            label_prefix,
+            staging_table,
         })
     }
 
