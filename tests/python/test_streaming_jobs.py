@@ -146,6 +146,21 @@ def test_a_failed_task_pauses_the_job_keeps_the_offset_and_is_retried_after_resu
         assert job.info().error_msg == ""
 
 
+def test_a_job_created_with_an_offset_starts_after_that_file():
+    with emulator_with_bucket() as ports:
+        conn = connection(ports)
+        write_csv(ports, "in/f-001.csv", [1, 2])
+        write_csv(ports, "in/f-002.csv", [3])
+        write_csv(ports, "in/f-003.csv", [4, 5])
+        job = csv_job(conn, offset="in/f-002.csv")
+        wait_until(lambda: job.info().current_offset == "in/f-003.csv")
+        # Only the file after the offset is loaded: f-001 and f-002 are skipped, whole.
+        assert ids_in_table(ports) == [4, 5]
+        assert job.info().properties["offset"] == '{"fileName":"in/f-002.csv"}'
+        with pytest.raises(ConfigurationError, match="offset"):
+            csv_job(conn, name="empty_offset", offset="")
+
+
 def test_alter_is_refused_while_running_and_applies_while_paused():
     with emulator_with_bucket() as ports:
         conn = connection(ports)

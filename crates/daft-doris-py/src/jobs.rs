@@ -3,7 +3,7 @@
 //! Requests arrive as typed arguments (an [`Insert`] and `(key, value)` properties); rows
 //! travel back as one pyarrow record batch (`doris_read::jobs::jobs_batch`).
 
-use doris_sql::{CreateStreamingJob, JobControl, Properties, S3Insert, TableRef};
+use doris_sql::{CreateStreamingJob, JobControl, Properties, S3Insert, S3Offset, TableRef};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
@@ -48,17 +48,29 @@ impl Insert {
     }
 }
 
-fn properties(pairs: Vec<(String, String)>) -> Properties {
+/// The job's properties: the pairs given, then `offset` (the key of the last file to
+/// skip) in the form Doris takes (`S3Offset::property_value`).
+fn properties(pairs: Vec<(String, String)>, offset: Option<String>) -> PyResult<Properties> {
     let mut out = Properties::default();
     for (k, v) in pairs {
         out.set(k, v);
     }
-    out
+    if let Some(end_file) = offset {
+        if end_file.is_empty() {
+            return Err(raise(
+                ErrorClass::ConfigurationError,
+                "offset must be the key of the last file to skip",
+            ));
+        }
+        out.set("offset", S3Offset { end_file }.property_value());
+    }
+    Ok(out)
 }
 
 /// `CREATE JOB name [PROPERTIES (…)] [COMMENT …] ON STREAMING DO INSERT …`.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name, insert, properties=Vec::new(), comment=None))]
+#[pyo3(signature = (connection, password, name, insert, properties=Vec::new(), comment=None, offset=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn job_create(
     py: Python<'_>,
     connection: PyRef<'_, Connection>,
@@ -67,10 +79,11 @@ pub(crate) fn job_create(
     insert: PyRef<'_, Insert>,
     properties: Vec<(String, String)>,
     comment: Option<String>,
+    offset: Option<String>,
 ) -> PyResult<()> {
     let conn: &Connection = &connection;
     let mut job = CreateStreamingJob::new(name, insert.0.clone());
-    job.properties = self::properties(properties);
+    job.properties = self::properties(properties, offset)?;
     job.comment = comment;
     let endpoint = conn.mysql(password, None);
     block_on(py, || async move {
@@ -81,7 +94,7 @@ pub(crate) fn job_create(
 
 /// `ALTER JOB name [PROPERTIES (…)] [INSERT …]`.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name, properties, insert=None))]
+#[pyo3(signature = (connection, password, name, properties, insert=None, offset=None))]
 pub(crate) fn job_alter(
     py: Python<'_>,
     connection: PyRef<'_, Connection>,
@@ -89,9 +102,10 @@ pub(crate) fn job_alter(
     name: &str,
     properties: Vec<(String, String)>,
     insert: Option<PyRef<'_, Insert>>,
+    offset: Option<String>,
 ) -> PyResult<()> {
     let conn: &Connection = &connection;
-    let props = self::properties(properties);
+    let props = self::properties(properties, offset)?;
     let insert = insert.map(|i| i.0.clone());
     let endpoint = conn.mysql(password, None);
     let name = name.to_owned();

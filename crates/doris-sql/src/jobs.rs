@@ -381,6 +381,12 @@ impl S3Offset {
     pub fn to_json(&self) -> String {
         serde_json::json!({ "endFile": self.end_file }).to_string()
     }
+
+    /// The value of a job's `offset` property that starts it after this file, in the form
+    /// Doris documents for `CREATE JOB … PROPERTIES ("offset" = '{"fileName": "…"}')`.
+    pub fn property_value(&self) -> String {
+        serde_json::json!({ "fileName": self.end_file }).to_string()
+    }
 }
 
 /// A task's or job's load statistics.
@@ -717,6 +723,17 @@ mod tests {
     #[test]
     fn offsets_accept_both_spellings() {
         assert_eq!(S3Offset::parse("").unwrap(), None);
+        assert_eq!(
+            S3Offset::parse(
+                &S3Offset {
+                    end_file: "a/\"b\".csv".into()
+                }
+                .property_value()
+            )
+            .unwrap()
+            .map(|o| o.end_file),
+            Some("a/\"b\".csv".to_owned())
+        );
         assert_eq!(
             S3Offset::parse(r#"{"fileName":"a/b.csv"}"#)
                 .unwrap()

@@ -140,11 +140,17 @@ def _insert(table: DorisTable, source: S3Source, columns: list[str] | tuple[str,
     )
 
 
+def _offset(offset: str | None) -> str | None:
+    """The key of the last file to skip (the native layer writes Doris's property form)."""
+    if offset is not None and not isinstance(offset, str):
+        raise ConfigurationError("offset must be the key of the last file to skip")
+    return offset
+
+
 def _job_properties(
     max_batch_files: int | None,
     max_batch_bytes: int | None,
     max_interval_seconds: int | None,
-    offset: str | None,
     session: Mapping[str, object] | None,
 ) -> list[tuple[str, str]]:
     props: list[tuple[str, str]] = []
@@ -156,10 +162,6 @@ def _job_properties(
         if value is not None:
             check.bounded_int(key, value, 1, 1 << 62)
             props.append((key, str(value)))
-    if offset is not None:
-        if not isinstance(offset, str) or not offset:
-            raise ConfigurationError("offset must be the key of the last file to skip")
-        props.append(("offset", json.dumps({"fileName": offset})))
     for name, value in (session or {}).items():
         check.identifier("session variable", name)
         text = str(value).lower() if isinstance(value, bool) else str(value)
@@ -221,9 +223,9 @@ class StreamingJob:
         job = cls(connection, name)
         if not isinstance(table, DorisTable) or not isinstance(source, S3Source):
             raise ConfigurationError("table must be a DorisTable and source an S3Source")
-        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, offset, session)
+        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, session)
         insert = _insert(table, source, check.columns(columns))
-        job._call(_native.job_create, name, insert, props, comment)
+        job._call(_native.job_create, name, insert, props, comment, _offset(offset))
         return job
 
     def alter(
@@ -242,13 +244,13 @@ class StreamingJob:
 
         Doris accepts it only while the job is PAUSED; the offset is kept unless given.
         """
-        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, offset, session)
+        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, session)
         if (table is None) != (source is None):
             raise ConfigurationError("a new INSERT needs both table and source")
         insert = None if table is None else _insert(table, source, check.columns(columns))  # type: ignore[arg-type]
-        if not props and insert is None:
+        if not props and insert is None and offset is None:
             raise ConfigurationError("alter needs a property or a new table and source")
-        self._call(_native.job_alter, self.name, props, insert)
+        self._call(_native.job_alter, self.name, props, insert, _offset(offset))
 
     def pause(self) -> None:
         """``PAUSE JOB``: the running task is canceled; the offset stays."""
