@@ -162,6 +162,23 @@ pub(crate) fn tasks_schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
+/// Rows fetched over the FE's MySQL port as one pyarrow record batch.
+fn rows_batch<F, Fut>(
+    py: Python<'_>,
+    connection: PyRef<'_, Connection>,
+    password: &str,
+    fetch: F,
+) -> PyResult<Py<PyAny>>
+where
+    F: FnOnce(doris_read::MySqlEndpoint) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<arrow::array::RecordBatch, doris_read::ReadError>>,
+{
+    let conn: &Connection = &connection;
+    let endpoint = conn.mysql(password, None);
+    let batch = block_on(py, || fetch(endpoint)).map_err(read_error)?;
+    Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
+}
+
 /// The streaming jobs (or the one named) as one pyarrow record batch.
 #[pyfunction]
 #[pyo3(signature = (connection, password, name=None))]
@@ -171,14 +188,10 @@ pub(crate) fn job_list(
     password: &str,
     name: Option<String>,
 ) -> PyResult<Py<PyAny>> {
-    let conn: &Connection = &connection;
-    let endpoint = conn.mysql(password, None);
-    let batch = block_on(py, || async move {
+    rows_batch(py, connection, password, |endpoint| async move {
         let rows = doris_read::jobs::list_jobs(&endpoint, name.as_deref()).await?;
         doris_read::jobs::jobs_batch(&rows)
     })
-    .map_err(read_error)?;
-    Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }
 
 /// The tasks Doris shows (of the job named, or of every job) as one pyarrow record batch.
@@ -190,12 +203,8 @@ pub(crate) fn task_list(
     password: &str,
     name: Option<String>,
 ) -> PyResult<Py<PyAny>> {
-    let conn: &Connection = &connection;
-    let endpoint = conn.mysql(password, None);
-    let batch = block_on(py, || async move {
+    rows_batch(py, connection, password, |endpoint| async move {
         let rows = doris_read::jobs::list_tasks(&endpoint, name.as_deref()).await?;
         doris_read::jobs::tasks_batch(&rows)
     })
-    .map_err(read_error)?;
-    Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }
