@@ -1,6 +1,6 @@
 //! `cargo xtask demo`: the main job on the emulator (the README's first command).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::python::{ensure_venv, install_python_package};
@@ -21,8 +21,7 @@ pub(crate) fn demo() -> Result<(), String> {
     build.args(["build", "--quiet", "--workspace", "--bin", "doris-emulator"]);
     step("demo: build the Doris emulator", build)?;
     install_python_package(&python)?;
-    let target =
-        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let target = crate::run::shared_target();
     let dir = std::env::temp_dir().join(format!("daft-doris-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let init = dir.join("init.sql");

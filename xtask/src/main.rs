@@ -28,7 +28,6 @@ mod python;
 mod run;
 mod tested_by;
 
-use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use crate::bench::bench;
@@ -85,8 +84,7 @@ fn faults() -> Result<(), String> {
     step("build (as the tests do)", build)?;
     let python = python()?;
     install_python_package(&python)?;
-    let target =
-        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let target = crate::run::shared_target();
     let mut run = Command::new(&python);
     run.current_dir(root())
         .env("DORIS_EMULATOR_BIN", target.join("debug/doris-emulator"))

@@ -39,6 +39,7 @@ pub(crate) fn maturin_develop(python: &Path, release: Option<&str>) -> Result<()
         .ok_or("the project's Python is not inside a virtual environment")?;
     let mut develop = Command::new(python);
     without_run_env(&mut develop);
+    develop.env("CARGO_TARGET_DIR", crate::run::shared_target());
     develop
         .current_dir(root().join("crates/daft-doris-py"))
         .env("VIRTUAL_ENV", venv)

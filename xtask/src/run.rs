@@ -17,9 +17,19 @@ pub(crate) fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The shared build folder: `$CARGO_TARGET_DIR`, or `/var/tmp/daft-doris-target` as in
+/// `.ci/run`, so that `cargo xtask demo` run from a plain shell uses the build CI made.
+pub(crate) fn shared_target() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || "/var/tmp/daft-doris-target".into(),
+        std::path::PathBuf::from,
+    )
+}
+
 pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.current_dir(root());
+    cmd.current_dir(root())
+        .env("CARGO_TARGET_DIR", shared_target());
     without_run_env(&mut cmd);
     cmd
 }
