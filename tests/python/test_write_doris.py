@@ -43,6 +43,8 @@ CREATE TABLE w.nested (`id` INT NOT NULL, `tags` ARRAY<VARCHAR(3)> NULL,
   `person` STRUCT<name:VARCHAR(4), note:TEXT> NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE TABLE w.carried (`id` INT NOT NULL, `name` VARCHAR(8) NULL) DUPLICATE KEY(`id`)
   DISTRIBUTED BY HASH(`id`) BUCKETS 1;
+CREATE TABLE w.redirected (`id` INT NOT NULL, `name` VARCHAR(8) NULL, `amount` DECIMAL(10, 2) NULL,
+  `day` DATE NULL, `ts` DATETIME(6) NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
 GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 """
@@ -520,12 +522,81 @@ def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
         ({"label_prefix": "a:b"}, "label_prefix"),
         ({"idempotence_key": "k" * 65}, "idempotence_key"),
         ({"label_prefix": "p" * 60, "idempotence_key": "k" * 30}, "80 characters"),
+        # Types are checked as strictly as values (a bool is not a count, an int not a flag).
+        ({"batch_rows": True}, "batch_rows must be an integer from 1 to 1000000"),
+        ({"batch_rows": 0}, "batch_rows"),
+        ({"batch_bytes": "64M"}, "batch_bytes"),
+        ({"max_retries": 21}, "max_retries must be an integer from 0 to 20"),
+        ({"strict_mode": 1}, "strict_mode must be a bool"),
+        ({"two_phase_commit": "yes"}, "two_phase_commit must be a bool"),
+        ({"max_filter_ratio": True}, "max_filter_ratio"),
+        ({"request_timeout_seconds": 0}, "request_timeout_seconds must be more than 0"),
+        ({"label_prefix": 7}, "label_prefix"),
+        ({"idempotence_key": 7}, "idempotence_key"),
+        ({"load_properties": {"timeout": 5}}, "load_properties values must be strings"),
+        (
+            {"idempotence_key": "k", "two_phase_commit": True, "atomic": True},
+            "two_phase_commit does not apply",
+        ),
+        ({"atomic": True, "operation": "delete"}, "atomic writes support"),
     ],
 )
 def test_bad_write_options_fail_before_any_network_io(kwargs, message):
     connection = DorisConnection(host="127.0.0.1", http_port=1, mysql_port=1)
     with pytest.raises(ConfigurationError, match=message):
         write_doris(frame(1), connection=connection, table=DorisTable("w", "dup"), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"host": "http://fe"}, "bare host name"),
+        ({"host": "fe:8030"}, "must not contain a port"),
+        ({"host": ""}, "host must be a non-empty string"),
+        ({"username": ""}, "username must be a non-empty string"),
+        ({"http_port": 0}, "http_port must be an integer from 1 to 65535"),
+        ({"mysql_port": "9030"}, "mysql_port"),
+        ({"http_secure": 1}, "http_secure must be a bool"),
+        ({"verify_tls": False}, "TLS is always verified"),
+        ({"request_timeout_seconds": -1}, "request_timeout_seconds must be more than 0"),
+        ({"request_timeout_seconds": "5"}, "request_timeout_seconds must be a number"),
+        ({"redirect_hosts": ("be/1",)}, "bare host name"),
+        ({"redirect_hosts": "be1"}, "redirect_hosts must be a list or tuple"),
+        ({"redirect_ports": (70000,)}, "redirect_ports must be an integer from 1 to 65535"),
+        ({"redirect_policy": "nearest"}, "redirect_policy must be one of"),
+        ({"mysql_ssl_mode": "strict"}, "ssl_mode must be one of"),
+    ],
+)
+def test_bad_connection_settings_fail_when_the_connection_is_made(kwargs, message):
+    with pytest.raises(ConfigurationError, match=message):
+        DorisConnection(**{"host": "fe", **kwargs})
+
+
+def test_the_connections_redirect_targets_are_followed_and_no_others(doris):
+    """The FE redirects to `localhost`, which /api/backends does not report (it names
+    127.0.0.1): refused before any body byte unless the connection names it."""
+
+    def redirect_to_localhost():
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
+            data=json.dumps(
+                {"kind": "redirect", "host": "localhost", "port": doris["be_http_port"], "times": 1}
+            ).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        urllib.request.urlopen(request).read()
+
+    redirect_to_localhost()
+    with pytest.raises(DorisWriteError, match="redirect"):
+        write_doris(frame(3), connection=conn(doris), table=DorisTable("w", "redirected"))
+    assert query(doris, "SELECT count(*) FROM redirected")[0][0] == 0
+    redirect_to_localhost()
+    allowed = conn(doris, redirect_hosts=["localhost"], redirect_ports=[doris["be_http_port"]])
+    assert allowed.redirect_hosts == ("localhost",)
+    result = write_doris(frame(3), connection=allowed, table=DorisTable("w", "redirected"))
+    assert summary(result)["loaded_rows"] == 3
+    assert query(doris, "SELECT count(*) FROM redirected")[0][0] == 3
 
 
 def test_sink_pickles_and_redacts_its_password():

@@ -54,6 +54,103 @@ def make_table(n: int, start: int = 0):
     return pa.table([pa.array(ids), i32, amount, day, ts, short, long, f], names=names)
 
 
+STRINGS_DDL = (
+    "`id` BIGINT NOT NULL, `name` VARCHAR(64) NULL, `city` VARCHAR(32) NULL, "
+    "`comment` STRING NULL, `payload` STRING NULL"
+)
+NUMERIC_DDL = (
+    "`id` BIGINT NOT NULL, `a` BIGINT NULL, `b` INT NULL, `c` SMALLINT NULL, `d` DOUBLE NULL, "
+    "`e` FLOAT NULL, `f` BIGINT NULL, `g` DOUBLE NULL"
+)
+
+
+def make_strings(n: int, start: int = 0):
+    """`n` rows: an id and four text columns (short, short with nulls, ~60 and ~150 bytes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(start, start + n, dtype=np.int64)
+    name = pa.array(np.char.add("customer-", (ids % 50_000).astype(str)))
+    city = pa.array(np.char.add("city ", (ids % 300).astype(str)), mask=(ids % 7 == 0))
+    comment = pa.array(np.char.add("a comment of moderate length written for row number ", ids.astype(str)))
+    payload = pa.array(np.char.add("x" * 140 + " #", ids.astype(str)))
+    return pa.table(
+        [pa.array(ids), name, city, comment, payload], names=["id", "name", "city", "comment", "payload"]
+    )
+
+
+def make_numeric(n: int, start: int = 0):
+    """`n` rows: an id and seven numeric columns of four widths (nulls every 10th row of `b`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(start, start + n, dtype=np.int64)
+    columns = [
+        pa.array(ids),
+        pa.array(ids * 7919),
+        pa.array((ids % 100_000).astype(np.int32), mask=(ids % 10 == 0)),
+        pa.array((ids % 30_000).astype(np.int16)),
+        pa.array(ids / 7.0),
+        pa.array((ids % 1000 / 3.0).astype(np.float32)),
+        pa.array(ids // 3),
+        pa.array(np.sqrt(ids.astype(np.float64))),
+    ]
+    return pa.table(columns, names=["id", "a", "b", "c", "d", "e", "f", "g"])
+
+
+# Flight read shapes: (workload number, description, table, DDL, rows maker, loads). The same
+# rows loaded in many small loads leave many small rowsets, so the server sends many small
+# batches (Doris scans rowset by rowset).
+FLIGHT_SHAPES = (
+    ("2", "8 mixed columns", "r", COLUMNS_DDL, make_table, 1),
+    ("2b", "8 mixed columns, 200 loads (small rowsets)", "fl", COLUMNS_DDL, make_table, 200),
+    ("2c", "5 text columns", "fs", STRINGS_DDL, make_strings, 1),
+    ("2d", "8 numeric columns", "fn", NUMERIC_DDL, make_numeric, 1),
+)
+FLIGHT_GOAL = ">= 1.3"
+
+
+def flight_tables_sql() -> str:
+    """CREATE TABLE statements of the Flight shapes' tables (besides `r`)."""
+    return "".join(
+        f"CREATE TABLE bench.{table} ({ddl}) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 8;\n"
+        for _, _, table, ddl, _, _ in FLIGHT_SHAPES
+        if table != "r"
+    )
+
+
+def load_flight_shapes(connection, rows: int, quick: bool = False) -> None:
+    """Loads every Flight shape's table but `r` (loaded by the caller); quick runs make at
+    most 20 loads per table (each load is a Daft write)."""
+    import daft
+    from daft_doris import DorisTable, write_doris
+
+    for _, _, table, _, maker, loads in FLIGHT_SHAPES:
+        if table == "r":
+            continue
+        step = -(-rows // (min(loads, 20) if quick else loads))
+        for start in range(0, rows, step):
+            frame = daft.from_arrow(maker(min(step, rows - start), start))
+            write_doris(frame, connection=connection, table=DorisTable("bench", table))
+
+
+def compare_flight_shapes(ports: dict, ours: str, ref: str, runs: int, rows: int) -> list[dict]:
+    """Workloads 2–2d: our Flight read against the reference's (ADBC), shape by shape."""
+    out = []
+    for number, description, table, _, _, _ in FLIGHT_SHAPES:
+        read = {"kind": "read", "ports": ports, "table": table, "transport": "flight"}
+        out.append(
+            compare(
+                f"{number}. read_doris(...).to_arrow(), Flight SQL, {description}",
+                FLIGHT_GOAL,
+                (("daft_doris", ours, read), ("reference 1.1 (ADBC)", ref, read)),
+                runs,
+                rows,
+            )
+        )
+    return out
+
+
 # --- measurements (run in a child process) -------------------------------------------------
 
 
@@ -346,6 +443,7 @@ def orchestrate(args) -> None:
             "DISTRIBUTED BY HASH(`id`) BUCKETS 8;\n"
             for t in ("r", "big", "small", "w")
         )
+        + flight_tables_sql()
     )
     init.close()
     emulator = subprocess.Popen(
@@ -369,6 +467,7 @@ def orchestrate(args) -> None:
         started = time.perf_counter()
         write_doris(daft.from_arrow(make_table(rows)), connection=connection, table=DorisTable("bench", "r"))
         load_s = time.perf_counter() - started
+        load_flight_shapes(connection, rows, quick)
         for table, n_rows in (("big", memory_rows), ("small", memory_rows // 5)):
             for start in range(0, n_rows, 1_000_000):
                 n = min(1_000_000, n_rows - start)
@@ -430,18 +529,7 @@ def orchestrate(args) -> None:
                 server_pid=mariadb_pid(),
             )
         )
-        results.append(
-            compare(
-                "2. read_doris(...).to_arrow(), Flight SQL",
-                ">= 1.0",
-                (
-                    ("daft_doris", ours, {**read, "transport": "flight"}),
-                    ("reference 1.1 (ADBC)", ref, {**read, "transport": "flight"}),
-                ),
-                runs,
-                rows,
-            )
-        )
+        results.extend(compare_flight_shapes(ports, ours, ref, runs, rows))
         for number, transport, label in (("3", "mysql", "MySQL"), ("3b", "flight", "Flight SQL")):
             results.append(
                 compare(
@@ -584,8 +672,9 @@ def write_report(results, extras, rows, runs, quick, load_s) -> None:
         f"Measured by `cargo xtask bench` on {datetime.date.today()} on the project machine (2 cores).",
         "Every figure is the median of the runs (min–max in brackets); the compared implementations",
         "ran alternately in the same run, against the same emulator process (release build).",
-        f"Rows per workload: {rows:,} × 8 mixed columns; {runs} runs; ratio = peer time / our time",
-        "(higher is better for us). Memory rows are one run each (peak RSS of the process).",
+        f"Rows per workload: {rows:,} (× 8 mixed columns unless named); {runs} runs;",
+        "ratio = peer time / our time (higher is better for us).",
+        "Memory rows are one run each (peak RSS of the process).",
         "",
         "| workload | ours | peer | ours (s) | peer (s) | ratio | goal | peak RSS ours / peer (MB) "
         "| CPU s, client + server: ours / peer |",
@@ -685,6 +774,34 @@ def emulator_wire(ports: dict, method: str = "GET") -> dict | None:
     with opener.open(request, timeout=10) as answer:
         body = answer.read()
     return json.loads(body) if body else None
+
+
+def flight_shapes(args) -> None:
+    """Workloads 2–2d alone (no report written): `python bench.py flight --emulator-bin B
+    --ref-python P [--rows N] [--runs R]`, to iterate on the Flight reader."""
+    rows, runs = args.rows or 1_000_000, args.runs or 3
+    init = tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False)
+    init.write(
+        f"CREATE DATABASE bench;\nCREATE TABLE bench.r ({COLUMNS_DDL}) DUPLICATE KEY(`id`) "
+        "DISTRIBUTED BY HASH(`id`) BUCKETS 8;\n" + flight_tables_sql()
+    )
+    init.close()
+    emulator, ports = start_emulator(args.emulator_bin, init.name)
+    SERVER["pid"] = emulator.pid
+    try:
+        import daft
+        from daft_doris import DorisConnection, DorisTable, write_doris
+
+        connection = DorisConnection(
+            host="127.0.0.1", http_port=ports["fe_http_port"], mysql_port=ports["query_port"]
+        )
+        write_doris(daft.from_arrow(make_table(rows)), connection=connection, table=DorisTable("bench", "r"))
+        load_flight_shapes(connection, rows)
+        compare_flight_shapes(ports, sys.executable, args.ref_python, runs, rows)
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=30)
+        os.unlink(init.name)
 
 
 def scaling(args) -> None:
@@ -832,6 +949,11 @@ def main() -> None:
     o.add_argument("--ref-python", required=True)
     o.add_argument("--quick", action="store_true")
     o.add_argument("--extra", action="append", default=[])
+    fl = sub.add_parser("flight")
+    fl.add_argument("--emulator-bin", required=True)
+    fl.add_argument("--ref-python", required=True)
+    fl.add_argument("--rows", type=int)
+    fl.add_argument("--runs", type=int)
     sc = sub.add_parser("scaling")
     sc.add_argument("--emulator-bin", required=True)
     sc.add_argument("--quick", action="store_true")
@@ -848,6 +970,8 @@ def main() -> None:
         print(json.dumps(result))
     elif args.command == "scaling":
         scaling(args)
+    elif args.command == "flight":
+        flight_shapes(args)
     else:
         orchestrate(args)
 

@@ -29,6 +29,11 @@ pub(crate) fn or_default<'py>(
     value.clone().filter(|v| !v.is_none()).unwrap_or(default)
 }
 
+/// `value` unless it is missing or `None`.
+pub(crate) fn given(value: Option<Bound<'_, PyAny>>) -> Option<Bound<'_, PyAny>> {
+    value.filter(|v| !v.is_none())
+}
+
 /// An integer in `[low, high]` (a `bool` is not an integer here).
 pub(crate) fn int_in(name: &str, value: &Bound<'_, PyAny>, low: i64, high: i64) -> PyResult<i64> {
     let refuse = || config(format!("{name} must be an integer from {low} to {high}"));
@@ -228,4 +233,19 @@ pub(crate) fn host(value: &Bound<'_, PyAny>) -> PyResult<String> {
         ));
     }
     Ok(host)
+}
+
+/// The items of a list or tuple (`None`: none); anything else (a lone string, a set) is
+/// refused, naming `name`.
+pub(crate) fn items<'py>(
+    name: &str,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if value.is_none() {
+        return Ok(Vec::new());
+    }
+    if !(value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
+        return Err(config(format!("{name} must be a list or tuple")));
+    }
+    value.try_iter()?.collect()
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use doris_plan::PlanEndpoint;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint, SslMode};
 use doris_sql::HostPort;
+use doris_streamload::RedirectPolicy;
 use pyo3::prelude::*;
 use pyo3::types::PyBool;
 
@@ -39,6 +40,10 @@ pub(crate) struct Connection {
     /// PKI roots.
     pub(crate) ca_pem: Option<Vec<u8>>,
     pub(crate) mysql_ssl_mode: SslMode,
+    /// Stream Load redirect targets allowed besides the BEs the FE reports.
+    pub(crate) redirect_targets: Vec<HostPort>,
+    /// Which redirect targets are followed (`None`: the client's default).
+    pub(crate) redirect_policy: Option<RedirectPolicy>,
 }
 
 #[pymethods]
@@ -60,7 +65,12 @@ impl Connection {
         flight_max_parallel = 4,
         flight_allowed_locations = Vec::new(),
         ca_pem = None,
-        mysql_ssl_mode = "preferred",
+        mysql_ssl_mode = None,
+        request_timeout_seconds = None,
+        redirect_hosts = None,
+        redirect_ports = None,
+        redirect_policy = None,
+        verify_tls = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -77,7 +87,12 @@ impl Connection {
         flight_max_parallel: usize,
         flight_allowed_locations: Vec<String>,
         ca_pem: Option<String>,
-        mysql_ssl_mode: &str,
+        mysql_ssl_mode: Option<Bound<'_, PyAny>>,
+        request_timeout_seconds: Option<Bound<'_, PyAny>>,
+        redirect_hosts: Option<Bound<'_, PyAny>>,
+        redirect_ports: Option<Bound<'_, PyAny>>,
+        redirect_policy: Option<Bound<'_, PyAny>>,
+        verify_tls: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let py = host.py();
         let host = args::host(&host)?;
@@ -104,20 +119,51 @@ impl Connection {
         let http_secure = args::flag("http_secure", &args::or_default(&http_secure, false_()))?;
         let flight_secure =
             args::flag("flight_secure", &args::or_default(&flight_secure, false_()))?;
-        let connect_timeout = args::seconds(
-            "connect_timeout_seconds",
-            &args::or_default(
-                &connect_timeout_seconds,
-                10.0f64.into_pyobject(py)?.into_any(),
+        let (connect_timeout, query_timeout) = match args::given(request_timeout_seconds) {
+            // The writer's one timeout: every request's, and connecting's up to 30 s.
+            Some(request) => {
+                let t = args::seconds("request_timeout_seconds", &request)?;
+                (t.min(Duration::from_secs(30)), t)
+            }
+            None => (
+                args::seconds(
+                    "connect_timeout_seconds",
+                    &args::or_default(
+                        &connect_timeout_seconds,
+                        10.0f64.into_pyobject(py)?.into_any(),
+                    ),
+                )?,
+                args::seconds(
+                    "query_timeout_seconds",
+                    &args::or_default(
+                        &query_timeout_seconds,
+                        300.0f64.into_pyobject(py)?.into_any(),
+                    ),
+                )?,
             ),
-        )?;
-        let query_timeout = args::seconds(
-            "query_timeout_seconds",
-            &args::or_default(
-                &query_timeout_seconds,
-                300.0f64.into_pyobject(py)?.into_any(),
-            ),
-        )?;
+        };
+        if let Some(verify) = args::given(verify_tls)
+            && !args::flag("verify_tls", &verify)?
+        {
+            return Err(raise(
+                ErrorClass::ConfigurationError,
+                "verify_tls=False is not supported: TLS is always verified",
+            ));
+        }
+        let redirect_targets = redirect_targets(redirect_hosts, redirect_ports)?;
+        let redirect_policy = match args::given(redirect_policy) {
+            None => None,
+            Some(policy) => match args::choice(
+                "redirect_policy",
+                &policy,
+                &["", "direct", "public", "private"],
+            )? {
+                "direct" => Some(RedirectPolicy::Direct),
+                "public" => Some(RedirectPolicy::Public),
+                "private" => Some(RedirectPolicy::Private),
+                _ => None,
+            },
+        };
         if !(1..=64).contains(&flight_max_parallel) {
             return Err(raise(
                 ErrorClass::ConfigurationError,
@@ -135,7 +181,14 @@ impl Connection {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let mysql_ssl_mode = SslMode::parse(mysql_ssl_mode).ok_or_else(|| {
+        let mysql_ssl_mode = args::or_default(
+            &mysql_ssl_mode,
+            "preferred".into_pyobject(py)?.into_any(),
+        )
+        .extract::<String>()
+        .ok()
+        .and_then(|m| SslMode::parse(&m))
+        .ok_or_else(|| {
             raise(
                 ErrorClass::ConfigurationError,
                 "ssl_mode must be one of disabled, preferred, required, verify_ca, verify_identity",
@@ -156,6 +209,8 @@ impl Connection {
             flight_allowed_locations: allowed,
             ca_pem: ca_pem.map(String::into_bytes),
             mysql_ssl_mode,
+            redirect_targets,
+            redirect_policy,
         };
         connection.http_url()?;
         Ok(connection)
@@ -167,6 +222,31 @@ impl Connection {
             self.host, self.mysql_port, self.http_port, self.flight_port, self.user
         )
     }
+}
+
+/// Every `host:port` of `hosts` × `ports` (both lists or tuples; `None` is empty).
+fn redirect_targets(
+    hosts: Option<Bound<'_, PyAny>>,
+    ports: Option<Bound<'_, PyAny>>,
+) -> PyResult<Vec<HostPort>> {
+    let hosts = match args::given(hosts) {
+        Some(h) => args::items("redirect_hosts", &h)?
+            .iter()
+            .map(args::host)
+            .collect::<PyResult<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    let ports = match args::given(ports) {
+        Some(p) => args::items("redirect_ports", &p)?
+            .iter()
+            .map(|p| args::port("redirect_ports", p))
+            .collect::<PyResult<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    Ok(hosts
+        .iter()
+        .flat_map(|h| ports.iter().map(|p| HostPort::new(h.clone(), *p)))
+        .collect())
 }
 
 impl Connection {

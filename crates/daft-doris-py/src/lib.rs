@@ -23,6 +23,7 @@ mod read;
 mod runtime;
 mod target;
 mod write;
+mod write_options;
 
 use pyo3::prelude::*;
 
@@ -37,7 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<target::WriteTarget>()?;
     m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
-    m.add_function(wrap_pyfunction!(write::check_write_options, m)?)?;
+    m.add_function(wrap_pyfunction!(write_options::check_write_options, m)?)?;
     m.add_class::<write::TableWriter>()?;
     m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;

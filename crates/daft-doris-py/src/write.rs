@@ -8,8 +8,8 @@ use std::time::Duration;
 use doris_sql::WriteOperation;
 use doris_streamload::prepare::BatchRules;
 use doris_streamload::{
-    ClientConfig, Credentials, Format, HostPort, Label, LabelScheme, LoadOptions, LoadStatus,
-    Loader, LoaderConfig, MergeType, RedirectPolicy, StreamLoadClient, TxnRef, UpdateMode,
+    ClientConfig, Credentials, Format, Label, LabelScheme, LoadOptions, LoadStatus, Loader,
+    LoaderConfig, MergeType, StreamLoadClient, TxnRef, UpdateMode,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -60,14 +60,14 @@ impl std::io::Write for HashWriter {
 }
 
 /// The sink's settings that shape every load's Stream Load options.
-struct LoadSettings<'a> {
-    operation: &'a str,
-    format: Option<&'a str>,
-    max_filter_ratio: f64,
-    strict_mode: bool,
-    two_phase_commit: bool,
-    load_properties: &'a BTreeMap<String, String>,
-    request_timeout_seconds: Option<f64>,
+pub(crate) struct LoadSettings<'a> {
+    pub(crate) operation: &'a str,
+    pub(crate) format: Option<&'a str>,
+    pub(crate) max_filter_ratio: f64,
+    pub(crate) strict_mode: bool,
+    pub(crate) two_phase_commit: bool,
+    pub(crate) load_properties: &'a BTreeMap<String, String>,
+    pub(crate) request_timeout_seconds: Option<f64>,
 }
 
 /// Loads micropartitions into one table.
@@ -87,7 +87,7 @@ pub(crate) struct TableWriter {
 /// A write's Stream Load options: the operation, format and the sink's settings, then
 /// the user's load properties (`LoadOptions::set_property`), checked together
 /// (`LoadOptions::validate`: combinations Doris refuses, headers the client manages).
-fn load_options(request: &LoadSettings<'_>) -> PyResult<LoadOptions> {
+pub(crate) fn load_options(request: &LoadSettings<'_>) -> PyResult<LoadOptions> {
     let operation: WriteOperation = request
         .operation
         .parse()
@@ -131,76 +131,6 @@ fn load_options(request: &LoadSettings<'_>) -> PyResult<LoadOptions> {
     Ok(options)
 }
 
-/// The longest label part a user names: prefix and idempotence key together leave room
-/// for the content fingerprint, occurrence and sequence numbers within Doris's 128.
-const MAX_PREFIX_AND_KEY: usize = 80;
-
-/// Checks a write's options before anything runs (`DorisWriteOptions` calls it when made):
-/// the Stream Load options as `TableWriter` will build them, and the label parts, against
-/// `doris-streamload`'s label grammar (every label the write can make must be valid).
-#[pyfunction]
-#[pyo3(signature = (operation, format, max_filter_ratio, strict_mode, two_phase_commit, load_properties, request_timeout_seconds, label_prefix, idempotence_key=None))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_write_options(
-    operation: String,
-    format: Option<String>,
-    max_filter_ratio: f64,
-    strict_mode: bool,
-    two_phase_commit: bool,
-    load_properties: BTreeMap<String, String>,
-    request_timeout_seconds: Option<f64>,
-    label_prefix: String,
-    idempotence_key: Option<String>,
-) -> PyResult<()> {
-    let config = |m: &str| raise(ErrorClass::ConfigurationError, m.to_owned());
-    let starts_alphanumeric = |s: &str| s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
-    if !starts_alphanumeric(&label_prefix)
-        || label_prefix.len() > 95
-        || label_prefix.contains(':')
-        || Label::new(label_prefix.as_str()).is_err()
-    {
-        return Err(config(
-            "label_prefix must be 1-95 letters, digits, '-' or '_'",
-        ));
-    }
-    if let Some(key) = &idempotence_key {
-        if !starts_alphanumeric(key) || key.len() > 64 || Label::new(key.as_str()).is_err() {
-            return Err(config(
-                "idempotence_key must be 1-64 letters, digits, '-', '_' or ':'",
-            ));
-        }
-        if label_prefix.len() + key.len() > MAX_PREFIX_AND_KEY {
-            return Err(config(
-                "label_prefix and idempotence_key together must be at most 80 characters \
-                 (labels also carry a content fingerprint and sequence numbers, 128 in all)",
-            ));
-        }
-        // The longest label of the write: key, 16-digit fingerprint, occurrence, sequence.
-        LabelScheme::Deterministic {
-            prefix: label_prefix.clone(),
-            key: format!("{key}_{}", "f".repeat(16)),
-            partition: u32::MAX,
-        }
-        .validate()
-        .map_err(|e| load_error(&e))?;
-    }
-    LabelScheme::Random {
-        prefix: label_prefix.clone(),
-    }
-    .validate()
-    .map_err(|e| load_error(&e))?;
-    load_options(&LoadSettings {
-        operation: &operation,
-        format: format.as_deref(),
-        max_filter_ratio,
-        strict_mode,
-        two_phase_commit,
-        load_properties: &load_properties,
-        request_timeout_seconds,
-    })
-    .map(|_| ())
-}
-
 #[pymethods]
 impl TableWriter {
     /// A writer into `database.table`: `target` is the checked table (`None` for a writer
@@ -223,9 +153,6 @@ impl TableWriter {
         request_timeout_seconds=None,
         load_properties=BTreeMap::new(),
         two_phase_commit=false,
-        redirect_hosts=Vec::new(),
-        redirect_ports=Vec::new(),
-        redirect_policy=String::new(),
         max_retries=None,
         staging_table=None,
     ))]
@@ -246,9 +173,6 @@ impl TableWriter {
         request_timeout_seconds: Option<f64>,
         load_properties: BTreeMap<String, String>,
         two_phase_commit: bool,
-        redirect_hosts: Vec<String>,
-        redirect_ports: Vec<u16>,
-        redirect_policy: String,
         max_retries: Option<u32>,
         staging_table: Option<String>,
     ) -> PyResult<Self> {
@@ -259,26 +183,11 @@ impl TableWriter {
             connection.http_url()?,
             Credentials::new(&connection.user, password),
         );
-        for host in &redirect_hosts {
-            for port in &redirect_ports {
-                config
-                    .allowlist
-                    .targets
-                    .push(HostPort::new(host.clone(), *port));
-            }
-        }
-        config.redirect_policy = match redirect_policy.as_str() {
-            "" => None,
-            "direct" => Some(RedirectPolicy::Direct),
-            "public" => Some(RedirectPolicy::Public),
-            "private" => Some(RedirectPolicy::Private),
-            _ => {
-                return Err(raise(
-                    ErrorClass::ConfigurationError,
-                    "redirect_policy must be '', 'direct', 'public' or 'private'",
-                ));
-            }
-        };
+        config
+            .allowlist
+            .targets
+            .extend(connection.redirect_targets.iter().cloned());
+        config.redirect_policy = connection.redirect_policy;
         config.ca_bundle_pem = connection.ca_bundle();
         config.connect_timeout = connection.connect_timeout;
         if let Some(t) = request_timeout_seconds {

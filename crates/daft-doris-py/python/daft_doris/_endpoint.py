@@ -30,6 +30,13 @@ class Endpoint:
     # workers need no file) and the MySQL link's TLS mode.
     ca_pem: str | None = field(default=None, repr=False)
     mysql_ssl_mode: str = "preferred"
+    # The writer's settings: one timeout for every request (connecting: up to 30 s of it),
+    # Stream Load redirect targets (hosts × ports) and policy, and the TLS switch.
+    request_timeout_seconds: float | None = None
+    redirect_hosts: tuple[str, ...] = ()
+    redirect_ports: tuple[int, ...] = ()
+    redirect_policy: str = ""
+    verify_tls: bool = True
 
     def native(self) -> Any:
         """The native layer's typed connection (no password), made once per process. Its
@@ -72,4 +79,9 @@ def _make_native(endpoint: Endpoint) -> Any:
         flight_allowed_locations=list(endpoint.flight_allowed_locations),
         ca_pem=endpoint.ca_pem,
         mysql_ssl_mode=endpoint.mysql_ssl_mode,
+        request_timeout_seconds=endpoint.request_timeout_seconds,
+        redirect_hosts=endpoint.redirect_hosts,
+        redirect_ports=endpoint.redirect_ports,
+        redirect_policy=endpoint.redirect_policy,
+        verify_tls=endpoint.verify_tls,
     )

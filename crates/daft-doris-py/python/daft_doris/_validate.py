@@ -16,29 +16,12 @@ from daft_doris.errors import ConfigurationError
 MAX_BATCH_ROWS = 1_000_000
 MAX_BATCH_BYTES = 1 << 30
 MAX_TASKS = 1024
-MAX_TIMEOUT_SECONDS = 86_400.0
 
 
 def identifier(what: str, value: object) -> str:
     """A database, table or column name: a non-empty string without NUL."""
     if not isinstance(value, str) or not value or "\x00" in value:
         raise ConfigurationError(f"{what} must be a non-empty string without NUL characters")
-    return value
-
-
-def host(value: object) -> str:
-    """A host name or address: no scheme, path, userinfo or brackets."""
-    if not isinstance(value, str) or not value:
-        raise ConfigurationError("host must be a non-empty string")
-    if any(ch.isspace() for ch in value) or any(ch in value for ch in "/?#@[]"):
-        raise ConfigurationError("host must be a bare host name or IP address (no scheme, path or userinfo)")
-    if ":" in value:
-        import ipaddress
-
-        try:
-            ipaddress.IPv6Address(value)
-        except ValueError:
-            raise ConfigurationError("host must not contain a port; use the *_port arguments") from None
     return value
 
 
@@ -68,7 +51,7 @@ def timeout(what: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigurationError(f"{what} must be a number of seconds")
     seconds = float(value)
-    if not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT_SECONDS:
+    if not math.isfinite(seconds) or not 0 < seconds <= 86_400.0:
         raise ConfigurationError(f"{what} must be more than 0 and at most 86400 seconds")
     return seconds
 

@@ -20,9 +20,6 @@ from daft_doris._endpoint import Endpoint
 from daft_doris.errors import CompatibilityError, ConfigurationError, DaftOlapError
 from daft_doris.secrets import Secret, check_secret
 
-_OPERATIONS = ("load", "upsert", "partial_update", "delete")
-_FORMATS = ("arrow", "parquet", "json", "csv")
-
 SUMMARY_SCHEMA = pa.schema(
     [
         ("status", pa.string()),
@@ -67,24 +64,16 @@ class DorisConnection:
     mysql_ssl_mode: Literal["disabled", "preferred", "required", "verify_ca", "verify_identity"] = "preferred"
 
     def __post_init__(self) -> None:
-        check.host(self.host)
-        if not isinstance(self.username, str) or not self.username:
-            raise ConfigurationError("username must be a non-empty string")
         check_secret(self.password)
-        check.port("http_port", self.http_port)
-        check.port("mysql_port", self.mysql_port)
-        check.flag("http_secure", self.http_secure)
-        check.flag("verify_tls", self.verify_tls)
-        if not self.verify_tls:
-            raise ConfigurationError("verify_tls=False is not supported: TLS is always verified")
-        check.timeout("request_timeout_seconds", self.request_timeout_seconds)
-        object.__setattr__(self, "redirect_hosts", tuple(check.host(h) for h in self.redirect_hosts))
-        object.__setattr__(
-            self, "redirect_ports", tuple(check.port("redirect_ports", p) for p in self.redirect_ports)
-        )
-        check.choice("redirect_policy", self.redirect_policy, ("", "direct", "public", "private"))
+        # Lists become tuples (the connection is hashable and compares by value); anything
+        # else reaches the native check, which names it.
+        for name in ("redirect_hosts", "redirect_ports"):
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "_ca_pem", check.read_pem("tls_ca_file", self.tls_ca_file))
-        object.__setattr__(self, "mysql_ssl_mode", check.ssl_mode(self.mysql_ssl_mode))
+        # Host, user, ports, flags, the timeout, the redirect settings and the TLS mode are
+        # checked by the native connection, made now (before any I/O).
+        self.endpoint().native()
 
     def endpoint(self) -> Endpoint:
         """The endpoint the native layer connects to."""
@@ -95,10 +84,13 @@ class DorisConnection:
             http_secure=self.http_secure,
             user=self.username,
             password=self.password,
-            connect_timeout_seconds=min(self.request_timeout_seconds, 30.0),
-            query_timeout_seconds=self.request_timeout_seconds,
             ca_pem=self._ca_pem,
             mysql_ssl_mode=self.mysql_ssl_mode,
+            request_timeout_seconds=self.request_timeout_seconds,
+            redirect_hosts=self.redirect_hosts,
+            redirect_ports=self.redirect_ports,
+            redirect_policy=self.redirect_policy,
+            verify_tls=self.verify_tls,
         )
 
 
@@ -144,59 +136,23 @@ class DorisWriteOptions:
     overwrite: bool = False
 
     def __post_init__(self) -> None:
-        check.choice("operation", self.operation, _OPERATIONS)
-        if self.format is not None:
-            check.choice("format", self.format, _FORMATS)
-        if self.operation == "partial_update" and self.format in ("parquet", "csv"):
-            raise ConfigurationError("partial_update requires format='arrow' or 'json'")
-        check.bounded_int("batch_rows", self.batch_rows, 1, check.MAX_BATCH_ROWS)
-        check.bounded_int("batch_bytes", self.batch_bytes, 1, check.MAX_BATCH_BYTES)
-        if not isinstance(self.label_prefix, str):
-            raise ConfigurationError("label_prefix must be 1-95 letters, digits, '-' or '_'")
-        if self.idempotence_key is not None and not isinstance(self.idempotence_key, str):
-            raise ConfigurationError("idempotence_key must be 1-64 letters, digits, '-', '_' or ':'")
-        ratio = self.max_filter_ratio
-        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0.0 <= float(ratio) <= 1.0:
-            raise ConfigurationError("max_filter_ratio must be a number from 0 to 1")
-        check.flag("strict_mode", self.strict_mode)
-        check.flag("two_phase_commit", self.two_phase_commit)
-        if self.request_timeout_seconds is not None:
-            check.timeout("request_timeout_seconds", self.request_timeout_seconds)
-        check.bounded_int("max_retries", self.max_retries, 0, 20)
-        check.flag("atomic", self.atomic)
-        check.flag("overwrite", self.overwrite)
-        if self.overwrite and not (self.atomic and self.operation == "load"):
-            raise ConfigurationError(
-                "write_mode='overwrite' replaces the table in one atomic transaction: it needs the "
-                "atomic mode and operation='load'"
-            )
-        if self.atomic:
-            if self.operation not in ("load", "upsert", "partial_update"):
-                raise ConfigurationError(
-                    "atomic writes support operation='load', 'upsert' and 'partial_update' "
-                    "(deletes are not staged; see docs/consistency.md)"
-                )
-            if self.two_phase_commit:
-                raise ConfigurationError(
-                    "atomic writes commit once themselves: two_phase_commit does not apply"
-                )
-        for key, value in self.load_properties:
-            if not isinstance(key, str) or not key:
-                raise ConfigurationError("load_properties keys must be non-empty strings")
-            if not isinstance(value, str):
-                raise ConfigurationError("load_properties values must be strings")
-        # The label grammar and the Stream Load options (headers the client manages,
-        # combinations Doris refuses) are checked by the native layer, as it will use them.
+        # Every rule (types, ranges, the combinations refused, the label grammar and the
+        # Stream Load options as the writer will build them) is checked by the native layer.
         _native.check_write_options(
-            self.operation,
-            self.format,
-            float(ratio),
-            self.strict_mode,
-            self.two_phase_commit,
-            dict(self.load_properties),
-            self.request_timeout_seconds,
-            self.label_prefix,
-            self.idempotence_key,
+            operation=self.operation,
+            format=self.format,
+            batch_rows=self.batch_rows,
+            batch_bytes=self.batch_bytes,
+            label_prefix=self.label_prefix,
+            idempotence_key=self.idempotence_key,
+            max_filter_ratio=self.max_filter_ratio,
+            strict_mode=self.strict_mode,
+            request_timeout_seconds=self.request_timeout_seconds,
+            load_properties=self.load_properties,
+            two_phase_commit=self.two_phase_commit,
+            max_retries=self.max_retries,
+            atomic=self.atomic,
+            overwrite=self.overwrite,
         )
 
     @classmethod
@@ -204,7 +160,7 @@ class DorisWriteOptions:
         cls, load_properties: Mapping[str, str] | None = None, **kwargs: Any
     ) -> DorisWriteOptions:
         """Options with ``load_properties`` given as a mapping."""
-        props = check.snapshot_mapping("load_properties", load_properties, str_values=True)
+        props = check.snapshot_mapping("load_properties", load_properties)
         return cls(load_properties=tuple(sorted(props.items())), **kwargs)
 
 
@@ -326,9 +282,6 @@ class DorisDataSink(DataSink[dict]):
             "request_timeout_seconds": o.request_timeout_seconds or c.request_timeout_seconds,
             "load_properties": dict(o.load_properties),
             "two_phase_commit": o.two_phase_commit,
-            "redirect_hosts": list(c.redirect_hosts),
-            "redirect_ports": list(c.redirect_ports),
-            "redirect_policy": c.redirect_policy,
             "max_retries": o.max_retries,
             "staging_table": (self._atomic or {}).get("staging"),
         }
