@@ -394,6 +394,22 @@ def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
         ({"planning_timeout_seconds": "10"}, "planning_timeout_seconds must be a number"),
         ({"unsafe_where_sql": "   "}, "non-blank"),
         ({"unsafe_where_sql": "id = :p", "query_parameters": {"q": "pw-9Zq"}}, "p"),
+        ({"batch_bytes": True}, "batch_bytes must be an integer from 1"),
+        ({"queries_per_task": 0}, "queries_per_task must be an integer from 1"),
+        ({"mysql_options": {"init_command": "SET x = 1"}}, "init_command is refused"),
+        ({"mysql_options": {"charset": "latin1"}}, "charset is fixed to utf8mb4"),
+        ({"mysql_options": {"ssl_mode": "sometimes"}}, "ssl_mode must be one of"),
+        ({"mysql_options": {"compress": True}}, "compress are not supported"),
+        ({"mysql_options": "ssl_mode=required"}, "mysql_options must be a mapping"),
+        ({"mysql_options": {"ssl_ca": ""}}, "ssl_ca must be the path of a PEM file"),
+        (
+            {"transport": "flight", "flight_options": {"max_parallel_endpoints": "0"}},
+            "max_parallel_endpoints",
+        ),
+        ({"transport": "flight", "flight_options": {"max_parallel_endpoints": 4}}, "must be a string"),
+        ({"transport": "flight", "flight_allowed_locations": "h:1"}, "a list of host:port"),
+        ({"transport": "flight", "flight_allowed_locations": ["h:0"]}, "entries must be host:port"),
+        ({"transport": "flight", "flight_endpoint_rewrite": {"a:1": 2}}, "must be a string"),
     ],
 )
 def test_bad_options_fail_before_any_network_io(kwargs, message):

@@ -20,6 +20,7 @@ mod errors;
 mod jobs;
 mod plan;
 mod read;
+mod read_options;
 mod runtime;
 mod target;
 mod write;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::ReadRequest>()?;
     m.add_function(wrap_pyfunction!(plan::plan_read, m)?)?;
     m.add_class::<read::BatchReader>()?;
+    m.add_class::<read_options::ReadOptions>()?;
     m.add_class::<target::WriteTarget>()?;
     m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;

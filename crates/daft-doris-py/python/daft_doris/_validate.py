@@ -13,10 +13,6 @@ from typing import Any
 
 from daft_doris.errors import ConfigurationError
 
-MAX_BATCH_ROWS = 1_000_000
-MAX_BATCH_BYTES = 1 << 30
-MAX_TASKS = 1024
-
 
 def identifier(what: str, value: object) -> str:
     """A database, table or column name: a non-empty string without NUL."""
@@ -102,8 +98,6 @@ def snapshot_mapping(what: str, value: object, *, str_values: bool = False) -> d
 
 MAX_PEM_BYTES = 1 << 20
 
-SSL_MODES = ("disabled", "preferred", "required", "verify_ca", "verify_identity")
-
 
 def read_pem(name: str, path: object) -> str | None:
     """The PEM text of the CA file `path` (read now, where the connection is configured),
@@ -123,10 +117,3 @@ def read_pem(name: str, path: object) -> str | None:
     if "-----BEGIN CERTIFICATE-----" not in text:
         raise ConfigurationError(f"{name} {path} holds no PEM certificate")
     return text
-
-
-def ssl_mode(value: object) -> str:
-    """A MySQL TLS mode."""
-    if not isinstance(value, str) or value.lower() not in SSL_MODES:
-        raise ConfigurationError(f"ssl_mode must be one of {', '.join(SSL_MODES)}")
-    return value.lower()

@@ -55,10 +55,11 @@ def diagnose(
     check.flag("flight", flight)
     check.flag("show", show)
     rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
+    # The Flight port, TLS switch and locations are checked by the native connection.
     endpoint = dataclasses.replace(
         connection.endpoint(),
-        flight_port=check.port("flight_port", flight_port),
-        flight_secure=check.flag("flight_secure", flight_secure),
+        flight_port=flight_port,
+        flight_secure=flight_secure,
         flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
         flight_allowed_locations=tuple(flight_allowed_locations or ()),
     )

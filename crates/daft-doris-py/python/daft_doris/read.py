@@ -26,13 +26,6 @@ from daft_doris.secrets import Secret, check_secret
 
 log = logging.getLogger("daft_doris")
 
-_FLIGHT_OPTIONS = frozenset({"max_parallel_endpoints"})
-_MYSQL_RESERVED = frozenset(
-    "autocommit binary_prefix connect_timeout conv cursorclass database db defer_connect host "
-    "password passwd port read_default_file read_default_group read_timeout unix_socket use_unicode user "
-    "write_timeout".split()
-)
-
 
 def _param_literal(value: Any) -> dict[str, Any]:
     """One ``query_parameters`` value as an IR literal.
@@ -186,7 +179,18 @@ class DorisDataSource(DataSource):
         flight_endpoint_rewrite: Mapping[str, str] | None = None,
         flight_allowed_locations: Iterable[str] | None = None,
     ) -> None:
-        self._transport = check.choice("transport", transport, ("mysql", "flight"))
+        # The transport, batch bounds and the MySQL and Flight options, checked natively.
+        options = _native.ReadOptions(
+            transport=transport,
+            batch_rows=batch_rows,
+            batch_bytes=batch_bytes,
+            queries_per_task=queries_per_task,
+            mysql_options=mysql_options,
+            flight_options=flight_options,
+            flight_endpoint_rewrite=flight_endpoint_rewrite,
+            flight_allowed_locations=flight_allowed_locations,
+        )
+        self._transport = options.transport
         params = check.snapshot_mapping("query_parameters", query_parameters)
         # The table and the options that shape the plan, checked (and the trusted fragment
         # bound) by the native request, now.
@@ -202,44 +206,9 @@ class DorisDataSource(DataSource):
             {k: _literal_param(v) for k, v in params.items()},
         )
         self._database, self._table, self._split = database, table, split
-        self._batch_rows = check.bounded_int("batch_rows", batch_rows, 1, check.MAX_BATCH_ROWS)
-        self._batch_bytes = check.bounded_int("batch_bytes", batch_bytes, 1, check.MAX_BATCH_BYTES)
-        self._queries_per_task = (
-            None
-            if queries_per_task is None
-            else check.bounded_int("queries_per_task", queries_per_task, 1, check.MAX_TASKS)
-        )
-        options = dict(check.snapshot_mapping("mysql_options", mysql_options))
-        reserved = sorted(set(options) & _MYSQL_RESERVED)
-        if reserved:
-            raise ConfigurationError(f"mysql_options must not set {', '.join(reserved)}")
-        if "init_command" in options:
-            raise ConfigurationError(
-                "mysql_options init_command is refused: statements run on every connection are "
-                "not pushed down safely (use unsafe_where_sql for a trusted filter)"
-            )
-        if options.pop("charset", "utf8mb4") not in ("utf8mb4", "utf8"):
-            raise ConfigurationError("mysql_options charset is fixed to utf8mb4")
-        mysql_ssl_mode = check.ssl_mode(options.pop("ssl_mode", "preferred"))
-        mysql_ca = options.pop("ssl_ca", None)
-        if options:
-            raise ConfigurationError(
-                f"mysql_options {', '.join(sorted(options))} are not supported by the native MySQL "
-                "transport (supported: ssl_mode, ssl_ca, charset)"
-            )
-        flight = check.snapshot_mapping("flight_options", flight_options, str_values=True)
-        unknown = sorted(set(flight) - _FLIGHT_OPTIONS)
-        if unknown:
-            raise ConfigurationError(
-                f"flight_options {', '.join(unknown)} are not supported "
-                f"(supported: {', '.join(sorted(_FLIGHT_OPTIONS))})"
-            )
-        parallel = flight.get("max_parallel_endpoints", "4")
-        if not parallel.isdigit() or not 1 <= int(parallel) <= 64:
-            raise ConfigurationError("flight_options max_parallel_endpoints must be an integer from 1 to 64")
-        max_parallel = int(parallel)
-        rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
-        allowed = _allowed_locations(flight_allowed_locations)
+        self._batch_rows = options.batch_rows
+        self._batch_bytes = options.batch_bytes
+        self._queries_per_task = options.queries_per_task
         # Host, ports, user, flags and timeouts are checked by the native connection, which
         # `native()` makes (and describe_table needs) before any I/O.
         self._endpoint = Endpoint(
@@ -253,11 +222,11 @@ class DorisDataSource(DataSource):
             query_timeout_seconds=query_timeout_seconds,
             flight_port=flight_port,
             flight_secure=flight_secure,
-            flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
-            flight_allowed_locations=allowed,
-            flight_max_parallel=max_parallel,
-            ca_pem=check.read_pem("tls_ca_file", mysql_ca or tls_ca_file),
-            mysql_ssl_mode=mysql_ssl_mode,
+            flight_endpoint_rewrite=tuple(options.flight_endpoint_rewrite),
+            flight_allowed_locations=tuple(options.flight_allowed_locations),
+            flight_max_parallel=options.flight_max_parallel,
+            ca_pem=check.read_pem("tls_ca_file", options.mysql_ssl_ca or tls_ca_file),
+            mysql_ssl_mode=options.mysql_ssl_mode,
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.native(), self._endpoint.password_value(), self._database, self._table
@@ -368,21 +337,6 @@ class DorisDataSource(DataSource):
                 self._batch_bytes,
                 count_limit,
             )
-
-
-def _allowed_locations(locations: Iterable[str] | None) -> tuple[str, ...]:
-    """``flight_allowed_locations`` as a tuple of ``host:port`` strings."""
-    if locations is None:
-        return ()
-    if isinstance(locations, str):
-        raise ConfigurationError("flight_allowed_locations must be a list of host:port strings")
-    out = []
-    for location in locations:
-        host, _, port = location.rpartition(":") if isinstance(location, str) else ("", "", "")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ConfigurationError("flight_allowed_locations entries must be host:port")
-        out.append(location)
-    return tuple(out)
 
 
 def read_doris(
