@@ -249,3 +249,30 @@ pub(crate) fn items<'py>(
     }
     value.try_iter()?.collect()
 }
+
+/// `flight_allowed_locations`: a list of `host:port` strings (port 1 to 65535; `None`:
+/// none), each parsed as `HostPort` reads it. A lone string is refused, not split.
+pub(crate) fn host_ports(
+    name: &str,
+    value: Option<Bound<'_, PyAny>>,
+) -> PyResult<Vec<doris_sql::HostPort>> {
+    let Some(value) = given(value) else {
+        return Ok(Vec::new());
+    };
+    let refuse_list = || config(format!("{name} must be a list of host:port strings"));
+    if value.is_instance_of::<PyString>() {
+        return Err(refuse_list());
+    }
+    value
+        .try_iter()
+        .map_err(|_| refuse_list())?
+        .map(|entry| {
+            entry?
+                .extract::<String>()
+                .ok()
+                .and_then(|e| doris_sql::HostPort::parse(&e))
+                .filter(|hp| hp.port != 0)
+                .ok_or_else(|| config(format!("{name} entries must be host:port")))
+        })
+        .collect()
+}

@@ -63,7 +63,7 @@ impl Connection {
         flight_secure = None,
         flight_endpoint_rewrite = HashMap::new(),
         flight_max_parallel = 4,
-        flight_allowed_locations = Vec::new(),
+        flight_allowed_locations = None,
         ca_pem = None,
         mysql_ssl_mode = None,
         request_timeout_seconds = None,
@@ -85,7 +85,7 @@ impl Connection {
         flight_secure: Option<Bound<'_, PyAny>>,
         flight_endpoint_rewrite: HashMap<String, String>,
         flight_max_parallel: usize,
-        flight_allowed_locations: Vec<String>,
+        flight_allowed_locations: Option<Bound<'_, PyAny>>,
         ca_pem: Option<String>,
         mysql_ssl_mode: Option<Bound<'_, PyAny>>,
         request_timeout_seconds: Option<Bound<'_, PyAny>>,
@@ -170,17 +170,7 @@ impl Connection {
                 "flight_options max_parallel_endpoints must be an integer from 1 to 64",
             ));
         }
-        let allowed = flight_allowed_locations
-            .iter()
-            .map(|l| {
-                HostPort::parse(l).ok_or_else(|| {
-                    raise(
-                        ErrorClass::ConfigurationError,
-                        "flight_allowed_locations entries must be host:port",
-                    )
-                })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let allowed = args::host_ports("flight_allowed_locations", flight_allowed_locations)?;
         let mysql_ssl_mode = args::or_default(
             &mysql_ssl_mode,
             "preferred".into_pyobject(py)?.into_any(),

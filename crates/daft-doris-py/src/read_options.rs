@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use doris_read::SslMode;
-use doris_sql::HostPort;
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
 
@@ -180,7 +179,11 @@ impl ReadOptions {
         )?
         .into_iter()
         .collect();
-        let flight_allowed_locations = locations(args::given(flight_allowed_locations))?;
+        let flight_allowed_locations =
+            args::host_ports("flight_allowed_locations", flight_allowed_locations)?
+                .iter()
+                .map(ToString::to_string)
+                .collect();
         Ok(Self {
             transport,
             batch_rows,
@@ -237,29 +240,6 @@ fn strings(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<BTreeMap<Str
             text(&item)
                 .map(|v| (key.clone(), v))
                 .ok_or_else(|| config(format!("{name} value of '{key}' must be a string")))
-        })
-        .collect()
-}
-
-/// `flight_allowed_locations`: `host:port` strings (`None`: none).
-fn locations(value: Option<Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
-    let Some(value) = value else {
-        return Ok(Vec::new());
-    };
-    if value.is_instance_of::<PyString>() {
-        return Err(config(
-            "flight_allowed_locations must be a list of host:port strings",
-        ));
-    }
-    let entries = value
-        .try_iter()
-        .map_err(|_| config("flight_allowed_locations must be a list of host:port strings"))?;
-    entries
-        .map(|entry| {
-            let entry = text(&entry?)
-                .filter(|e| HostPort::parse(e).is_some_and(|hp| hp.port != 0))
-                .ok_or_else(|| config("flight_allowed_locations entries must be host:port"))?;
-            Ok(entry)
         })
         .collect()
 }
