@@ -76,7 +76,9 @@ def test_tables_are_created_from_a_schema_appended_to_and_dropped(doris):
     table.append(daft.from_pydict({"name": ["B"], "id": [2], "score": [20.5]}), operation="upsert")
     back = c.get_table("made.scores").read().sort("id").to_pydict()
     assert back == {"id": [1, 2], "name": ["a", "B"], "score": [1.5, 20.5]}
-    dup = c.create_table("made.log", daft.from_pydict({"ts": [1], "msg": ["x"]}))
+    dup = c.create_table(
+        "made.log", daft.from_pydict({"ts": [1], "msg": ["x"]}), properties={"key_columns": ["ts"]}
+    )
     assert c.list_tables("made") == [Identifier("made", "log"), Identifier("made", "scores")]
     assert dup.read().count_rows() == 1
     dup.append(daft.from_pydict({"ts": [5], "msg": ["z"]}))
@@ -93,3 +95,38 @@ def test_tables_are_created_from_a_schema_appended_to_and_dropped(doris):
     assert c.list_tables("made") == []
     c.drop_namespace("made")
     assert not c.has_namespace("made")
+
+
+DEAD = DorisConnection(host="127.0.0.1", http_port=1, mysql_port=1)
+
+
+@pytest.mark.parametrize(
+    "settings, problem",
+    [
+        ({"transport": "adbc"}, "transport must be one of"),
+        ({"flight_port": 0}, "flight_port must be an integer from 1 to 65535"),
+        ({"flight_port": "8070"}, "flight_port must be"),
+        ({"name": ""}, "name must be a non-empty string"),
+    ],
+)
+def test_bad_catalog_settings_are_refused_when_it_is_made(settings, problem):
+    with pytest.raises(ConfigurationError, match=problem):
+        DorisCatalog(DEAD, **settings)
+
+
+@pytest.mark.parametrize(
+    "properties, problem",
+    [
+        ({"key_model": "aggregate"}, "key_model must be 'duplicate' or 'unique'"),
+        ({"buckets": 0}, "buckets must be an integer from 1 to 1000000"),
+        ({"buckets": "many"}, "buckets must be"),
+        ({"key_columns": [1]}, "key column name"),
+        ({"key_columns": ["a,b"]}, "must not contain ','"),
+        ({"replication_num": None}, "property replication_num"),
+        ("key_model=unique", "properties must be a mapping"),
+    ],
+)
+def test_bad_table_properties_are_refused_before_anything_is_sent(properties, problem):
+    schema = daft.from_pydict({"id": [1]}).schema()
+    with pytest.raises(ConfigurationError, match=problem):
+        DorisCatalog(DEAD).create_table("made.t", schema, properties=properties)

@@ -240,6 +240,62 @@ def test_errors_are_typed_before_anything_is_sent():
         StreamingJob(conn, "j").info()
 
 
+# Nothing listens on port 1: a call that got past its checks would raise TransportError.
+DEAD = DorisConnection(host="127.0.0.1", mysql_port=1, http_port=1)
+GOOD_SOURCE = S3Source("s3://bkt/in/*.csv", "csv")
+FRAME = daft.from_pydict({"id": [1]})
+STAGED = streaming.StagedFiles(job="j", keys=("in/k.csv",), rows=1)
+
+BAD_CALLS = [
+    (lambda: S3Source("s3://bucket-only", "csv"), "a bucket and a key pattern"),
+    (lambda: S3Source("s3://b/k", 5), "format must be one of"),
+    (lambda: S3Source("s3://b/k", "csv", {"URI": "s3://x/y"}), "own field"),
+    (lambda: S3Source("s3://b/k", "csv", {"s3.region": None}), "must be a string, number or bool"),
+    (lambda: S3Source("s3://b/k", "csv", ["region"]), "must be"),
+    (lambda: StreamingJob(DEAD, ""), "job name"),
+    (lambda: StreamingJob(DEAD, 5), "job name"),
+    (
+        lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, max_batch_files=0),
+        "s3.max_batch_files must be",
+    ),
+    (
+        lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, max_batch_bytes=True),
+        "s3.max_batch_bytes must be",
+    ),
+    (
+        lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, max_interval_seconds=2**63),
+        "max_interval must be",
+    ),
+    (
+        lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, session={"a; DROP": 1}),
+        "session variable name",
+    ),
+    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, session={"x": object()}), "property x"),
+    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, offset=5), "offset must be"),
+    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns="id"), "not a single string"),
+    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns=[]), "at least one"),
+    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns=["id", "id"]), "repeat"),
+    (lambda: StreamingJob(DEAD, "j").alter(), "alter needs"),
+    (lambda: StreamingJob(DEAD, "j").alter(table=TABLE), "both table and source"),
+    (lambda: StreamingJob(DEAD, "j").stage(FRAME, "s3://bkt/in/", prefix="a/b"), "without '/'"),
+    (lambda: StreamingJob(DEAD, "j").stage(FRAME, "s3://bkt/in/", file_format="orc"), "file_format must be"),
+    (lambda: StreamingJob(DEAD, "j").stage(FRAME, "s3://bkt/in/", rows_per_file=0), "rows_per_file must be"),
+    (lambda: StreamingJob(DEAD, "j").stage(FRAME, "/tmp/in/"), "s3://bucket/folder/"),
+    (lambda: StreamingJob(DEAD, "j").stage(FRAME, "s3:///in/"), "no bucket"),
+    (lambda: StreamingJob(DEAD, "j").wait_for(STAGED, timeout_seconds=0), "timeout_seconds must be"),
+    (lambda: StreamingJob(DEAD, "j").wait_for(STAGED, poll_seconds="1"), "poll_seconds must be"),
+    (lambda: StreamingJob(DEAD, "other").wait_for(STAGED), "this job's stage"),
+    (lambda: streaming.jobs(DEAD, ""), "job name"),
+]
+
+
+@pytest.mark.parametrize("call, problem", BAD_CALLS, ids=[p for _, p in BAD_CALLS])
+def test_bad_streaming_arguments_are_configuration_errors_before_any_io(call, problem):
+    with pytest.raises(ConfigurationError, match=problem) as refused:
+        call()
+    assert not isinstance(refused.value, TransportError)
+
+
 def test_staged_files_appear_whole_on_a_local_store():
     # A recording filesystem over a temporary folder: every byte is written under the
     # bucket's .daft_doris_staging/ folder, and the job-visible key only ever appears by a

@@ -202,6 +202,29 @@ fn tree_to_python(py: Python<'_>, tree: &serde_json::Value) -> PyResult<Py<PyAny
     })
 }
 
+/// A property value as the text Doris takes: a string as it is, a boolean as `true` or
+/// `false`, an integer or finite float in decimal. `key` names the property in errors.
+pub(crate) fn property_text(key: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(text.to_str()?.to_owned());
+    }
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(if b.is_true() { "true" } else { "false" }.to_owned());
+    }
+    if value.is_instance_of::<PyInt>() {
+        if let Ok(n) = value.extract::<i128>() {
+            return Ok(n.to_string());
+        }
+    } else if let Ok(f) = value.cast::<PyFloat>()
+        && f.value().is_finite()
+    {
+        return Ok(value.str()?.to_str()?.to_owned());
+    }
+    Err(config(format!(
+        "the value of property {key} must be a string, number or bool"
+    )))
+}
+
 /// A boolean switch (an integer is not one).
 pub(crate) fn flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
     value

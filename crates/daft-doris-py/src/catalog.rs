@@ -1,15 +1,18 @@
 //! The catalog calls of `daft_doris.DorisCatalog`: conversion only; the statements are
-//! `doris_read::catalog`'s.
+//! `doris_read::catalog`'s, the `CREATE TABLE` options `doris_sql`'s. [`CatalogOptions`]
+//! checks a catalog's own settings when it is made.
 
 use doris_read::ReadError;
 use doris_read::catalog;
 use doris_read::mysql::session::Session;
-use doris_sql::{CreateTableOptions, KeyModel, TableRef};
+use doris_sql::{CreateTableOptions, TableRef};
 use pyo3::prelude::*;
+use pyo3::types::{PyMapping, PyString};
 use pyo3_arrow::PySchema;
 
+use crate::args;
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, raise, read_error};
+use crate::errors::{ErrorClass, raise, read_error, sql_error};
 use crate::runtime::block_on;
 
 /// What one catalog call does with its session.
@@ -79,7 +82,7 @@ fn names(answer: Answer) -> Vec<String> {
 }
 
 fn table_ref(database: &str, table: &str) -> PyResult<TableRef> {
-    TableRef::new(database, table).map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))
+    TableRef::new(database, table).map_err(sql_error)
 }
 
 /// User databases (prefix-filtered, sorted).
@@ -145,8 +148,12 @@ pub(crate) fn catalog_database(
     run(py, connection, password, call).map(|_| ())
 }
 
-/// `CREATE TABLE` from a pyarrow schema; `key_model` is `duplicate` or `unique`.
+/// `CREATE TABLE` from a pyarrow schema and the `properties` Daft's catalog API handed
+/// over (a mapping, or `None`), read by `CreateTableOptions::from_properties`: `key_model`,
+/// `key_columns` (comma-separated, or a list of names), `buckets`; every other key is a
+/// Doris table property. Values may be strings, numbers or booleans.
 #[pyfunction]
+#[pyo3(signature = (connection, password, database, table, schema, properties=None, if_not_exists=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn catalog_create_table(
     py: Python<'_>,
@@ -155,29 +162,12 @@ pub(crate) fn catalog_create_table(
     database: &str,
     table: &str,
     schema: PySchema,
-    key_model: &str,
-    key_columns: Vec<String>,
-    buckets: Option<u32>,
-    properties: Vec<(String, String)>,
+    properties: Option<Bound<'_, PyAny>>,
     if_not_exists: bool,
 ) -> PyResult<()> {
-    let key_model = match key_model {
-        "duplicate" => KeyModel::Duplicate,
-        "unique" => KeyModel::Unique,
-        _ => {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "key_model must be 'duplicate' or 'unique'",
-            ));
-        }
-    };
-    let options = CreateTableOptions {
-        key_model,
-        key_columns,
-        buckets,
-        properties,
-        if_not_exists,
-    };
+    let pairs = table_properties(properties)?;
+    let mut options = CreateTableOptions::from_properties(pairs).map_err(sql_error)?;
+    options.if_not_exists = if_not_exists;
     let schema = schema.into_inner().as_ref().clone();
     run(
         py,
@@ -186,6 +176,46 @@ pub(crate) fn catalog_create_table(
         Call::CreateTable(table_ref(database, table)?, schema, options),
     )
     .map(|_| ())
+}
+
+/// The `(key, text)` pairs of a properties mapping, in its order.
+fn table_properties(properties: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(properties) = args::given(properties) else {
+        return Ok(Vec::new());
+    };
+    let mapping = properties.cast::<PyMapping>().map_err(|_| {
+        raise(
+            ErrorClass::ConfigurationError,
+            "properties must be a mapping",
+        )
+    })?;
+    let mut pairs = Vec::new();
+    for item in mapping.items()?.iter() {
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        let key: String = key.extract().map_err(|_| {
+            raise(
+                ErrorClass::ConfigurationError,
+                "properties keys must be strings",
+            )
+        })?;
+        let text = if key == "key_columns" && !value.is_instance_of::<PyString>() {
+            let names = args::items("properties key_columns", &value)?
+                .iter()
+                .map(|n| args::identifier("a key column name", n))
+                .collect::<PyResult<Vec<_>>>()?;
+            if names.iter().any(|n| n.contains(',')) {
+                return Err(raise(
+                    ErrorClass::ConfigurationError,
+                    "key column names must not contain ','",
+                ));
+            }
+            names.join(",")
+        } else {
+            args::property_text(&key, &value)?
+        };
+        pairs.push((key, text));
+    }
+    Ok(pairs)
 }
 
 /// `DROP TABLE`.
@@ -204,4 +234,39 @@ pub(crate) fn catalog_drop_table(
         Call::DropTable(table_ref(database, table)?),
     )
     .map(|_| ())
+}
+
+/// A `DorisCatalog`'s own settings, checked when it is made: its name, the transport of
+/// its reads and the FE's Flight port.
+#[pyclass(frozen, get_all, module = "daft_doris._native")]
+#[derive(Debug, Clone)]
+pub(crate) struct CatalogOptions {
+    /// The catalog's name.
+    name: String,
+    /// `"mysql"` or `"flight"`.
+    transport: String,
+    /// The FE's Arrow Flight SQL port.
+    flight_port: u16,
+}
+
+#[pymethods]
+impl CatalogOptions {
+    /// Checks each setting; a bad one is a `ConfigurationError` naming it and the rule.
+    #[new]
+    #[pyo3(signature = (*, name, transport, flight_port))]
+    fn new(
+        name: &Bound<'_, PyAny>,
+        transport: &Bound<'_, PyAny>,
+        flight_port: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        Ok(Self {
+            name: args::identifier("name", name)?,
+            transport: args::choice("transport", transport, &["mysql", "flight"])?.to_owned(),
+            flight_port: args::port("flight_port", flight_port)?,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{self:?}")
+    }
 }

@@ -20,12 +20,14 @@ mod classes {
     pyo3::import_exception!(daft_doris.errors, DorisLabelExistsError);
     pyo3::import_exception!(daft_doris.errors, DorisMetadataError);
     pyo3::import_exception!(daft_doris.errors, DorisPartialCommitError);
+    pyo3::import_exception!(daft_doris.errors, DorisStreamingJobError);
     pyo3::import_exception!(daft_doris.errors, DorisTableCompatibilityError);
     pyo3::import_exception!(daft_doris.errors, DorisTimeoutError);
     pyo3::import_exception!(daft_doris.errors, DorisWriteAuthenticationError);
     pyo3::import_exception!(daft_doris.errors, DorisWriteError);
     pyo3::import_exception!(daft_doris.errors, DorisWritePermissionError);
     pyo3::import_exception!(daft_doris.errors, SchemaError);
+    pyo3::import_exception!(daft_doris.errors, StagingOrderError);
     pyo3::import_exception!(daft_doris.errors, TransportError);
 }
 
@@ -53,6 +55,8 @@ pub(crate) enum ErrorClass {
     DorisMetadataError,
     /// `daft_doris.errors.DorisPartialCommitError`.
     DorisPartialCommitError,
+    /// `daft_doris.errors.DorisStreamingJobError`.
+    DorisStreamingJobError,
     /// `daft_doris.errors.DorisTableCompatibilityError`.
     DorisTableCompatibilityError,
     /// `daft_doris.errors.DorisTimeoutError`.
@@ -65,6 +69,8 @@ pub(crate) enum ErrorClass {
     DorisWritePermissionError,
     /// `daft_doris.errors.SchemaError`.
     SchemaError,
+    /// `daft_doris.errors.StagingOrderError`.
+    StagingOrderError,
     /// `daft_doris.errors.TransportError`.
     TransportError,
 }
@@ -84,6 +90,7 @@ impl ErrorClass {
             Self::DorisLabelExistsError => classes::DorisLabelExistsError::new_err(message),
             Self::DorisMetadataError => classes::DorisMetadataError::new_err(message),
             Self::DorisPartialCommitError => classes::DorisPartialCommitError::new_err(message),
+            Self::DorisStreamingJobError => classes::DorisStreamingJobError::new_err(message),
             Self::DorisTableCompatibilityError => {
                 classes::DorisTableCompatibilityError::new_err(message)
             }
@@ -94,6 +101,7 @@ impl ErrorClass {
             Self::DorisWriteError => classes::DorisWriteError::new_err(message),
             Self::DorisWritePermissionError => classes::DorisWritePermissionError::new_err(message),
             Self::SchemaError => classes::SchemaError::new_err(message),
+            Self::StagingOrderError => classes::StagingOrderError::new_err(message),
             Self::TransportError => classes::TransportError::new_err(message),
         }
     }
@@ -107,15 +115,28 @@ pub(crate) fn raise(class: ErrorClass, message: impl Into<String>) -> PyErr {
 /// A read error as its exception class.
 pub(crate) fn read_error(e: ReadError) -> PyErr {
     let class = match &e {
-        ReadError::Config(_) | ReadError::LocationRefused { .. } => ErrorClass::ConfigurationError,
+        ReadError::Config(_) | ReadError::Statement(_) | ReadError::LocationRefused { .. } => {
+            ErrorClass::ConfigurationError
+        }
         ReadError::Auth(_) => ErrorClass::AuthenticationError,
         ReadError::Permission(_) => ErrorClass::DatabasePermissionError,
         ReadError::NotFound(_) => ErrorClass::DatabaseObjectNotFoundError,
         ReadError::UnsupportedColumn { .. } | ReadError::Decode { .. } => ErrorClass::SchemaError,
-        ReadError::Metadata(_) => ErrorClass::SchemaError,
+        ReadError::Metadata(_) | ReadError::MetadataParse(_) => ErrorClass::SchemaError,
         ReadError::Planning(_) => ErrorClass::DiscoveryError,
         ReadError::Timeout(_) => ErrorClass::DorisTimeoutError,
+        ReadError::JobPaused { .. } => ErrorClass::DorisStreamingJobError,
         _ => ErrorClass::TransportError,
+    };
+    raise(class, e.to_string())
+}
+
+/// A `doris-sql` error from checking a caller's arguments: a `ConfigurationError`, or
+/// `StagingOrderError` for files that would sort at or below a job's offset.
+pub(crate) fn sql_error(e: doris_sql::SqlError) -> PyErr {
+    let class = match &e {
+        doris_sql::SqlError::StagingOrder(_) => ErrorClass::StagingOrderError,
+        _ => ErrorClass::ConfigurationError,
     };
     raise(class, e.to_string())
 }
@@ -126,6 +147,10 @@ pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
         ReadError::Metadata(m) => raise(
             ErrorClass::DorisMetadataError,
             format!("the table's metadata cannot be understood: {m}"),
+        ),
+        ReadError::MetadataParse(source) => raise(
+            ErrorClass::DorisMetadataError,
+            format!("the table's metadata cannot be understood: {source}"),
         ),
         ReadError::Transport(_) | ReadError::Timeout(_) | ReadError::Query { .. } => raise(
             ErrorClass::DiscoveryError,
@@ -143,7 +168,9 @@ pub(crate) fn load_error(e: &StreamLoadError) -> PyErr {
 /// The exception class of a Stream Load error.
 pub(crate) fn load_error_class(e: &StreamLoadError) -> ErrorClass {
     match e {
-        StreamLoadError::Config(_) => ErrorClass::ConfigurationError,
+        StreamLoadError::Config(_) | StreamLoadError::Statement(_) => {
+            ErrorClass::ConfigurationError
+        }
         StreamLoadError::Auth { .. } => ErrorClass::DorisWriteAuthenticationError,
         StreamLoadError::LabelExists { .. } => ErrorClass::DorisLabelExistsError,
         StreamLoadError::Ambiguous { .. } | StreamLoadError::CounterMismatch { .. } => {

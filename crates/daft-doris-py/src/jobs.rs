@@ -1,15 +1,101 @@
 //! Streaming jobs: create, alter, pause, resume and drop a Doris 4.0 streaming job, and its
 //! `jobs()` / `tasks()` rows, through `doris_read::jobs` (statements built by `doris-sql`).
-//! Requests arrive as typed arguments (an [`Insert`] and `(key, value)` properties); rows
-//! travel back as one pyarrow record batch (`doris_read::jobs::jobs_batch`).
+//! Arguments arrive as Python passed them and are checked by `doris_sql::feed` (the S3
+//! source, the job settings, the staged file names); rows travel back as one pyarrow record
+//! batch (`doris_read::jobs::jobs_batch`).
 
-use doris_sql::{CreateStreamingJob, JobControl, Properties, S3Insert, S3Offset, TableRef};
+use std::time::SystemTime;
+
+use doris_sql::feed::{MAX_JOB_SETTING, MAX_ROWS_PER_FILE};
+use doris_sql::{
+    CreateStreamingJob, JobControl, JobSettings, S3Insert, S3Source, StagePlan, TableRef,
+};
 use pyo3::prelude::*;
+use pyo3::types::{PyMapping, PyString};
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
+use crate::args;
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, raise, read_error};
-use crate::runtime::block_on;
+use crate::errors::{ErrorClass, raise, read_error, sql_error};
+use crate::runtime::{block_on, block_on_interruptible};
+
+fn config(message: impl Into<String>) -> PyErr {
+    raise(ErrorClass::ConfigurationError, message.into())
+}
+
+/// `(key, text)` pairs of a mapping or of a list of pairs (`None`: none); values as
+/// [`args::property_text`] reads them. `what` names the argument in errors.
+fn pairs(what: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(value) = args::given(value) else {
+        return Ok(Vec::new());
+    };
+    let items: Vec<Bound<'_, PyAny>> = match value.cast::<PyMapping>() {
+        Ok(mapping) => mapping.items()?.iter().collect(),
+        Err(_) => args::items(what, &value)?,
+    };
+    items
+        .iter()
+        .map(|item| {
+            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item
+                .extract()
+                .map_err(|_| config(format!("{what} must be (key, value) pairs")))?;
+            let key: String = key
+                .extract()
+                .map_err(|_| config(format!("{what} keys must be strings")))?;
+            let text = args::property_text(&key, &value)?;
+            Ok((key, text))
+        })
+        .collect()
+}
+
+/// The S3 source `uri`, `format` and `properties` (a mapping or `(key, value)` pairs)
+/// checked as `doris_sql::S3Source` does; returns the properties as `(key, text)` pairs.
+#[pyfunction]
+#[pyo3(signature = (uri, format, properties=None))]
+pub(crate) fn check_s3_source(
+    uri: &Bound<'_, PyAny>,
+    format: &Bound<'_, PyAny>,
+    properties: Option<Bound<'_, PyAny>>,
+) -> PyResult<Vec<(String, String)>> {
+    Ok(source(uri, format, properties)?.properties().to_vec())
+}
+
+fn source(
+    uri: &Bound<'_, PyAny>,
+    format: &Bound<'_, PyAny>,
+    properties: Option<Bound<'_, PyAny>>,
+) -> PyResult<S3Source> {
+    let uri: String = uri
+        .extract()
+        .map_err(|_| config("the source uri must start with s3://"))?;
+    let format: String = format.extract().unwrap_or_default();
+    S3Source::new(&uri, &format, pairs("properties", properties)?).map_err(sql_error)
+}
+
+/// `pairs` with the value of every credential key (`doris_sql::is_secret_key`) shown as
+/// `***` (for `repr`).
+#[pyfunction]
+pub(crate) fn redact_properties(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| {
+            let shown = if doris_sql::jobs::is_secret_key(&k) {
+                "***".to_owned()
+            } else {
+                v
+            };
+            (k, shown)
+        })
+        .collect()
+}
+
+/// A job name, checked as Doris quoting takes it (`doris_sql::validate_ident`).
+#[pyfunction]
+pub(crate) fn check_job_name(name: &Bound<'_, PyAny>) -> PyResult<String> {
+    let name = args::identifier("job name", name)?;
+    doris_sql::validate_ident("job", &name).map_err(sql_error)?;
+    Ok(name)
+}
 
 /// What a job's tasks run: `INSERT INTO database.table [(columns)] SELECT * FROM S3(uri,
 /// format, source_properties…)`, checked when made (`daft_doris._native.S3Insert`). Its
@@ -20,22 +106,37 @@ pub(crate) struct Insert(S3Insert);
 #[pymethods]
 impl Insert {
     #[new]
-    #[pyo3(signature = (database, table, uri, format, columns=None, source_properties=Vec::new()))]
+    #[pyo3(signature = (database, table, uri, format, columns=None, source_properties=None))]
     fn new(
-        database: &str,
-        table: &str,
-        uri: String,
-        format: String,
-        columns: Option<Vec<String>>,
-        source_properties: Vec<(String, String)>,
+        database: &Bound<'_, PyAny>,
+        table: &Bound<'_, PyAny>,
+        uri: &Bound<'_, PyAny>,
+        format: &Bound<'_, PyAny>,
+        columns: Option<Bound<'_, PyAny>>,
+        source_properties: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let table = TableRef::new(database, table)
-            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
-        let mut insert = S3Insert::new(table, uri, format);
-        insert.columns = columns;
-        for (k, v) in source_properties {
-            insert = insert.property(k, v);
-        }
+        let table = TableRef::new(
+            &args::identifier("database", database)?,
+            &args::identifier("table name", table)?,
+        )
+        .map_err(sql_error)?;
+        let columns = match args::given(columns) {
+            None => None,
+            Some(c) if c.is_instance_of::<PyString>() => {
+                return Err(config(
+                    "columns must be a list of column names, not a single string",
+                ));
+            }
+            Some(c) => Some(
+                args::items("columns", &c)?
+                    .iter()
+                    .map(|name| args::identifier("column name", name))
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+        };
+        let insert = source(uri, format, source_properties)?
+            .insert(table, columns)
+            .map_err(sql_error)?;
         Ok(Self(insert))
     }
 
@@ -48,43 +149,67 @@ impl Insert {
     }
 }
 
-/// The job's properties: the pairs given, then `offset` (the key of the last file to
-/// skip) in the form Doris takes (`S3Offset::property_value`).
-fn properties(pairs: Vec<(String, String)>, offset: Option<String>) -> PyResult<Properties> {
-    let mut out = Properties::default();
-    for (k, v) in pairs {
-        out.set(k, v);
-    }
-    if let Some(end_file) = offset {
-        if end_file.is_empty() {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "offset must be the key of the last file to skip",
-            ));
-        }
-        out.set("offset", S3Offset { end_file }.property_value());
-    }
-    Ok(out)
+/// The job settings given by name, checked (`doris_sql::JobSettings`).
+fn settings(
+    max_batch_files: Option<Bound<'_, PyAny>>,
+    max_batch_bytes: Option<Bound<'_, PyAny>>,
+    max_interval_seconds: Option<Bound<'_, PyAny>>,
+    session: Option<Bound<'_, PyAny>>,
+    offset: Option<Bound<'_, PyAny>>,
+) -> PyResult<JobSettings> {
+    let count = |key: &str, value: Option<Bound<'_, PyAny>>| -> PyResult<Option<u64>> {
+        args::given(value)
+            .map(|v| Ok(args::int_in(key, &v, 1, MAX_JOB_SETTING as i64)? as u64))
+            .transpose()
+    };
+    let offset = match args::given(offset) {
+        None => None,
+        Some(o) => Some(
+            o.extract::<String>()
+                .map_err(|_| config("offset must be the key of the last file to skip"))?,
+        ),
+    };
+    Ok(JobSettings {
+        max_batch_files: count("s3.max_batch_files", max_batch_files)?,
+        max_batch_bytes: count("s3.max_batch_bytes", max_batch_bytes)?,
+        max_interval_seconds: count("max_interval", max_interval_seconds)?,
+        offset,
+        session: pairs("session", session)?,
+    })
 }
 
 /// `CREATE JOB name [PROPERTIES (…)] [COMMENT …] ON STREAMING DO INSERT …`.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name, insert, properties=Vec::new(), comment=None, offset=None))]
+#[pyo3(signature = (
+    connection, password, name, insert, *, max_batch_files=None, max_batch_bytes=None,
+    max_interval_seconds=None, session=None, offset=None, comment=None,
+))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn job_create(
     py: Python<'_>,
     connection: PyRef<'_, Connection>,
     password: &str,
-    name: String,
+    name: &Bound<'_, PyAny>,
     insert: PyRef<'_, Insert>,
-    properties: Vec<(String, String)>,
+    max_batch_files: Option<Bound<'_, PyAny>>,
+    max_batch_bytes: Option<Bound<'_, PyAny>>,
+    max_interval_seconds: Option<Bound<'_, PyAny>>,
+    session: Option<Bound<'_, PyAny>>,
+    offset: Option<Bound<'_, PyAny>>,
     comment: Option<String>,
-    offset: Option<String>,
 ) -> PyResult<()> {
     let conn: &Connection = &connection;
-    let mut job = CreateStreamingJob::new(name, insert.0.clone());
-    job.properties = self::properties(properties, offset)?;
+    let settings = settings(
+        max_batch_files,
+        max_batch_bytes,
+        max_interval_seconds,
+        session,
+        offset,
+    )?;
+    let mut job = CreateStreamingJob::new(check_job_name(name)?, insert.0.clone());
+    job.properties = settings.properties().map_err(sql_error)?;
     job.comment = comment;
+    job.to_sql().map_err(sql_error)?;
     let endpoint = conn.mysql(password, None);
     block_on(py, || async move {
         doris_read::jobs::create_job(&endpoint, &job).await
@@ -92,27 +217,131 @@ pub(crate) fn job_create(
     .map_err(read_error)
 }
 
-/// `ALTER JOB name [PROPERTIES (…)] [INSERT …]`.
+/// `ALTER JOB name [PROPERTIES (…)] [INSERT …]`: at least one setting or a new INSERT.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name, properties, insert=None, offset=None))]
+#[pyo3(signature = (
+    connection, password, name, *, insert=None, max_batch_files=None, max_batch_bytes=None,
+    max_interval_seconds=None, session=None, offset=None,
+))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn job_alter(
     py: Python<'_>,
     connection: PyRef<'_, Connection>,
     password: &str,
-    name: &str,
-    properties: Vec<(String, String)>,
+    name: &Bound<'_, PyAny>,
     insert: Option<PyRef<'_, Insert>>,
-    offset: Option<String>,
+    max_batch_files: Option<Bound<'_, PyAny>>,
+    max_batch_bytes: Option<Bound<'_, PyAny>>,
+    max_interval_seconds: Option<Bound<'_, PyAny>>,
+    session: Option<Bound<'_, PyAny>>,
+    offset: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let conn: &Connection = &connection;
-    let props = self::properties(properties, offset)?;
+    let name = check_job_name(name)?;
+    let settings = settings(
+        max_batch_files,
+        max_batch_bytes,
+        max_interval_seconds,
+        session,
+        offset,
+    )?;
+    if settings.is_empty() && insert.is_none() {
+        return Err(config("alter needs a property or a new table and source"));
+    }
+    let props = settings.properties().map_err(sql_error)?;
     let insert = insert.map(|i| i.0.clone());
+    doris_sql::alter_job_sql(&name, &props, insert.as_ref()).map_err(sql_error)?;
     let endpoint = conn.mysql(password, None);
-    let name = name.to_owned();
     block_on(py, || async move {
         doris_read::jobs::alter_job(&endpoint, &name, &props, insert.as_ref()).await
     })
     .map_err(read_error)
+}
+
+/// Where `StreamingJob.stage` writes and what it names the files
+/// (`daft_doris._native.StagePlan`, over `doris_sql::StagePlan`), stamped when made.
+#[pyclass(frozen, name = "StagePlan", module = "daft_doris._native")]
+pub(crate) struct Stage {
+    plan: StagePlan,
+    /// Rows per file.
+    #[pyo3(get)]
+    rows_per_file: u64,
+    /// `parquet`, `csv` or `json`.
+    #[pyo3(get)]
+    file_format: String,
+}
+
+#[pymethods]
+impl Stage {
+    /// Checks each setting; a bad one is a `ConfigurationError` naming it and the rule.
+    #[new]
+    #[pyo3(signature = (*, destination, prefix, file_format, rows_per_file))]
+    fn new(
+        destination: &Bound<'_, PyAny>,
+        prefix: &Bound<'_, PyAny>,
+        file_format: &Bound<'_, PyAny>,
+        rows_per_file: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let destination: String = destination.extract().unwrap_or_default();
+        let prefix: String = prefix
+            .extract()
+            .map_err(|_| config("prefix must be a file name prefix without '/'"))?;
+        let file_format: String = file_format.extract().unwrap_or_default();
+        let rows_per_file =
+            args::int_in("rows_per_file", rows_per_file, 1, MAX_ROWS_PER_FILE as i64)? as u64;
+        let plan = StagePlan::new(&destination, &prefix, &file_format, SystemTime::now())
+            .map_err(sql_error)?;
+        Ok(Self {
+            plan,
+            rows_per_file,
+            file_format,
+        })
+    }
+
+    /// The bucket.
+    #[getter]
+    fn bucket(&self) -> String {
+        self.plan.bucket().to_owned()
+    }
+
+    /// The key (within the bucket) of the `n`th file.
+    fn key(&self, n: usize) -> String {
+        self.plan.key(n)
+    }
+
+    /// Raises `StagingOrderError` if the first file would sort at or below `offset`.
+    #[pyo3(signature = (offset))]
+    fn check_after(&self, offset: Option<&str>) -> PyResult<()> {
+        self.plan.check_after(offset).map_err(sql_error)
+    }
+}
+
+/// Waits until the job `name` has loaded `last_key` (`doris_read::jobs::wait_for_file`)
+/// and returns its row as a one-row pyarrow record batch. Ctrl-C interrupts the wait.
+#[pyfunction]
+#[pyo3(signature = (connection, password, name, last_key, *, timeout_seconds, poll_seconds))]
+pub(crate) fn job_wait(
+    py: Python<'_>,
+    connection: PyRef<'_, Connection>,
+    password: &str,
+    name: &Bound<'_, PyAny>,
+    last_key: Option<String>,
+    timeout_seconds: &Bound<'_, PyAny>,
+    poll_seconds: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let name = check_job_name(name)?;
+    let timeout = args::seconds("timeout_seconds", timeout_seconds)?;
+    let poll = args::seconds("poll_seconds", poll_seconds)?;
+    let conn: &Connection = &connection;
+    let endpoint = conn.mysql(password, None);
+    let batch = block_on_interruptible(py, || async move {
+        let row =
+            doris_read::jobs::wait_for_file(&endpoint, &name, last_key.as_deref(), timeout, poll)
+                .await
+                .map_err(read_error)?;
+        doris_read::jobs::jobs_batch(&[row]).map_err(read_error)
+    })?;
+    Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }
 
 /// `PAUSE JOB`, `RESUME JOB` or `DROP JOB [IF EXISTS]`.

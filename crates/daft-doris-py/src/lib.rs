@@ -46,6 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_discard, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup, m)?)?;
+    m.add_class::<catalog::CatalogOptions>()?;
     m.add_function(wrap_pyfunction!(catalog::catalog_list_databases, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_list_tables, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_exists, m)?)?;
@@ -54,6 +55,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::catalog_drop_table, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
     m.add_class::<jobs::Insert>()?;
+    m.add_class::<jobs::Stage>()?;
+    m.add_function(wrap_pyfunction!(jobs::check_s3_source, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::check_job_name, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::redact_properties, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::job_wait, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_create, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_alter, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::job_control, m)?)?;

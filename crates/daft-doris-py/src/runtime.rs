@@ -2,8 +2,9 @@
 
 use std::future::Future;
 use std::sync::OnceLock;
+use std::time::Duration;
 
-use pyo3::Python;
+use pyo3::{PyResult, Python};
 
 /// The process's runtime, started on first use. Two worker threads are enough: the work
 /// is network waits and decoding, and Daft runs its own threads beside it.
@@ -30,4 +31,29 @@ where
     F::Output: Send,
 {
     py.detach(move || runtime().block_on(make()))
+}
+
+/// Like [`block_on`], for waits that may last minutes: every 100 ms the calling thread
+/// takes the GIL to run pending signal handlers, so Ctrl-C ends the wait with
+/// `KeyboardInterrupt` (the future is dropped, which cancels it).
+pub(crate) fn block_on_interruptible<M, F, T>(py: Python<'_>, make: M) -> PyResult<T>
+where
+    M: FnOnce() -> F + Send,
+    F: Future<Output = PyResult<T>>,
+    T: Send,
+{
+    py.detach(move || {
+        runtime().block_on(async move {
+            let work = make();
+            tokio::pin!(work);
+            loop {
+                tokio::select! {
+                    out = &mut work => return out,
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {
+                        Python::attach(|py| py.check_signals())?;
+                    }
+                }
+            }
+        })
+    })
 }

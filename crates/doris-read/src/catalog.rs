@@ -19,7 +19,7 @@ const SYSTEM_DATABASES: [&str; 3] = ["information_schema", "mysql", "__internal_
 const STAGING_PREFIX: &str = "__dd_stage_";
 
 fn config(e: doris_sql::SqlError) -> ReadError {
-    ReadError::Config(e.to_string())
+    ReadError::Statement(e)
 }
 
 fn first_column(rows: crate::mysql::session::TextRows) -> Vec<String> {

@@ -62,6 +62,14 @@ pub enum ReadError {
     /// Metadata could not be understood.
     #[error("malformed metadata: {0}")]
     Metadata(String),
+    /// Doris's metadata (`DESC` rows, `SHOW CREATE TABLE`, `jobs()`/`tasks()` rows) could
+    /// not be parsed by `doris-sql`.
+    #[error("malformed metadata: {0}")]
+    MetadataParse(#[source] doris_sql::SqlError),
+    /// A statement could not be built from the caller's arguments (a name, literal or
+    /// option `doris-sql` refused); nothing was sent.
+    #[error("invalid read configuration: {0}")]
+    Statement(#[source] doris_sql::SqlError),
     /// The FE named a Flight `DoGet` location the allowlist does not admit; nothing was
     /// sent to it (the bearer token stays with the FE and the admitted BEs).
     #[error(
@@ -72,6 +80,15 @@ pub enum ReadError {
         /// `host:port` of the location.
         location: String,
         /// Why it is not admitted.
+        reason: String,
+    },
+    /// A streaming job is PAUSED (by `PAUSE JOB` or a failed task) before loading the
+    /// file a caller waits for ([`crate::jobs::wait_for_file`]).
+    #[error("streaming job {job} is PAUSED: {reason}")]
+    JobPaused {
+        /// The job's name.
+        job: String,
+        /// Doris's `ErrorMsg` (cut to 500 bytes), or that it was paused.
         reason: String,
     },
 }

@@ -15,14 +15,18 @@
 //! jobs::control_job(&fe, JobControl::Pause, "ingest").await?;
 //! # Ok(()) }
 //! ```
+//!
+//! [`wait_for_file`] waits until a job has loaded a file (e.g. the last one staged for it).
 
 mod batches;
 
 pub use batches::{jobs_batch, jobs_schema, tasks_batch, tasks_schema};
 
+use std::time::{Duration, Instant};
+
 use doris_sql::{
-    CreateStreamingJob, JobControl, JobRow, Properties, S3Insert, TaskRow, alter_job_sql,
-    job_control_sql, parse_job_row, parse_task_row,
+    CreateStreamingJob, FeedProgress, JobControl, JobRow, Properties, S3Insert, TaskRow,
+    alter_job_sql, feed_progress, job_control_sql, parse_job_row, parse_task_row,
 };
 use sqlx::{Column, Row};
 
@@ -69,7 +73,7 @@ async fn named_rows(
 }
 
 fn config(e: doris_sql::SqlError) -> ReadError {
-    ReadError::Config(e.to_string())
+    ReadError::Statement(e)
 }
 
 /// `CREATE JOB … ON STREAMING DO INSERT …`.
@@ -126,7 +130,7 @@ pub async fn list_jobs(
     named_rows(endpoint, "jobs()", &sql)
         .await?
         .iter()
-        .map(|row| parse_job_row(row).map_err(|e| ReadError::Metadata(e.to_string())))
+        .map(|row| parse_job_row(row).map_err(ReadError::MetadataParse))
         .collect()
 }
 
@@ -149,6 +153,44 @@ pub async fn list_tasks(
     named_rows(endpoint, "tasks()", &sql)
         .await?
         .iter()
-        .map(|row| parse_task_row(row).map_err(|e| ReadError::Metadata(e.to_string())))
+        .map(|row| parse_task_row(row).map_err(ReadError::MetadataParse))
         .collect()
+}
+
+/// Waits until the job `name` has loaded `last_key` (its offset, the last file loaded, sorts
+/// at or after it; `None`: nothing to wait for), asking every `poll`, and returns the
+/// job's row then. A job PAUSED before that is [`ReadError::JobPaused`]; one that has not
+/// got there after `timeout` is [`ReadError::Timeout`]; an unknown job is
+/// [`ReadError::NotFound`].
+pub async fn wait_for_file(
+    endpoint: &MySqlEndpoint,
+    name: &str,
+    last_key: Option<&str>,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<JobRow, ReadError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let row = job(endpoint, name)
+            .await?
+            .ok_or_else(|| ReadError::NotFound(format!("streaming job {name} does not exist")))?;
+        match feed_progress(&row, last_key) {
+            FeedProgress::Loaded => return Ok(row),
+            FeedProgress::Paused { reason } => {
+                return Err(ReadError::JobPaused {
+                    job: name.to_owned(),
+                    reason,
+                });
+            }
+            FeedProgress::Waiting if Instant::now() >= deadline => {
+                let offset = row.current_offset.map(|o| o.end_file);
+                return Err(ReadError::Timeout(format!(
+                    "streaming job {name} did not reach {:?} within {} s (offset {offset:?})",
+                    last_key.unwrap_or_default(),
+                    timeout.as_secs_f64()
+                )));
+            }
+            FeedProgress::Waiting => tokio::time::sleep(poll).await,
+        }
+    }
 }

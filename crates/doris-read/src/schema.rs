@@ -118,7 +118,7 @@ async fn describe(
             extra: cell(row, 5)?.unwrap_or_default(),
         });
     }
-    parse_describe(&desc).map_err(|e| ReadError::Metadata(e.to_string()))
+    parse_describe(&desc).map_err(ReadError::MetadataParse)
 }
 
 /// Runs `DESC db.table` and maps every column.
@@ -127,7 +127,7 @@ pub async fn discover(
     database: &str,
     table: &str,
 ) -> Result<TableLayout, ReadError> {
-    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let mut conn = endpoint.connect().await?;
     let columns = describe(endpoint, &mut conn, &table_ref).await?;
     drop(conn);
@@ -153,7 +153,7 @@ pub async fn fetch_table_schema(
     database: &str,
     table: &str,
 ) -> Result<TableSchema, ReadError> {
-    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let mut conn = endpoint.connect().await?;
     let sql = format!("SHOW CREATE TABLE {}", table_ref.to_sql());
     let rows = bounded(endpoint.read_timeout, "SHOW CREATE TABLE", async {
@@ -168,10 +168,8 @@ pub async fn fetch_table_schema(
         _ => None,
     }
     .ok_or_else(|| ReadError::Metadata("SHOW CREATE TABLE returned no statement".into()))?;
-    let schema = parse_show_create(&text).map_err(|e| ReadError::Metadata(e.to_string()))?;
+    let schema = parse_show_create(&text).map_err(ReadError::MetadataParse)?;
     let desc = describe(endpoint, &mut conn, &table_ref).await?;
-    schema
-        .reconcile(&desc)
-        .map_err(|e| ReadError::Metadata(e.to_string()))?;
+    schema.reconcile(&desc).map_err(ReadError::MetadataParse)?;
     Ok(schema)
 }

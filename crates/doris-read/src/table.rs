@@ -113,9 +113,9 @@ pub async fn plan_read_of_schema(
     schema: SchemaRef,
     options: &TableReadOptions,
 ) -> Result<ReadPlan, ReadError> {
-    let table_ref = TableRef::new(database, table).map_err(|e| ReadError::Config(e.to_string()))?;
+    let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let translation = options.filter.as_ref().map(translate_filter);
-    let sql_error = |e: doris_sql::SqlError| ReadError::Config(e.to_string());
+    let sql_error = ReadError::Statement;
     if let Some(alias) = &options.count {
         let mut builder = SelectBuilder::new(table_ref).count(alias.clone());
         if let Some(t) = &options.trusted_where {

@@ -65,6 +65,73 @@ impl Default for CreateTableOptions {
     }
 }
 
+/// Most buckets [`CreateTableOptions::from_properties`] accepts.
+pub const MAX_BUCKETS: u32 = 1_000_000;
+
+impl CreateTableOptions {
+    /// Options from a catalog's `(key, value)` properties, as a catalog API hands them
+    /// over: `key_model` (`duplicate` or `unique`), `key_columns` (comma-separated names),
+    /// `buckets` (1 to [`MAX_BUCKETS`]); every other key is a Doris table property, kept
+    /// in order. Errors name the key, never its value.
+    ///
+    /// ```
+    /// use doris_sql::{CreateTableOptions, KeyModel};
+    /// let options = CreateTableOptions::from_properties([
+    ///     ("key_model", "unique"), ("key_columns", "id, day"), ("buckets", "8"),
+    ///     ("replication_num", "1"),
+    /// ]).unwrap();
+    /// assert_eq!(options.key_model, KeyModel::Unique);
+    /// assert_eq!(options.key_columns, ["id", "day"]);
+    /// assert_eq!(options.buckets, Some(8));
+    /// assert_eq!(options.properties, [("replication_num".to_owned(), "1".to_owned())]);
+    /// assert!(CreateTableOptions::from_properties([("buckets", "0")]).is_err());
+    /// ```
+    pub fn from_properties<K, V>(properties: impl IntoIterator<Item = (K, V)>) -> Result<Self>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let mut options = Self::default();
+        for (key, value) in properties {
+            let (key, value) = (key.into(), value.into());
+            match key.as_str() {
+                "key_model" => {
+                    options.key_model = match value.trim().to_ascii_lowercase().as_str() {
+                        "duplicate" => KeyModel::Duplicate,
+                        "unique" => KeyModel::Unique,
+                        _ => {
+                            return Err(SqlError::InvalidQuery(
+                                "key_model must be 'duplicate' or 'unique'".into(),
+                            ));
+                        }
+                    }
+                }
+                "key_columns" => {
+                    options.key_columns = value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|name| !name.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                }
+                "buckets" => {
+                    options.buckets = match value.trim().parse::<u32>() {
+                        Ok(n) if (1..=MAX_BUCKETS).contains(&n) => Some(n),
+                        _ => {
+                            return Err(SqlError::InvalidQuery(format!(
+                                "buckets must be an integer from 1 to {MAX_BUCKETS}"
+                            )));
+                        }
+                    }
+                }
+                "" => return Err(SqlError::InvalidQuery("a property key is empty".into())),
+                _ => options.properties.push((key, value)),
+            }
+        }
+        Ok(options)
+    }
+}
+
 fn unsupported(name: &str, data_type: &DataType, why: &str) -> SqlError {
     SqlError::InvalidQuery(format!(
         "column {name}: Arrow {data_type} has no exact Doris column type ({why})"

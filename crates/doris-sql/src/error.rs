@@ -56,6 +56,11 @@ pub enum SqlError {
     #[error("cannot parse table metadata: {0}")]
     MetadataParse(String),
 
+    /// Files staged for a streaming job would sort at or below its offset, so the job
+    /// would never load them (`feed::StagePlan::check_after`).
+    #[error("{0}")]
+    StagingOrder(String),
+
     /// The predicate IR (usually received as JSON) is malformed.
     #[error("invalid predicate IR: {0}")]
     InvalidIr(String),

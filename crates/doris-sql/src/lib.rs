@@ -16,6 +16,7 @@
 //! | types | every Doris type spelling; mapping to Arrow | [`DorisType`], [`Spelling`] |
 //! | write rules | which Arrow types may go into which column | [`check_writable`] |
 //! | streaming jobs | `CREATE JOB … ON STREAMING`, ALTER/PAUSE/RESUME/DROP, `jobs()`/`tasks()` rows | [`CreateStreamingJob`], [`parse_job_row`] |
+//! | feeding streaming jobs | a checked S3 source, job settings, staged file names that sort after the offset, load progress | [`S3Source`], [`JobSettings`], [`StagePlan`], [`feed_progress`] |
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
@@ -59,6 +60,7 @@
 pub mod create_table;
 pub mod error;
 pub mod expr;
+pub mod feed;
 pub mod hosts;
 pub mod ident;
 pub mod jobs;
@@ -76,6 +78,7 @@ pub mod write_target;
 pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
+pub use feed::{FeedProgress, JobSettings, S3Source, StagePlan, feed_progress};
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use ident::{TableRef, quote_ident, validate_ident};
 pub use jobs::{

@@ -177,7 +177,7 @@ impl AtomicWrite {
         // the new name, which does not exist yet: Doris checks the privilege first),
         // CREATE, then LOAD on the target and SELECT on the staging table by an INSERT
         // that plans to an empty set (Doris begins no transaction for it).
-        let config = |e: doris_sql::SqlError| StreamLoadError::Config(e.to_string());
+        let config = StreamLoadError::Statement;
         let drop_new = format!(
             "DROP TABLE IF EXISTS {}.{}",
             doris_sql::quote_ident("database", database).map_err(config)?,
@@ -323,7 +323,7 @@ impl AtomicWrite {
                 columns,
                 &names,
             )
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+            .map_err(StreamLoadError::Statement)?;
             let (rows, by_this_run) = self.run_publish(session, &insert).await?;
             published.rows = rows;
             published.by_this_run = by_this_run;
@@ -331,9 +331,9 @@ impl AtomicWrite {
         let drop = format!(
             "DROP TABLE IF EXISTS {}.{}",
             doris_sql::quote_ident("database", &self.database)
-                .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+                .map_err(StreamLoadError::Statement)?,
             doris_sql::quote_ident("table", &self.staging.to_string())
-                .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+                .map_err(StreamLoadError::Statement)?,
         );
         if session.execute(&drop).await.is_err() {
             published.staging_left = Some(self.staging.to_string());
@@ -353,7 +353,7 @@ impl AtomicWrite {
         tags: &[(String, u64)],
     ) -> Result<(), StreamLoadError> {
         let sql = staged_counts_query(&self.database, &self.staging)
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+            .map_err(StreamLoadError::Statement)?;
         let deadline = Instant::now() + self.policy.settle_timeout;
         loop {
             let rows = session
@@ -493,8 +493,7 @@ pub fn staging_load_options(
             "an atomic write commits once itself: two-phase and group commit do not apply".into(),
         ));
     }
-    let header =
-        staging_columns_header(fields, tag).map_err(|e| StreamLoadError::Config(e.to_string()))?;
+    let header = staging_columns_header(fields, tag).map_err(StreamLoadError::Statement)?;
     let mut options = base.clone();
     options.columns = Columns::Raw(header);
     options.update_mode = UpdateMode::Upsert;
@@ -557,8 +556,7 @@ pub async fn label_state<S: SqlSession>(
 ) -> Result<LabelState, StreamLoadError> {
     let sql = format!(
         "SHOW TRANSACTION FROM {} WHERE LABEL = '{}'",
-        doris_sql::quote_ident("database", database)
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+        doris_sql::quote_ident("database", database).map_err(StreamLoadError::Statement)?,
         label.as_str()
     );
     let rows = session
@@ -593,8 +591,7 @@ async fn staging_tables<S: SqlSession>(
 ) -> Result<Vec<(String, StagingName)>, StreamLoadError> {
     let sql = format!(
         "SHOW TABLES FROM {} LIKE '{STAGING_PREFIX}%'",
-        doris_sql::quote_ident("database", database)
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?
+        doris_sql::quote_ident("database", database).map_err(StreamLoadError::Statement)?
     );
     let rows = session
         .query(&sql)
@@ -629,10 +626,8 @@ async fn drop_table<S: SqlSession>(
 ) -> Result<(), StreamLoadError> {
     let sql = format!(
         "DROP TABLE IF EXISTS {}.{}",
-        doris_sql::quote_ident("database", database)
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?,
-        doris_sql::quote_ident("table", name)
-            .map_err(|e| StreamLoadError::Config(e.to_string()))?,
+        doris_sql::quote_ident("database", database).map_err(StreamLoadError::Statement)?,
+        doris_sql::quote_ident("table", name).map_err(StreamLoadError::Statement)?,
     );
     session
         .execute(&sql)

@@ -15,6 +15,11 @@ pub enum StreamLoadError {
     #[error("invalid Stream Load configuration: {0}")]
     Config(String),
 
+    /// A statement or name could not be built from the caller's arguments (`doris-sql`
+    /// refused it); nothing was sent.
+    #[error("invalid Stream Load configuration: {0}")]
+    Statement(#[source] doris_sql::SqlError),
+
     /// Doris refused the credentials (the FE's `code: 401` envelope, or the BE's
     /// `Access denied` / `no valid Basic authorization`).
     #[error("Doris refused the Stream Load credentials: {message}")]
@@ -53,7 +58,9 @@ pub enum StreamLoadError {
 
     /// The body may have reached Doris, but no final answer arrived and the retries under
     /// the same label did not settle it. The rows may or may not be loaded; retrying with
-    /// the same label later is safe within Doris's label retention.
+    /// the same label later is safe within Doris's label retention. For a two-phase commit
+    /// or abort, `label` names the transaction (`transaction [id]` or `label [l]`): the
+    /// request may have been applied, and repeating it later is safe (both are idempotent).
     #[error("Stream Load {label} outcome is unknown after {attempts} attempt(s): {detail}")]
     Ambiguous {
         /// The label to retry with.

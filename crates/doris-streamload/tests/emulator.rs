@@ -1121,6 +1121,71 @@ async fn an_oversized_two_phase_answer_is_refused() {
     assert!(e.to_string().contains("cap"), "{e}");
 }
 
+/// A server that reads each request's head, then closes the connection without a word
+/// (as when the FE dies after applying a commit). Counts the requests it saw.
+async fn silent_server() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicU32>,
+) {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counter = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut head = [0u8; 8192];
+            let _ = socket.read(&mut head).await;
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(socket);
+        }
+    });
+    (addr, seen)
+}
+
+#[tokio::test]
+async fn a_commit_that_reached_doris_without_an_answer_is_ambiguous_and_one_that_never_left_is_not()
+{
+    let (addr, seen) = silent_server().await;
+    let mut config = ClientConfig::new(
+        format!("http://{addr}").parse().unwrap(),
+        Credentials::new("root", ""),
+    );
+    config.retry.max_attempts = 3;
+    config.retry.initial_backoff = Duration::from_millis(5);
+    let client = StreamLoadClient::new(config).unwrap();
+    // The commit may have been applied: the caller must not read this as "not committed".
+    match client.commit("d", &TxnRef::Id(7)).await.unwrap_err() {
+        StreamLoadError::Ambiguous {
+            label, attempts, ..
+        } => {
+            assert_eq!((label.as_str(), attempts), ("transaction [7]", 3));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst) >= 3,
+        "retried under the schedule"
+    );
+
+    // Nothing listens: no request left, so the transaction is certainly untouched.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut config = ClientConfig::new(
+        format!("http://127.0.0.1:{port}").parse().unwrap(),
+        Credentials::new("root", ""),
+    );
+    config.retry.max_attempts = 2;
+    config.retry.initial_backoff = Duration::from_millis(5);
+    let client = StreamLoadClient::new(config).unwrap();
+    let e = client.abort("d", &TxnRef::Id(7)).await.unwrap_err();
+    assert!(
+        matches!(e, StreamLoadError::Transport { attempts: 2, .. }),
+        "{e:?}"
+    );
+}
+
 /// A server that answers every request at once (before any body) with `status` and `body`.
 async fn answering_server(status: &'static str, body: &'static str) -> std::net::SocketAddr {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -6,7 +6,6 @@ never the offending value (it may be a secret pasted into the wrong argument).
 
 from __future__ import annotations
 
-import math
 import pickle
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,35 +20,11 @@ def identifier(what: str, value: object) -> str:
     return value
 
 
-def port(what: str, value: object) -> int:
-    """A TCP port number."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
-        raise ConfigurationError(f"{what} must be an integer from 1 to 65535")
-    return value
-
-
 def flag(what: str, value: object) -> bool:
     """A boolean switch."""
     if not isinstance(value, bool):
         raise ConfigurationError(f"{what} must be a bool")
     return value
-
-
-def bounded_int(what: str, value: object, low: int, high: int) -> int:
-    """An integer in ``[low, high]``."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(f"{what} must be an integer from {low} to {high}")
-    return value
-
-
-def timeout(what: str, value: object) -> float:
-    """A timeout in seconds, ``0 < t <= 86400``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigurationError(f"{what} must be a number of seconds")
-    seconds = float(value)
-    if not math.isfinite(seconds) or not 0 < seconds <= 86_400.0:
-        raise ConfigurationError(f"{what} must be more than 0 and at most 86400 seconds")
-    return seconds
 
 
 def choice(what: str, value: object, allowed: tuple[str, ...]) -> str:

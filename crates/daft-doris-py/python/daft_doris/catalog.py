@@ -25,14 +25,9 @@ from daft.dataframe import DataFrame
 from daft.schema import Schema
 
 from daft_doris import _native
-from daft_doris import _validate as check
 from daft_doris.errors import ConfigurationError
 from daft_doris.read import read_doris
 from daft_doris.write import DorisConnection, DorisTable, write_doris
-
-# Options `create_table(properties=…)` understands; every other key is a Doris table
-# property (`replication_num`, …), passed as text.
-_LAYOUT_OPTIONS = ("key_model", "key_columns", "buckets")
 
 
 def _parts(ident: Identifier) -> tuple[str, str]:
@@ -75,16 +70,12 @@ class DorisCatalog(Catalog):
     ) -> None:
         if not isinstance(connection, DorisConnection):
             raise ConfigurationError("connection must be a DorisConnection")
-        if not isinstance(name, str) or not name:
-            raise ConfigurationError("name must be a non-empty string")
         self._connection = connection
-        self._name = name
-        self._transport = check.choice("transport", transport, ("mysql", "flight"))
-        self._flight_port = check.port("flight_port", flight_port)
+        self._options = _native.CatalogOptions(name=name, transport=transport, flight_port=flight_port)
 
     @property
     def name(self) -> str:
-        return self._name
+        return self._options.name
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         endpoint = self._connection.endpoint()
@@ -149,24 +140,12 @@ class DorisCatalog(Catalog):
             raise ConfigurationError(
                 "partitioned tables are not created from a schema; create them with Doris DDL"
             )
-        props = dict(properties or {})
-        key_model = props.pop("key_model", "duplicate")
-        keys = props.pop("key_columns", [])
-        if isinstance(keys, str):
-            keys = [k.strip() for k in keys.split(",") if k.strip()]
-        buckets = props.pop("buckets", None)
-        if buckets is not None:
-            buckets = check.bounded_int("buckets", int(buckets), 1, 1_000_000)
-        extra = [(str(k), str(v)) for k, v in props.items()]
         self._call(
             _native.catalog_create_table,
             database,
             table,
             schema.to_pyarrow_schema(),
-            key_model,
-            list(keys),
-            buckets,
-            extra,
+            properties,
             False,
         )
         return DorisCatalogTable(self, database, table)
@@ -191,8 +170,8 @@ class DorisCatalogTable(Table):
 
     def __init__(self, catalog: DorisCatalog, database: str, table: str) -> None:
         self._catalog = catalog
-        self._database = check.identifier("database", database)
-        self._table = check.identifier("table", table)
+        self._database = database
+        self._table = table
 
     @property
     def name(self) -> str:
@@ -207,13 +186,13 @@ class DorisCatalogTable(Table):
 
     def read(self, **options: Any) -> DataFrame:
         c = self._catalog._connection
-        options.setdefault("transport", self._catalog._transport)
+        options.setdefault("transport", self._catalog._options.transport)
         return read_doris(
             host=c.host,
             mysql_port=c.mysql_port,
             http_port=c.http_port,
             http_secure=c.http_secure,
-            flight_port=self._catalog._flight_port,
+            flight_port=self._catalog._options.flight_port,
             tls_ca_file=c.tls_ca_file,
             username=c.username,
             password=c.password,

@@ -21,35 +21,22 @@ from __future__ import annotations
 
 import io
 import json
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import daft
 import pyarrow as pa
 
 from daft_doris import _native
-from daft_doris import _validate as check
 from daft_doris.errors import (
     ConfigurationError,
     DatabaseObjectNotFoundError,
     DorisStreamingJobError,
-    DorisTimeoutError,
     StagingOrderError,
 )
 from daft_doris.write import DorisConnection, DorisTable
-
-_FORMATS = ("csv", "csv_with_names", "json", "parquet")
-_STAGE_FORMATS = ("parquet", "csv", "json")
-_SECRET_WORDS = ("secret", "password", "token")
-
-
-def _is_secret(key: str) -> bool:
-    k = key.lower()
-    return k == "s3.access_key" or any(w in k for w in _SECRET_WORDS)
 
 
 @dataclass(frozen=True)
@@ -66,21 +53,11 @@ class S3Source:
     properties: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.uri, str) or not self.uri.lower().startswith(("s3://", "s3a://", "s3n://")):
-            raise ConfigurationError("the source uri must start with s3://")
-        bucket_and_key = self.uri.split("://", 1)[1]
-        if "/" not in bucket_and_key or not bucket_and_key.split("/", 1)[1]:
-            raise ConfigurationError("the source uri needs a bucket and a key pattern")
-        check.choice("format", self.format, _FORMATS)
-        pairs = self.properties.items() if isinstance(self.properties, Mapping) else self.properties
-        items = tuple((str(k), str(v)) for k, v in pairs)
-        for key, _ in items:
-            if key.lower() in ("uri", "format"):
-                raise ConfigurationError(f"give {key} as S3Source's own field, not in properties")
-        object.__setattr__(self, "properties", items)
+        pairs = _native.check_s3_source(self.uri, self.format, self.properties)
+        object.__setattr__(self, "properties", tuple(pairs))
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if _is_secret(k) else v) for k, v in self.properties}
+        shown = dict(_native.redact_properties(self.properties))
         return f"S3Source(uri={self.uri!r}, format={self.format!r}, properties={shown!r})"
 
     @property
@@ -130,43 +107,7 @@ class LoadProgress:
 
 
 def _insert(table: DorisTable, source: S3Source, columns: list[str] | tuple[str, ...] | None) -> Any:
-    return _native.S3Insert(
-        table.database,
-        table.name,
-        source.uri,
-        source.format,
-        list(columns) if columns is not None else None,
-        list(source.properties),
-    )
-
-
-def _offset(offset: str | None) -> str | None:
-    """The key of the last file to skip (the native layer writes Doris's property form)."""
-    if offset is not None and not isinstance(offset, str):
-        raise ConfigurationError("offset must be the key of the last file to skip")
-    return offset
-
-
-def _job_properties(
-    max_batch_files: int | None,
-    max_batch_bytes: int | None,
-    max_interval_seconds: int | None,
-    session: Mapping[str, object] | None,
-) -> list[tuple[str, str]]:
-    props: list[tuple[str, str]] = []
-    for key, value in (
-        ("s3.max_batch_files", max_batch_files),
-        ("s3.max_batch_bytes", max_batch_bytes),
-        ("max_interval", max_interval_seconds),
-    ):
-        if value is not None:
-            check.bounded_int(key, value, 1, 1 << 62)
-            props.append((key, str(value)))
-    for name, value in (session or {}).items():
-        check.identifier("session variable", name)
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        props.append((f"session.{name}", text))
-    return props
+    return _native.S3Insert(table.database, table.name, source.uri, source.format, columns, source.properties)
 
 
 class StreamingJob:
@@ -187,16 +128,15 @@ class StreamingJob:
     def __init__(self, connection: DorisConnection, name: str) -> None:
         if not isinstance(connection, DorisConnection):
             raise ConfigurationError("connection must be a DorisConnection")
-        check.identifier("job name", name)
         self.connection = connection
-        self.name = name
+        self.name = _native.check_job_name(name)
 
     def __repr__(self) -> str:
         return f"StreamingJob(name={self.name!r}, host={self.connection.host!r})"
 
-    def _call(self, fn: Any, *args: Any) -> Any:
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         endpoint = self.connection.endpoint()
-        return fn(endpoint.native(), endpoint.password_value(), *args)
+        return fn(endpoint.native(), endpoint.password_value(), *args, **kwargs)
 
     @classmethod
     def create(
@@ -223,9 +163,17 @@ class StreamingJob:
         job = cls(connection, name)
         if not isinstance(table, DorisTable) or not isinstance(source, S3Source):
             raise ConfigurationError("table must be a DorisTable and source an S3Source")
-        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, session)
-        insert = _insert(table, source, check.columns(columns))
-        job._call(_native.job_create, name, insert, props, comment, _offset(offset))
+        job._call(
+            _native.job_create,
+            name,
+            _insert(table, source, columns),
+            max_batch_files=max_batch_files,
+            max_batch_bytes=max_batch_bytes,
+            max_interval_seconds=max_interval_seconds,
+            session=session,
+            offset=offset,
+            comment=comment,
+        )
         return job
 
     def alter(
@@ -244,13 +192,18 @@ class StreamingJob:
 
         Doris accepts it only while the job is PAUSED; the offset is kept unless given.
         """
-        props = _job_properties(max_batch_files, max_batch_bytes, max_interval_seconds, session)
         if (table is None) != (source is None):
             raise ConfigurationError("a new INSERT needs both table and source")
-        insert = None if table is None else _insert(table, source, check.columns(columns))  # type: ignore[arg-type]
-        if not props and insert is None and offset is None:
-            raise ConfigurationError("alter needs a property or a new table and source")
-        self._call(_native.job_alter, self.name, props, insert, _offset(offset))
+        self._call(
+            _native.job_alter,
+            self.name,
+            insert=None if table is None else _insert(table, source, columns),  # type: ignore[arg-type]
+            max_batch_files=max_batch_files,
+            max_batch_bytes=max_batch_bytes,
+            max_interval_seconds=max_interval_seconds,
+            session=session,
+            offset=offset,
+        )
 
     def pause(self) -> None:
         """``PAUSE JOB``: the running task is canceled; the offset stays."""
@@ -291,24 +244,13 @@ class StreamingJob:
         The job must read the same ``file_format`` (CSV files are written without a header;
         JSON as one object per line, which needs ``read_json_by_line = true``).
         """
-        check.choice("file_format", file_format, _STAGE_FORMATS)
-        check.bounded_int("rows_per_file", rows_per_file, 1, 1 << 40)
-        if not isinstance(prefix, str) or "/" in prefix:
-            raise ConfigurationError("prefix must be a file name prefix without '/'")
-        bucket, folder = _split_destination(destination)
+        plan = _native.StagePlan(
+            destination=destination, prefix=prefix, file_format=file_format, rows_per_file=rows_per_file
+        )
         before = self.info()
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        ext = {"parquet": "parquet", "csv": "csv", "json": "json"}[file_format]
-
-        def key(n: int) -> str:
-            return f"{folder}{prefix}{stamp}-{n:06d}.{ext}"
-
-        if before.current_offset is not None and key(0).encode() <= before.current_offset.encode():
-            raise StagingOrderError(
-                f"staged files named like {key(0)!r} sort at or below the job's offset "
-                f"{before.current_offset!r}: Doris would never load them; use a prefix that sorts later"
-            )
+        plan.check_after(before.current_offset)
         fs = filesystem if filesystem is not None else _filesystem_for(destination)
+        bucket, key, rows_per_file = plan.bucket, plan.key, plan.rows_per_file
         keys: list[str] = []
         rows = 0
         pending: list[pa.RecordBatch] = []
@@ -319,14 +261,14 @@ class StreamingJob:
             while pending_rows >= rows_per_file:
                 table = pa.Table.from_batches(pending)
                 head, tail = table.slice(0, rows_per_file), table.slice(rows_per_file)
-                _write_object(fs, bucket, key(len(keys)), head, file_format)
+                _write_object(fs, bucket, key(len(keys)), head, plan.file_format)
                 keys.append(key(len(keys)))
                 rows += head.num_rows
                 pending = tail.to_batches()
                 pending_rows = tail.num_rows
         if pending_rows > 0:
             table = pa.Table.from_batches(pending)
-            _write_object(fs, bucket, key(len(keys)), table, file_format)
+            _write_object(fs, bucket, key(len(keys)), table, plan.file_format)
             keys.append(key(len(keys)))
             rows += table.num_rows
         return StagedFiles(
@@ -349,44 +291,23 @@ class StreamingJob:
         Returns the offset and the rows the job loaded since staging began (files other
         writers staged meanwhile count too). Raises ``DorisStreamingJobError`` if the job
         is or becomes PAUSED (with its ``ErrorMsg``) and ``DorisTimeoutError`` after
-        ``timeout_seconds``.
+        ``timeout_seconds``; Ctrl-C interrupts the wait.
         """
-        check.timeout("timeout_seconds", timeout_seconds)
-        check.timeout("poll_seconds", poll_seconds)
         if not isinstance(staged, StagedFiles) or staged.job != self.name:
             raise ConfigurationError("staged must come from this job's stage()")
-        deadline = time.monotonic() + timeout_seconds
-        while True:
-            info = self.info()
-            if not staged.keys or (
-                info.current_offset is not None and info.current_offset.encode() >= staged.keys[-1].encode()
-            ):
-                return LoadProgress(
-                    offset=info.current_offset or "",
-                    rows_loaded=info.scanned_rows - staged.scanned_rows_before,
-                    files_loaded=info.file_number - staged.files_before,
-                )
-            if info.status == "PAUSED":
-                reason = info.error_msg[:500] if info.error_msg else "paused by PAUSE JOB"
-                raise DorisStreamingJobError(f"streaming job {self.name} is PAUSED: {reason}")
-            if time.monotonic() >= deadline:
-                raise DorisTimeoutError(
-                    f"streaming job {self.name} did not reach {staged.keys[-1]!r} within {timeout_seconds} s "
-                    f"(offset {info.current_offset!r})"
-                )
-            time.sleep(poll_seconds)
-
-
-def _split_destination(destination: str) -> tuple[str, str]:
-    if not isinstance(destination, str) or not destination.lower().startswith(("s3://", "s3a://", "s3n://")):
-        raise ConfigurationError("destination must be an s3://bucket/folder/ uri")
-    rest = destination.split("://", 1)[1]
-    bucket, _, folder = rest.partition("/")
-    if not bucket:
-        raise ConfigurationError("destination names no bucket")
-    if folder and not folder.endswith("/"):
-        folder += "/"
-    return bucket, folder
+        batch = self._call(
+            _native.job_wait,
+            self.name,
+            staged.keys[-1] if staged.keys else None,
+            timeout_seconds=timeout_seconds,
+            poll_seconds=poll_seconds,
+        )
+        info = _job_info(batch.to_pylist()[0])
+        return LoadProgress(
+            offset=info.current_offset or "",
+            rows_loaded=info.scanned_rows - staged.scanned_rows_before,
+            files_loaded=info.file_number - staged.files_before,
+        )
 
 
 def _filesystem_for(destination: str) -> Any:
@@ -463,7 +384,7 @@ TASKS_SCHEMA = _native.tasks_schema()
 
 def _frame(connection: DorisConnection, fetch: Any, name: str | None) -> daft.DataFrame:
     if name is not None:
-        check.identifier("job name", name)
+        name = _native.check_job_name(name)
     endpoint = connection.endpoint()
     batch = fetch(endpoint.native(), endpoint.password_value(), name)
     return daft.from_arrow(pa.Table.from_batches([batch]))

@@ -8,11 +8,16 @@
 //! - A failure after body bytes were sent may have loaded the rows: it is retried under the
 //!   same label (Doris dedupes), except for group commit (no label, so never retried), and
 //!   reported as ambiguous when the retries run out.
+//! - Two-phase commit and abort follow the same rules: a request that may have reached
+//!   Doris and got no answer is retried (both operations are idempotent) and ambiguous when
+//!   the retries run out; one that never left is a transport error; an answer is final.
 
 use crate::error::StreamLoadError;
-use crate::response::{Answer, ExistingJobStatus, LoadResponse, is_transient_failure, reconcile};
+use crate::response::{
+    Answer, ExistingJobStatus, LoadResponse, TwoPhaseReply, is_transient_failure, reconcile,
+};
 
-use super::report::LoadStatus;
+use super::report::{LoadStatus, TwoPhaseOutcome};
 
 /// What the load knows between attempts.
 #[derive(Debug, Clone, Copy, Default)]
@@ -178,6 +183,99 @@ pub(super) fn exhausted(
             detail,
         }
     }
+}
+
+/// What one two-phase request (commit or abort, FE then redirect target) came to.
+#[derive(Debug)]
+pub(super) enum TwoPhaseAttempt {
+    /// Doris answered.
+    Replied(TwoPhaseReply),
+    /// No usable answer. `reached`: the request may have reached Doris (it was sent, or
+    /// an answer had begun), so the operation may have been applied.
+    Lost {
+        /// What happened.
+        detail: String,
+        /// Whether the request may have reached Doris.
+        reached: bool,
+    },
+    /// A final error: a refused redirect, an answer over its cap or not JSON.
+    Refused(StreamLoadError),
+}
+
+/// The next step after one two-phase request.
+#[derive(Debug)]
+pub(super) enum TwoPhaseNext {
+    /// Doris answered: the operation is done (now or earlier).
+    Finished(TwoPhaseOutcome),
+    /// Ask again (the operation is idempotent), if the schedule allows.
+    Retry(String),
+    /// Stop with this error.
+    Fail(StreamLoadError),
+}
+
+/// The step after a two-phase `operation` (`"commit"` or `"abort"`) on `target` (as
+/// `TxnRef::describe` names it). Updates `progress` like [`after_failure`] does, so that
+/// [`exhausted`] tells an operation that may have been applied from one that never left.
+pub(super) fn after_two_phase(
+    attempt: TwoPhaseAttempt,
+    operation: &'static str,
+    target: &str,
+    progress: &mut Progress,
+) -> TwoPhaseNext {
+    match attempt {
+        TwoPhaseAttempt::Replied(reply) => match two_phase_answer(reply, operation, target) {
+            Ok(outcome) => TwoPhaseNext::Finished(outcome),
+            Err(error) => TwoPhaseNext::Fail(error),
+        },
+        TwoPhaseAttempt::Refused(error) => TwoPhaseNext::Fail(error),
+        TwoPhaseAttempt::Lost { detail, reached } => {
+            match after_failure(u64::from(reached), detail, progress, target) {
+                Next::Retry(detail) => TwoPhaseNext::Retry(detail),
+                Next::Fail(error) => TwoPhaseNext::Fail(error),
+                other => TwoPhaseNext::Fail(StreamLoadError::Malformed(format!(
+                    "unexpected step after a lost 2PC request: {other:?}"
+                ))),
+            }
+        }
+    }
+}
+
+/// What Doris's answer to a two-phase request means: done, already done (a repeated
+/// commit of a visible transaction, a repeated abort), or an error naming the target.
+fn two_phase_answer(
+    reply: TwoPhaseReply,
+    operation: &'static str,
+    target: &str,
+) -> Result<TwoPhaseOutcome, StreamLoadError> {
+    if reply.code == Some(401) {
+        return Err(StreamLoadError::Auth {
+            message: reply
+                .data
+                .as_ref()
+                .and_then(|d| d.as_str())
+                .unwrap_or("Unauthorized")
+                .to_owned(),
+        });
+    }
+    if reply.status.eq_ignore_ascii_case("success") {
+        return Ok(TwoPhaseOutcome::Done);
+    }
+    let msg_lower = reply.msg.to_ascii_lowercase();
+    let already = match operation {
+        "commit" => {
+            msg_lower.contains("is already visible") || msg_lower.contains("is already committed")
+        }
+        _ => msg_lower.contains("is already aborted"),
+    };
+    if already {
+        return Ok(TwoPhaseOutcome::AlreadyDone);
+    }
+    Err(StreamLoadError::TwoPhase {
+        operation,
+        target: target.to_owned(),
+        status: reply.status,
+        message: reply.msg,
+    })
 }
 
 #[cfg(test)]
@@ -350,6 +448,120 @@ mod tests {
         assert!(matches!(
             after_failure(1, "reset".into(), &mut group, ""),
             Next::Fail(StreamLoadError::Ambiguous { attempts: 2, .. })
+        ));
+    }
+
+    fn reply(status: &str, msg: &str) -> TwoPhaseReply {
+        serde_json::from_value(serde_json::json!({ "status": status, "msg": msg }))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn two_phase(attempt: TwoPhaseAttempt, operation: &'static str) -> TwoPhaseNext {
+        after_two_phase(
+            attempt,
+            operation,
+            "transaction [5]",
+            &mut Progress::default(),
+        )
+    }
+
+    #[test]
+    fn a_repeated_commit_or_abort_is_already_done_not_an_error() {
+        let done = |status, msg, operation| match two_phase(
+            TwoPhaseAttempt::Replied(reply(status, msg)),
+            operation,
+        ) {
+            TwoPhaseNext::Finished(outcome) => outcome,
+            other => panic!("{msg}: {other:?}"),
+        };
+        assert_eq!(
+            done("Success", "transaction commit successfully.", "commit"),
+            TwoPhaseOutcome::Done
+        );
+        for msg in [
+            "transaction [5] is already visible, not pre-committed.",
+            "transaction [5] is already committed, not pre-committed.",
+        ] {
+            assert_eq!(done("Fail", msg, "commit"), TwoPhaseOutcome::AlreadyDone);
+        }
+        assert_eq!(
+            done("Fail", "transaction [5] is already aborted", "abort"),
+            TwoPhaseOutcome::AlreadyDone
+        );
+    }
+
+    #[test]
+    fn the_opposite_state_is_an_error_naming_the_transaction() {
+        // Committing an aborted transaction, or aborting a visible one, did not happen.
+        for (operation, msg) in [
+            ("commit", "transaction [5] is already aborted"),
+            (
+                "abort",
+                "transaction [5] is already visible, not pre-committed.",
+            ),
+        ] {
+            match two_phase(TwoPhaseAttempt::Replied(reply("Fail", msg)), operation) {
+                TwoPhaseNext::Fail(StreamLoadError::TwoPhase {
+                    operation: op,
+                    target,
+                    ..
+                }) => assert_eq!((op, target.as_str()), (operation, "transaction [5]")),
+                other => panic!("{operation}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_fe_envelope_with_code_401_is_an_auth_error() {
+        let r: TwoPhaseReply = serde_json::from_value(
+            serde_json::json!({ "code": 401, "msg": "Unauthorized", "data": "Access denied" }),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        match two_phase(TwoPhaseAttempt::Replied(r), "commit") {
+            TwoPhaseNext::Fail(StreamLoadError::Auth { message }) => {
+                assert_eq!(message, "Access denied");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lost_two_phase_request_is_retried_and_ambiguous_only_if_it_may_have_reached_doris() {
+        let lost = |reached| TwoPhaseAttempt::Lost {
+            detail: "connection closed".into(),
+            reached,
+        };
+        let mut progress = Progress::default();
+        assert!(matches!(
+            after_two_phase(lost(false), "commit", "transaction [5]", &mut progress),
+            TwoPhaseNext::Retry(_)
+        ));
+        // Never sent: the commit did not happen, so running out of retries says so.
+        assert!(matches!(
+            exhausted(progress, "transaction [5]".into(), 3, "x".into()),
+            StreamLoadError::Transport { attempts: 3, .. }
+        ));
+        assert!(matches!(
+            after_two_phase(lost(true), "commit", "transaction [5]", &mut progress),
+            TwoPhaseNext::Retry(_)
+        ));
+        // Sent once: a later refused connection does not make it "never applied".
+        assert!(matches!(
+            after_two_phase(lost(false), "commit", "transaction [5]", &mut progress),
+            TwoPhaseNext::Retry(_)
+        ));
+        match exhausted(progress, "transaction [5]".into(), 3, "x".into()) {
+            StreamLoadError::Ambiguous {
+                label, attempts, ..
+            } => {
+                assert_eq!((label.as_str(), attempts), ("transaction [5]", 3));
+            }
+            other => panic!("{other:?}"),
+        }
+        let refused = TwoPhaseAttempt::Refused(StreamLoadError::Malformed("not JSON".into()));
+        assert!(matches!(
+            two_phase(refused, "abort"),
+            TwoPhaseNext::Fail(StreamLoadError::Malformed(_))
         ));
     }
 }

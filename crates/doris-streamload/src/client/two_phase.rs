@@ -1,16 +1,19 @@
-//! Two-phase commit: committing and aborting pre-committed loads (idempotent, so retried
-//! on the shared schedule).
+//! Two-phase commit: committing and aborting pre-committed loads. Both are idempotent, so
+//! a lost request is retried on the shared schedule; what each request came to is decided
+//! by `decide::after_two_phase`, under the same rules as a load's attempts.
+
+use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 
 use crate::config::Route;
 use crate::error::StreamLoadError;
 use crate::label::Label;
-use crate::response::TwoPhaseReply;
 use crate::retry::Schedule;
 
 use super::StreamLoadClient;
 use super::body::read_body_capped;
+use super::decide::{self, Progress, TwoPhaseAttempt, TwoPhaseNext};
 use super::report::{TwoPhaseOutcome, TxnRef};
 use super::route::redirect_status;
 
@@ -68,202 +71,100 @@ impl StreamLoadClient {
             ),
         };
         headers.insert(header::EXPECT, HeaderValue::from_static("100-continue"));
+        let target = txn.describe();
         let mut schedule = Schedule::without_deadline(&self.config.retry);
+        let mut progress = Progress::default();
         loop {
-            let attempts = schedule.start_attempt();
-            match self.two_phase_once(db, &headers).await {
-                Ok(reply) => return Self::two_phase_result(reply, txn, operation),
-                Err(Ok(final_error)) => return Err(final_error),
-                Err(Err(detail)) => match schedule.next_delay(std::time::Instant::now()) {
+            progress.attempts = schedule.start_attempt();
+            let attempt = self.two_phase_once(db, &headers).await;
+            match decide::after_two_phase(attempt, operation, &target, &mut progress) {
+                TwoPhaseNext::Finished(outcome) => return Ok(outcome),
+                TwoPhaseNext::Fail(error) => return Err(error),
+                TwoPhaseNext::Retry(detail) => match schedule.next_delay(Instant::now()) {
                     Some(delay) => tokio::time::sleep(delay).await,
                     None => {
-                        return Err(StreamLoadError::Transport {
-                            label: txn.describe(),
-                            attempts,
-                            detail,
-                        });
+                        let attempts = progress.attempts;
+                        return Err(decide::exhausted(progress, target, attempts, detail));
                     }
                 },
             }
         }
     }
 
-    /// One 2PC request: FE, then the redirect target. `Err(Ok)` is final, `Err(Err)` may
-    /// be retried (2PC operations are idempotent).
-    async fn two_phase_once(
-        &self,
-        db: &str,
-        headers: &HeaderMap,
-    ) -> Result<TwoPhaseReply, Result<StreamLoadError, String>> {
+    /// One 2PC request: FE, then the redirect target.
+    async fn two_phase_once(&self, db: &str, headers: &HeaderMap) -> TwoPhaseAttempt {
         let mut url = match &self.config.route {
             Route::Backends(list) => Self::api_url(&list[0], &[db, "_stream_load_2pc"]),
             Route::ViaFe { .. } => Self::api_url(&self.config.fe, &[db, "_stream_load_2pc"]),
         };
         for _hop in 0..2 {
-            let response = self
+            let response = match self
                 .http
                 .put(url.clone())
                 .headers(headers.clone())
                 .body(Vec::new())
                 .send()
                 .await
-                .map_err(|e| {
-                    Err(format!(
-                        "{operation} request failed: {}",
-                        e.without_url(),
-                        operation = "2PC"
-                    ))
-                })?;
+            {
+                Ok(response) => response,
+                Err(e) => {
+                    return TwoPhaseAttempt::Lost {
+                        // A connection never made carried nothing; any later failure
+                        // may come after Doris applied the operation.
+                        reached: !e.is_connect(),
+                        detail: format!("2PC request failed: {}", e.without_url()),
+                    };
+                }
+            };
             if redirect_status(response.status()) {
-                let location = response
+                let Some(location) = response
                     .headers()
                     .get(header::LOCATION)
                     .and_then(|l| l.to_str().ok())
-                    .ok_or_else(|| {
-                        Ok(StreamLoadError::Malformed(
-                            "2PC redirect without Location".into(),
-                        ))
-                    })?
-                    .to_owned();
-                url = self.allowed_target(&location).await.map_err(Ok)?;
+                    .map(str::to_owned)
+                else {
+                    return TwoPhaseAttempt::Refused(StreamLoadError::Malformed(
+                        "2PC redirect without Location".into(),
+                    ));
+                };
+                match self.allowed_target(&location).await {
+                    Ok(next) => url = next,
+                    Err(error) => return TwoPhaseAttempt::Refused(error),
+                }
                 continue;
             }
             let status = response.status();
-            let body = read_body_capped(
+            let body = match read_body_capped(
                 response,
                 crate::response::MAX_ANSWER_BYTES,
                 "the 2PC answer",
             )
             .await
-            .map_err(|e| match e {
-                StreamLoadError::Malformed(m) if m.contains("cut off") => Err(m),
-                other => Ok(other),
-            })?;
+            {
+                Ok(body) => body,
+                Err(StreamLoadError::Malformed(detail)) if detail.contains("cut off") => {
+                    return TwoPhaseAttempt::Lost {
+                        detail,
+                        reached: true,
+                    };
+                }
+                Err(error) => return TwoPhaseAttempt::Refused(error),
+            };
             if status.is_server_error() {
-                return Err(Err(format!("2PC answered HTTP {status}")));
+                return TwoPhaseAttempt::Lost {
+                    detail: format!("2PC answered HTTP {status}"),
+                    reached: true,
+                };
             }
-            return serde_json::from_slice(&body).map_err(|_| {
-                Ok(StreamLoadError::Malformed(
+            return match serde_json::from_slice(&body) {
+                Ok(reply) => TwoPhaseAttempt::Replied(reply),
+                Err(_) => TwoPhaseAttempt::Refused(StreamLoadError::Malformed(
                     "the 2PC answer is not JSON".into(),
-                ))
-            });
+                )),
+            };
         }
-        Err(Ok(StreamLoadError::Malformed(
+        TwoPhaseAttempt::Refused(StreamLoadError::Malformed(
             "the 2PC request was redirected twice".into(),
-        )))
-    }
-
-    fn two_phase_result(
-        reply: TwoPhaseReply,
-        txn: &TxnRef,
-        operation: &'static str,
-    ) -> Result<TwoPhaseOutcome, StreamLoadError> {
-        if reply.code == Some(401) {
-            return Err(StreamLoadError::Auth {
-                message: reply
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.as_str())
-                    .unwrap_or("Unauthorized")
-                    .to_owned(),
-            });
-        }
-        let msg_lower = reply.msg.to_ascii_lowercase();
-        if reply.status.eq_ignore_ascii_case("success") {
-            return Ok(TwoPhaseOutcome::Done);
-        }
-        let already = match operation {
-            "commit" => {
-                msg_lower.contains("is already visible")
-                    || msg_lower.contains("is already committed")
-            }
-            _ => msg_lower.contains("is already aborted"),
-        };
-        if already {
-            return Ok(TwoPhaseOutcome::AlreadyDone);
-        }
-        Err(StreamLoadError::TwoPhase {
-            operation,
-            target: txn.describe(),
-            status: reply.status,
-            message: reply.msg,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reply(status: &str, msg: &str) -> TwoPhaseReply {
-        serde_json::from_value(serde_json::json!({ "status": status, "msg": msg }))
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn outcome(
-        r: TwoPhaseReply,
-        operation: &'static str,
-    ) -> Result<TwoPhaseOutcome, StreamLoadError> {
-        StreamLoadClient::two_phase_result(r, &TxnRef::Id(5), operation)
-    }
-
-    #[test]
-    fn a_repeated_commit_or_abort_is_already_done_not_an_error() {
-        assert!(matches!(
-            outcome(
-                reply("Success", "transaction commit successfully."),
-                "commit"
-            ),
-            Ok(TwoPhaseOutcome::Done)
-        ));
-        for msg in [
-            "transaction [5] is already visible, not pre-committed.",
-            "transaction [5] is already committed, not pre-committed.",
-        ] {
-            assert!(
-                matches!(
-                    outcome(reply("Fail", msg), "commit"),
-                    Ok(TwoPhaseOutcome::AlreadyDone)
-                ),
-                "{msg}"
-            );
-        }
-        assert!(matches!(
-            outcome(reply("Fail", "transaction [5] is already aborted"), "abort"),
-            Ok(TwoPhaseOutcome::AlreadyDone)
-        ));
-    }
-
-    #[test]
-    fn the_opposite_state_is_an_error_naming_the_transaction() {
-        // Committing an aborted transaction, or aborting a visible one, did not happen.
-        for (operation, msg) in [
-            ("commit", "transaction [5] is already aborted"),
-            (
-                "abort",
-                "transaction [5] is already visible, not pre-committed.",
-            ),
-        ] {
-            match outcome(reply("Fail", msg), operation) {
-                Err(StreamLoadError::TwoPhase {
-                    operation: op,
-                    target,
-                    ..
-                }) => assert_eq!((op, target.as_str()), (operation, "transaction [5]")),
-                other => panic!("{operation}: {other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn an_fe_envelope_with_code_401_is_an_auth_error() {
-        let r: TwoPhaseReply = serde_json::from_value(
-            serde_json::json!({ "code": 401, "msg": "Unauthorized", "data": "Access denied" }),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        match outcome(r, "commit") {
-            Err(StreamLoadError::Auth { message }) => assert_eq!(message, "Access denied"),
-            other => panic!("{other:?}"),
-        }
+        ))
     }
 }
