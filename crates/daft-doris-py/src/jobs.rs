@@ -49,15 +49,16 @@ fn pairs(what: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, S
 }
 
 /// The S3 source `uri`, `format` and `properties` (a mapping or `(key, value)` pairs)
-/// checked as `doris_sql::S3Source` does; returns the properties as `(key, text)` pairs.
+/// checked as `doris_sql::S3Source` does; returns the properties as `(key, text)` pairs and the bucket.
 #[pyfunction]
 #[pyo3(signature = (uri, format, properties=None))]
 pub(crate) fn check_s3_source(
     uri: &Bound<'_, PyAny>,
     format: &Bound<'_, PyAny>,
     properties: Option<Bound<'_, PyAny>>,
-) -> PyResult<Vec<(String, String)>> {
-    Ok(source(uri, format, properties)?.properties().to_vec())
+) -> PyResult<(Vec<(String, String)>, String)> {
+    let source = source(uri, format, properties)?;
+    Ok((source.properties().to_vec(), source.bucket().to_owned()))
 }
 
 fn source(
@@ -209,7 +210,6 @@ pub(crate) fn job_create(
     let mut job = CreateStreamingJob::new(check_job_name(name)?, insert.0.clone());
     job.properties = settings.properties().map_err(sql_error)?;
     job.comment = comment;
-    job.to_sql().map_err(sql_error)?;
     let endpoint = conn.mysql(password, None);
     block_on(py, || async move {
         doris_read::jobs::create_job(&endpoint, &job).await
@@ -250,7 +250,6 @@ pub(crate) fn job_alter(
     }
     let props = settings.properties().map_err(sql_error)?;
     let insert = insert.map(|i| i.0.clone());
-    doris_sql::alter_job_sql(&name, &props, insert.as_ref()).map_err(sql_error)?;
     let endpoint = conn.mysql(password, None);
     block_on(py, || async move {
         doris_read::jobs::alter_job(&endpoint, &name, &props, insert.as_ref()).await

@@ -14,6 +14,7 @@
 mod args;
 mod atomic;
 mod catalog;
+mod checks;
 mod connection;
 mod diagnose;
 mod errors;
@@ -56,6 +57,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
     m.add_class::<jobs::Insert>()?;
     m.add_class::<jobs::Stage>()?;
+    m.add_function(wrap_pyfunction!(checks::check_identifier, m)?)?;
+    m.add_function(wrap_pyfunction!(checks::check_flag, m)?)?;
+    m.add_function(wrap_pyfunction!(checks::check_choice, m)?)?;
+    m.add_function(wrap_pyfunction!(checks::check_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(checks::read_ca_file, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_s3_source, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_job_name, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::redact_properties, m)?)?;

@@ -30,6 +30,7 @@ pub mod jobs;
 pub mod load;
 pub mod mysql;
 pub mod persist;
+pub mod profile;
 pub mod query_plan;
 pub mod storage;
 pub mod tls;
@@ -51,6 +52,7 @@ use tokio::sync::watch;
 
 pub use catalog::{Catalog, Table};
 pub use error::EmulatorError;
+pub use profile::DorisProfile;
 pub use txn::{Retention, TxnRegistry, TxnState};
 
 /// How to start an emulator. Port 0 picks a free port.
@@ -89,21 +91,8 @@ pub struct EmulatorConfig {
     /// Where the emulator keeps its state across restarts (catalog, data, streaming jobs);
     /// `None`: everything lives in memory only. See [`persist`].
     pub data_dir: Option<std::path::PathBuf>,
-    /// Which Doris generation's COM_STMT_PREPARE the MySQL face speaks (default: 2.1.5 and
-    /// later, server-side prepare with binary rows).
-    pub prepare_profile: mysql::prepared::PrepareProfile,
-    /// How `DESC` and `SHOW CREATE TABLE` spell types: [`doris_sql::Spelling::Lower`] as
-    /// 2.1.6+, 3.x and 4.x do (default), `Upper` as 2.1.0–2.1.5, `Legacy` as 1.x/2.0.
-    pub type_spelling: doris_sql::Spelling,
-    /// Offer CLIENT_DEPRECATE_EOF on the MySQL face, as Doris master does (PR #67520);
-    /// `false` (default): classic EOF packets, as every 2.x/3.x release.
-    pub mysql_deprecate_eof: bool,
-    /// `Label Already Exists` in the older wording, `Label [l] has already been used.`,
-    /// without the `relate to txn [id]` part newer releases add (`false`: the newer one).
-    pub legacy_label_exists_text: bool,
-    /// JSON/VARIANT result columns described as STRING (254), as older releases did;
-    /// `false`: JSON (245), as newer ones do.
-    pub json_as_string: bool,
+    /// The behaviours that differ between Doris releases (default: the current ones).
+    pub profile: DorisProfile,
     /// Serve the FE and BE HTTP faces over TLS, and offer TLS on the MySQL face (SSLRequest,
     /// as Doris with `enable_ssl`), with this certificate and key (PEM); the FE's redirects
     /// and the error-log URLs then say `https`. `None`: plain HTTP and MySQL.
@@ -133,11 +122,7 @@ impl Default for EmulatorConfig {
             fe_redirect_drain_bytes: 64 * 1024 * 1024,
             s3_root: None,
             data_dir: None,
-            prepare_profile: mysql::prepared::PrepareProfile::default(),
-            type_spelling: doris_sql::Spelling::Lower,
-            mysql_deprecate_eof: false,
-            legacy_label_exists_text: false,
-            json_as_string: false,
+            profile: DorisProfile::default(),
             tls: None,
             backends: 1,
             be_bandwidth: None,
@@ -319,7 +304,7 @@ pub struct Emulator {
 pub struct ConnKill(Arc<tokio::sync::Notify>);
 
 impl ConnKill {
-    /// Drops the connection; the handler should then never return (see `http.rs`).
+    /// Drops the connection; the handler should then never return (see `http/mod.rs`).
     pub fn kill(&self) {
         self.0.notify_one();
     }

@@ -113,24 +113,24 @@ async fn main() -> ExitCode {
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
             "--json-column-type" => match value.as_str() {
-                "json" => config.json_as_string = false,
-                "string" => config.json_as_string = true,
+                "json" => config.profile.json_as_string = false,
+                "string" => config.profile.json_as_string = true,
                 _ => return usage(),
             },
             "--label-exists-text" => match value.as_str() {
-                "current" => config.legacy_label_exists_text = false,
-                "legacy" => config.legacy_label_exists_text = true,
+                "current" => config.profile.legacy_label_exists_text = false,
+                "legacy" => config.profile.legacy_label_exists_text = true,
                 _ => return usage(),
             },
             "--mysql-deprecate-eof" => match value.as_str() {
-                "on" => config.mysql_deprecate_eof = true,
-                "off" => config.mysql_deprecate_eof = false,
+                "on" => config.profile.mysql_deprecate_eof = true,
+                "off" => config.profile.mysql_deprecate_eof = false,
                 _ => return usage(),
             },
             "--type-spelling" => match value.as_str() {
-                "lower" => config.type_spelling = doris_sql::Spelling::Lower,
-                "upper" => config.type_spelling = doris_sql::Spelling::Upper,
-                "legacy" => config.type_spelling = doris_sql::Spelling::Legacy,
+                "lower" => config.profile.type_spelling = doris_sql::Spelling::Lower,
+                "upper" => config.profile.type_spelling = doris_sql::Spelling::Upper,
+                "legacy" => config.profile.type_spelling = doris_sql::Spelling::Legacy,
                 _ => return usage(),
             },
             "--label-num-threshold" => match value.parse() {
@@ -143,7 +143,7 @@ async fn main() -> ExitCode {
             },
             "--tls-dir" => tls_dir = Some(std::path::PathBuf::from(value)),
             "--mysql-prepare" => match value.parse() {
-                Ok(p) => config.prepare_profile = p,
+                Ok(p) => config.profile.prepare = p,
                 Err(e) => {
                     eprintln!("doris-emulator: {e}");
                     return usage();

@@ -8,7 +8,7 @@ use std::process::Command;
 
 mod common;
 
-use doris_emulator::{Emulator, EmulatorConfig};
+use doris_emulator::{DorisProfile, Emulator, EmulatorConfig};
 use doris_sql::{DescRow, DorisType, KeyModel, parse_describe, parse_show_create};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{Connection, Row};
@@ -142,7 +142,10 @@ async fn older_type_spellings_are_a_switch_and_still_parse() {
         ),
     ] {
         let e = Emulator::start(EmulatorConfig {
-            type_spelling: spelling,
+            profile: DorisProfile {
+                type_spelling: spelling,
+                ..DorisProfile::default()
+            },
             ..EmulatorConfig::default()
         })
         .await
@@ -166,7 +169,10 @@ async fn the_deprecate_eof_switch_is_negotiated_and_clients_still_read_results()
     use tokio::io::AsyncReadExt as _;
     for on in [false, true] {
         let e = Emulator::start(EmulatorConfig {
-            mysql_deprecate_eof: on,
+            profile: DorisProfile {
+                mysql_deprecate_eof: on,
+                ..DorisProfile::default()
+            },
             ..EmulatorConfig::default()
         })
         .await
@@ -219,7 +225,10 @@ async fn json_columns_are_json_or_string_by_switch() {
     use sqlx::{Column, TypeInfo};
     for (json_as_string, expected) in [(false, "JSON"), (true, "CHAR")] {
         let e = Emulator::start(EmulatorConfig {
-            json_as_string,
+            profile: DorisProfile {
+                json_as_string,
+                ..DorisProfile::default()
+            },
             ..EmulatorConfig::default()
         })
         .await

@@ -7,7 +7,7 @@
 mod common;
 
 use doris_emulator::mysql::prepared::{POINT_QUERY_ONLY, PrepareProfile};
-use doris_emulator::{Emulator, EmulatorConfig};
+use doris_emulator::{DorisProfile, Emulator, EmulatorConfig};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{Column, Connection, Row, TypeInfo};
 
@@ -145,7 +145,10 @@ async fn prepare_errors_are_dorises() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_point_query_profile_refuses_to_prepare() {
     let config = EmulatorConfig {
-        prepare_profile: PrepareProfile::PointQueryOnly,
+        profile: DorisProfile {
+            prepare: PrepareProfile::PointQueryOnly,
+            ..DorisProfile::default()
+        },
         ..EmulatorConfig::default()
     };
     let (_e, mut conn) = connect(config).await;

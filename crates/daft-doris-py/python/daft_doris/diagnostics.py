@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import daft
 
-from daft_doris import _native
-from daft_doris import _validate as check
+from daft_doris import _native, _snapshot
 from daft_doris.errors import ConfigurationError
 from daft_doris.write import DorisConnection, DorisTable
 
@@ -52,9 +51,9 @@ def diagnose(
         raise ConfigurationError("connection must be a DorisConnection")
     if table is not None and not isinstance(table, DorisTable):
         raise ConfigurationError("table must be a DorisTable or None")
-    check.flag("flight", flight)
-    check.flag("show", show)
-    rewrite = check.snapshot_mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
+    _native.check_flag("flight", flight)
+    _native.check_flag("show", show)
+    rewrite = _snapshot.mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
     # The Flight port, TLS switch and locations are checked by the native connection.
     endpoint = dataclasses.replace(
         connection.endpoint(),

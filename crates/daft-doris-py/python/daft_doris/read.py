@@ -18,8 +18,7 @@ from daft.io.source import DataSource, DataSourceTask
 from daft.recordbatch import RecordBatch
 from daft.schema import Schema
 
-from daft_doris import _filters, _native
-from daft_doris import _validate as check
+from daft_doris import _filters, _native, _snapshot
 from daft_doris._endpoint import Endpoint
 from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError, UnreadableColumnsWarning
 from daft_doris.secrets import Secret, check_secret
@@ -191,7 +190,7 @@ class DorisDataSource(DataSource):
             flight_allowed_locations=flight_allowed_locations,
         )
         self._transport = options.transport
-        params = check.snapshot_mapping("query_parameters", query_parameters)
+        params = _snapshot.mapping("query_parameters", query_parameters)
         # The table and the options that shape the plan, checked (and the trusted fragment
         # bound) by the native request, now.
         self._read_request = _native.ReadRequest(
@@ -225,7 +224,7 @@ class DorisDataSource(DataSource):
             flight_endpoint_rewrite=tuple(options.flight_endpoint_rewrite),
             flight_allowed_locations=tuple(options.flight_allowed_locations),
             flight_max_parallel=options.flight_max_parallel,
-            ca_pem=check.read_pem("tls_ca_file", options.mysql_ssl_ca or tls_ca_file),
+            ca_pem=_native.read_ca_file("tls_ca_file", options.mysql_ssl_ca or tls_ca_file),
             mysql_ssl_mode=options.mysql_ssl_mode,
         )
         schema, unsupported = _native.describe_table(
@@ -406,7 +405,7 @@ def read_doris(
     ...            unsafe_where_sql="name = :who", query_parameters={"who": "a"}).count_rows()
     1
     """
-    names = check.columns(columns)
+    names = _native.check_columns(columns)
     if filter is not None and not isinstance(filter, daft.Expression):
         raise ConfigurationError("filter must be a daft.Expression")
     source = DorisDataSource(

@@ -51,10 +51,12 @@ class S3Source:
     uri: str
     format: Literal["csv", "csv_with_names", "json", "parquet"] = "parquet"
     properties: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    _bucket: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        pairs = _native.check_s3_source(self.uri, self.format, self.properties)
+        pairs, bucket = _native.check_s3_source(self.uri, self.format, self.properties)
         object.__setattr__(self, "properties", tuple(pairs))
+        object.__setattr__(self, "_bucket", bucket)
 
     def __repr__(self) -> str:
         shown = dict(_native.redact_properties(self.properties))
@@ -63,7 +65,7 @@ class S3Source:
     @property
     def bucket(self) -> str:
         """The bucket the uri names."""
-        return self.uri.split("://", 1)[1].split("/", 1)[0]
+        return self._bucket
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,7 @@ from daft.io.sink import DataSink, WriteResult
 from daft.recordbatch import MicroPartition
 from daft.schema import Schema
 
-from daft_doris import _native
-from daft_doris import _validate as check
+from daft_doris import _native, _snapshot
 from daft_doris._endpoint import Endpoint
 from daft_doris.errors import CompatibilityError, ConfigurationError, DaftOlapError
 from daft_doris.secrets import Secret, check_secret
@@ -70,7 +69,7 @@ class DorisConnection:
         for name in ("redirect_hosts", "redirect_ports"):
             if isinstance(getattr(self, name), list):
                 object.__setattr__(self, name, tuple(getattr(self, name)))
-        object.__setattr__(self, "_ca_pem", check.read_pem("tls_ca_file", self.tls_ca_file))
+        object.__setattr__(self, "_ca_pem", _native.read_ca_file("tls_ca_file", self.tls_ca_file))
         # Host, user, ports, flags, the timeout, the redirect settings and the TLS mode are
         # checked by the native connection, made now (before any I/O).
         self.endpoint().native()
@@ -102,8 +101,8 @@ class DorisTable:
     name: str
 
     def __post_init__(self) -> None:
-        check.identifier("database", self.database)
-        check.identifier("table name", self.name)
+        _native.check_identifier("database", self.database)
+        _native.check_identifier("table name", self.name)
 
     @property
     def qualified(self) -> str:
@@ -160,7 +159,7 @@ class DorisWriteOptions:
         cls, load_properties: Mapping[str, str] | None = None, **kwargs: Any
     ) -> DorisWriteOptions:
         """Options with ``load_properties`` given as a mapping."""
-        props = check.snapshot_mapping("load_properties", load_properties)
+        props = _snapshot.mapping("load_properties", load_properties)
         return cls(load_properties=tuple(sorted(props.items())), **kwargs)
 
 
@@ -496,7 +495,7 @@ def write_doris(
         if idempotence_key is not None and idempotence_key != checkpoint.idempotence_key:
             raise ConfigurationError("idempotence_key and checkpoint name different keys")
         idempotence_key = checkpoint.idempotence_key
-    check.choice("write_mode", write_mode, ("append", "overwrite"))
+    _native.check_choice("write_mode", write_mode, ("append", "overwrite"))
     if atomic is None:
         atomic = (
             (idempotence_key is not None or write_mode == "overwrite")
@@ -560,7 +559,7 @@ def cleanup_staging(
     """
     if not isinstance(connection, DorisConnection):
         raise ConfigurationError("connection must be a DorisConnection")
-    check.identifier("database", database)
+    _native.check_identifier("database", database)
     endpoint = connection.endpoint()
     return list(
         _native.atomic_cleanup(

@@ -2,7 +2,7 @@
 //! handshake v10 as `5.7.99` with charset 33, a 20-byte scramble and
 //! `mysql_native_password`; an AuthSwitch when the client answers with another plugin;
 //! 1045 on a bad password; capabilities without DEPRECATE_EOF (classic EOF packets) unless
-//! the `mysql_deprecate_eof` switch selects Doris master's behaviour;
+//! the `DorisProfile::mysql_deprecate_eof` switch selects Doris master's behaviour;
 //! COM_QUERY text results with Doris's column definitions; server-side prepared statements
 //! with binary rows ([`prepared`], profile switch); Doris's errors for the commands it does
 //! not handle (COM_STMT_FETCH, COM_STMT_SEND_LONG_DATA, …).
@@ -151,7 +151,10 @@ async fn session(
         .cloned()
         .flatten()
         .map(tokio_rustls::TlsAcceptor::from);
-    let capabilities = server_capabilities(shared.config.mysql_deprecate_eof, acceptor.is_some());
+    let capabilities = server_capabilities(
+        shared.config.profile.mysql_deprecate_eof,
+        acceptor.is_some(),
+    );
     let id = CONNECTION_IDS.fetch_add(1, Ordering::Relaxed) + 1;
     let plugin: &[u8] = match shared.faults.take(crate::faults::Point::MysqlGreeting) {
         Some(f @ crate::faults::Fault::ClearPasswordGreeting) => {

@@ -71,7 +71,7 @@ pub async fn prepare(
     sql: &str,
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
-    if shared.config.prepare_profile == PrepareProfile::PointQueryOnly {
+    if shared.config.profile.prepare == PrepareProfile::PointQueryOnly {
         return io.error(1105, b"HY000", POINT_QUERY_ONLY).await;
     }
     let tokens = match crate::tokens::tokenize(sql) {

@@ -563,7 +563,7 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                     vec![ColumnDef::text("Table"), ColumnDef::text("Create Table")],
                     vec![vec![
                         Some(name),
-                        Some(show_create_table(&t, shared.config.type_spelling)),
+                        Some(show_create_table(&t, shared.config.profile.type_spelling)),
                     ]],
                 ),
                 Err(e) => from_error(&e),
@@ -591,7 +591,7 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                         .iter()
                         .map(|c| ColumnDef::text(c))
                         .collect(),
-                    describe_rows(&t, shared.config.type_spelling),
+                    describe_rows(&t, shared.config.profile.type_spelling),
                 ),
                 Err(e) => from_error(&e),
             }

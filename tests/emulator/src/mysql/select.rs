@@ -382,7 +382,7 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
             Some(t) => column_def(field.name(), t),
             None => arrow_column_def(field.name(), field.data_type()),
         };
-        if shared.config.json_as_string && def.column_type == ColumnType::MYSQL_TYPE_JSON {
+        if shared.config.profile.json_as_string && def.column_type == ColumnType::MYSQL_TYPE_JSON {
             // Older releases sent JSON columns as STRING (254).
             def.column_type = ColumnType::MYSQL_TYPE_STRING;
         }

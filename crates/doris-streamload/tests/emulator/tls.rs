@@ -1,0 +1,83 @@
+//! Stream Load over TLS, verified.
+
+use crate::common::*;
+
+/// An emulator whose HTTP faces serve TLS with a certificate for `names`, and its CA.
+async fn tls_env(names: &[&str]) -> (Env, doris_emulator::tls::TestCa) {
+    let ca = doris_emulator::tls::TestCa::new(names).unwrap();
+    let config = EmulatorConfig {
+        tls: Some((ca.cert_pem.clone(), ca.key_pem.clone())),
+        ..EmulatorConfig::default()
+    };
+    let emulator = Emulator::start(config).await.unwrap();
+    emulator
+        .execute(None, &format!("CREATE DATABASE d; {DUP}"))
+        .unwrap();
+    (Env { emulator }, ca)
+}
+
+fn https_config(env: &Env, ca_pem: Option<&str>) -> ClientConfig {
+    let mut c = ClientConfig::new(
+        format!("https://{}", env.emulator.fe_http_addr())
+            .parse()
+            .unwrap(),
+        Credentials::new("root", ""),
+    );
+    c.ca_bundle_pem = ca_pem.map(|p| p.as_bytes().to_vec());
+    c.retry.max_attempts = 2;
+    c.retry.initial_backoff = Duration::from_millis(20);
+    c
+}
+
+#[tokio::test]
+async fn a_load_over_tls_verifies_the_fe_and_the_be() {
+    let (env, ca) = tls_env(&["127.0.0.1"]).await;
+    let client = StreamLoadClient::new(https_config(&env, Some(&ca.ca_pem))).unwrap();
+    let r = labeled(&client, &LoadOptions::default(), "tls1", batch(0, 50))
+        .await
+        .unwrap();
+    assert_eq!(r.status, LoadStatus::Success);
+    assert_eq!(sorted_ids(&env.rows("t")), (0..50).collect::<Vec<_>>());
+    // 2PC over TLS as well (FE, then the BE it redirects to).
+    let options = LoadOptions {
+        two_phase_commit: true,
+        ..LoadOptions::default()
+    };
+    let r = labeled(&client, &options, "tls2", batch(50, 10))
+        .await
+        .unwrap();
+    client.commit("d", &txn_ref(&r).unwrap()).await.unwrap();
+    assert_eq!(env.row_count("t"), 60);
+}
+
+#[tokio::test]
+async fn a_certificate_from_an_unknown_ca_or_for_another_name_is_refused() {
+    // No extra CA: the web PKI roots do not know the test CA.
+    let (env, ca) = tls_env(&["127.0.0.1"]).await;
+    let client = StreamLoadClient::new(https_config(&env, None)).unwrap();
+    let e = labeled(&client, &LoadOptions::default(), "tls3", batch(0, 5))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StreamLoadError::Transport { .. }), "{e}");
+    // Another CA than the one that signed the server's certificate.
+    let other = doris_emulator::tls::TestCa::new(&["127.0.0.1"]).unwrap();
+    let client = StreamLoadClient::new(https_config(&env, Some(&other.ca_pem))).unwrap();
+    assert!(
+        labeled(&client, &LoadOptions::default(), "tls4", batch(0, 5))
+            .await
+            .is_err()
+    );
+    drop(ca);
+    // The right CA, but the certificate names another host than the one connected to.
+    let (env, ca) = tls_env(&["doris.example"]).await;
+    let client = StreamLoadClient::new(https_config(&env, Some(&ca.ca_pem))).unwrap();
+    let e = labeled(&client, &LoadOptions::default(), "tls5", batch(0, 5))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StreamLoadError::Transport { .. }), "{e}");
+    assert_eq!(
+        env.row_count("t"),
+        0,
+        "nothing was sent without a verified link"
+    );
+}

@@ -1,0 +1,94 @@
+//! The FE and BE HTTP faces.
+//!
+//! - [`fe`]: Stream Load auth, the `Expect` check and the 307 redirect (never reading the
+//!   body), the 2PC redirect, `/api/backends`, `_query_plan` and `_schema`.
+//! - `admin`: the emulator's own `/_emulator/...` routes on the FE face (faults, tables,
+//!   transactions, wire counters), for tests and benches in other processes.
+//! - [`be`]: Stream Load with every check before the body (so early failures are answered
+//!   without `100 Continue`: hyper only sends it when the handler starts reading), 2PC
+//!   commit/abort, and the error log.
+//!
+//! This module keeps what the faces share: Doris's JSON envelopes and connection faults.
+
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::Serialize;
+
+use crate::ConnKill;
+use crate::Shared;
+use crate::faults::{Fault, Point};
+
+mod admin;
+pub mod be;
+pub mod fe;
+
+pub use be::{LoadResponse, be_router};
+pub use fe::fe_router;
+
+/// Characters kept as they are in a userinfo or path segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+fn json_response<T: Serialize>(value: &T) -> Response {
+    let body = serde_json::to_string(value).unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The FE's generic envelope (`{"msg":…,"code":…,"data":…,"count":0}`).
+#[derive(Serialize)]
+struct Envelope<T: Serialize> {
+    msg: &'static str,
+    code: i32,
+    data: T,
+    count: i32,
+}
+
+/// A `RestBaseResult` failure (`{"status":"FAILED","msg":…}`).
+#[derive(Serialize)]
+struct RestFailed<'a> {
+    status: &'static str,
+    msg: &'a str,
+}
+
+fn rest_failed(msg: &str) -> Response {
+    json_response(&RestFailed {
+        status: "FAILED",
+        msg,
+    })
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The HTTP-200 envelope with `code: 401` that the FE answers auth failures with.
+fn unauthorized(data: String) -> Response {
+    json_response(&Envelope {
+        msg: "Unauthorized",
+        code: 401,
+        data,
+        count: 0,
+    })
+}
+
+/// Applies an armed `delay` fault.
+async fn maybe_delay(shared: &Shared) {
+    if let Some(fault @ Fault::Delay { ms }) = shared.faults.take(Point::AnyRequest) {
+        shared.faults.record(&fault, None, None, false);
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+}
+
+/// Closes the connection and never answers (the handler's future is dropped with it).
+async fn drop_connection(kill: &ConnKill) -> Response {
+    kill.kill();
+    std::future::pending::<Response>().await
+}
+
+fn encode_segment(s: &str) -> String {
+    utf8_percent_encode(s, SEGMENT).to_string()
+}
