@@ -11,7 +11,7 @@
 //! cargo xtask conformance        the corpus from Doris's regression suites against the emulator
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask tested-by          every test and file a document's *Tested by* line names exists
-//! cargo xtask package            the four library crates packaged as crates.io would receive them
+//! cargo xtask package            the four library crates packaged as crates.io would receive them, then `cargo publish --dry-run` (each built from its package)
 //! cargo xtask mutants            mutation testing of the injection- and label-critical code
 //! ```
 //!
