@@ -8,7 +8,7 @@
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
-//! cargo xtask conformance        the corpus from Doris's regression suites against the emulator
+//! cargo xtask conformance        the corpus from Doris's regression suites, then tests/conformance through DORIS_TEST_* (a real Doris, or an emulator process)
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask tested-by          every test and file a document's *Tested by* line names exists
 //! cargo xtask package            the four library crates packaged as crates.io would receive them, then `cargo publish --dry-run` (each built from its package)
@@ -19,6 +19,7 @@
 //! share one warm build folder outside the checkout.
 
 mod bench;
+mod conformance;
 mod demo;
 mod fuzz;
 mod layering;
@@ -31,6 +32,7 @@ mod tested_by;
 use std::process::{Command, ExitCode};
 
 use crate::bench::bench;
+use crate::conformance::conformance;
 use crate::demo::demo;
 use crate::fuzz::fuzz;
 use crate::layering::deps;
@@ -96,24 +98,6 @@ fn faults() -> Result<(), String> {
     step("fault matrix → docs/reliability.md", run)
 }
 
-/// The conformance corpus (`tests/emulator/corpus/`, statements and answers from Doris's
-/// regression suites) against the emulator, printing `accepted / answered as Doris / total`.
-/// Built as the workspace tests are (same features), so it rebuilds nothing after `ci`.
-fn conformance() -> Result<(), String> {
-    let mut run = cargo();
-    run.args([
-        "test",
-        "--workspace",
-        "--test",
-        "corpus",
-        "--",
-        "--nocapture",
-        "--test-threads",
-        "1",
-    ]);
-    step("conformance corpus (tests/emulator/corpus)", run)
-}
-
 fn ci() -> Result<(), String> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
@@ -138,7 +122,8 @@ fn ci() -> Result<(), String> {
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     let (rust_passed, rust_failed) = counted_step("rust tests", test)?;
-    // The corpus ran among the Rust tests; again alone, to print its figure.
+    // The corpus ran among the Rust tests; again alone, to print its figure; then the
+    // conformance suite through DORIS_TEST_* against an emulator process.
     conformance()?;
     let (py_passed, py_failed) = python_tests()?;
     // The parsers' fuzz targets, from the kept seeds, for a bounded time each.

@@ -1,0 +1,112 @@
+//! `cargo xtask conformance`: the Doris behaviours the crates rely on.
+//!
+//! 1. The emulator's corpus (`tests/emulator/corpus`): statements with the answers Doris
+//!    gives, from Doris's own regression suites.
+//! 2. The conformance suite (`tests/conformance`) through its `DORIS_TEST_*` variables:
+//!    against the Doris they name when `DORIS_TEST_HOST` is set, otherwise against an
+//!    emulator started here as a separate process, so the path a real Doris takes (ports
+//!    from the environment, nothing in process) is the one exercised. `cargo test
+//!    --workspace` runs the same suite against an in-process emulator.
+
+use std::io::BufRead as _;
+use std::process::{Command, Stdio};
+
+use crate::run::{cargo, shared_target, step};
+
+/// The corpus, then the suite.
+pub(crate) fn conformance() -> Result<(), String> {
+    let mut corpus = cargo();
+    corpus.args([
+        "test",
+        "--workspace",
+        "--test",
+        "corpus",
+        "--",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    step("conformance corpus (tests/emulator/corpus)", corpus)?;
+    if std::env::var_os("DORIS_TEST_HOST").is_some() {
+        return step(
+            "conformance suite against DORIS_TEST_HOST",
+            suite_command(&[]),
+        );
+    }
+    // The build the tests use (`--workspace`: the same features, so nothing rebuilds).
+    let mut build = cargo();
+    build.args(["build", "--quiet", "--workspace", "--bin", "doris-emulator"]);
+    step("conformance: build the Doris emulator", build)?;
+    let mut child = Command::new(shared_target().join("debug/doris-emulator"))
+        .args([
+            "--fe-http-port",
+            "0",
+            "--be-http-port",
+            "0",
+            "--query-port",
+            "0",
+        ])
+        .args(["--fe-flight-port", "0", "--be-flight-port", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start the emulator: {e}"))?;
+    let result = suite_against(&mut child);
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// Runs the suite with `DORIS_TEST_*` naming the emulator `child` serves.
+fn suite_against(child: &mut std::process::Child) -> Result<(), String> {
+    let stdout = child.stdout.take().ok_or("no emulator output")?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    let port = |key: &str| -> Result<String, String> {
+        port_of(&line, key).ok_or_else(|| format!("the emulator printed no {key}: {line}"))
+    };
+    let env = [
+        ("DORIS_TEST_HOST", "127.0.0.1".to_owned()),
+        ("DORIS_TEST_HTTP_PORT", port("fe_http_port")?),
+        ("DORIS_TEST_QUERY_PORT", port("query_port")?),
+        ("DORIS_TEST_FLIGHT_PORT", port("fe_flight_port")?),
+    ];
+    step(
+        "conformance suite (tests/conformance) against an emulator process",
+        suite_command(&env),
+    )
+}
+
+fn suite_command(env: &[(&str, String)]) -> Command {
+    let mut run = cargo();
+    run.args(["test", "--workspace", "--test", "conformance"]);
+    for (key, value) in env {
+        run.env(key, value);
+    }
+    run
+}
+
+/// The number after `"key":` in the emulator's one JSON line.
+fn port_of(line: &str, key: &str) -> Option<String> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let digits: String = line[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    (!digits.is_empty()).then_some(digits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_of;
+
+    #[test]
+    fn ports_are_read_off_the_emulator_line() {
+        let line =
+            r#"{"backends":1,"fe_flight_port":35441,"fe_http_port":46195,"query_port":42691}"#;
+        assert_eq!(port_of(line, "fe_http_port").as_deref(), Some("46195"));
+        assert_eq!(port_of(line, "fe_flight_port").as_deref(), Some("35441"));
+        assert_eq!(port_of(line, "be_http_port"), None);
+    }
+}
