@@ -261,7 +261,8 @@ impl CatalogOptions {
     ) -> PyResult<Self> {
         Ok(Self {
             name: args::identifier("name", name)?,
-            transport: args::choice("transport", transport, &["mysql", "flight"])?.to_owned(),
+            transport: args::choice("transport", transport, &doris_read::TransportKind::NAMES)?
+                .to_owned(),
             flight_port: args::port("flight_port", flight_port)?,
         })
     }

@@ -2,12 +2,12 @@
 //! record batches (the plan is `crate::plan`).
 
 use arrow_schema::Schema;
-use doris_read::{BatchLimits, BatchStream, discover, flight, query, start_merged};
+use doris_read::{BatchLimits, BatchStream, Transport, TransportKind, discover};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, raise, read_error};
+use crate::errors::read_error;
 use crate::runtime::block_on;
 
 /// `(name, Doris type, reason)` of a column with no Arrow form.
@@ -47,7 +47,7 @@ pub(crate) fn describe_table(
 /// the MySQL text protocol; `"flight"`: Arrow Flight SQL, `DoGet` on every endpoint).
 ///
 /// A task may hold several statements (tablet groups of one split read): they are started
-/// together and read at once ([`doris_read::merge`]), so a task keeps several BEs sending.
+/// together and read at once ([`doris_read::Transport::query_all`]), so a task keeps several BEs sending.
 /// The connections are opened by the constructor and closed when the reader is closed or
 /// dropped, without reading the rest of the result.
 #[pyclass(module = "daft_doris._native")]
@@ -77,39 +77,12 @@ impl BatchReader {
             bytes: batch_bytes,
         };
         let schema = schema.into_inner();
-        if sql.is_empty() {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "a read task needs at least one statement",
-            ));
-        }
-        let stream = match transport {
-            "mysql" => {
-                let endpoint = connection.mysql(password, None);
-                block_on(py, || {
-                    start_merged(
-                        sql.into_iter()
-                            .map(|one| query(&endpoint, one, schema.clone(), limits)),
-                    )
-                })
-            }
-            "flight" => {
-                let endpoint = connection.flight(password)?;
-                block_on(py, || {
-                    start_merged(
-                        sql.into_iter()
-                            .map(|one| flight::query(&endpoint, one, schema.clone(), limits)),
-                    )
-                })
-            }
-            _ => {
-                return Err(raise(
-                    ErrorClass::ConfigurationError,
-                    "transport must be 'mysql' or 'flight'",
-                ));
-            }
-        }
-        .map_err(read_error)?;
+        let transport = match transport.parse::<TransportKind>().map_err(read_error)? {
+            TransportKind::MySql => Transport::MySql(connection.mysql(password, None)),
+            TransportKind::Flight => Transport::Flight(connection.flight(password)?),
+        };
+        let stream =
+            block_on(py, || transport.query_all(sql, schema, limits)).map_err(read_error)?;
         Ok(Self {
             stream: Some(stream),
         })

@@ -92,7 +92,8 @@ impl ReadOptions {
         flight_endpoint_rewrite: Option<Bound<'_, PyAny>>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let transport = args::choice("transport", &transport, &["mysql", "flight"])?.to_owned();
+        let transport =
+            args::choice("transport", &transport, &doris_read::TransportKind::NAMES)?.to_owned();
         let batch_rows = args::int_in("batch_rows", &batch_rows, 1, MAX_BATCH_ROWS)? as usize;
         let batch_bytes = args::int_in("batch_bytes", &batch_bytes, 1, MAX_BATCH_BYTES)? as u64;
         let queries_per_task = args::given(queries_per_task)

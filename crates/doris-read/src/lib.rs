@@ -12,6 +12,9 @@
 //! - [`flight::query`] runs a query over Flight SQL: basic → bearer handshake with the FE,
 //!   `GetFlightInfo`, then `DoGet` on each endpoint (a BE) with bounded parallelism, batches
 //!   cast safely to the planned schema; the same [`BatchStream`] as the MySQL transport.
+//! - [`Transport`] is either of them behind one entry point: [`Transport::query`] for one
+//!   SELECT, [`Transport::query_all`] for a task's statements read at once; a user's
+//!   `"mysql"` / `"flight"` parses into a [`TransportKind`].
 //! - [`merge()`] reads several queries' streams at once as one (a read task that holds
 //!   several tablet groups keeps every BE sending however few tasks the engine runs).
 //! - [`schema::discover`] reads `DESC` into an Arrow schema; a column whose type has no
@@ -39,6 +42,7 @@ pub mod merge;
 pub mod mysql;
 pub mod schema;
 pub mod table;
+pub mod transport;
 
 pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
@@ -47,3 +51,4 @@ pub use mysql::connect::{MySqlEndpoint, SslMode};
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
 pub use table::{ReadPlan, Split, TableReadOptions, plan_read_of_schema, plan_table_read};
+pub use transport::{Transport, TransportKind};
