@@ -8,6 +8,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use arrow::record_batch::RecordBatch;
 pub(crate) use doris_conformance::{Scratch, TABLE_PROPERTIES, Target};
+use doris_streamload::{Label, LoadOptions, LoadReport, StreamLoadClient, StreamLoadError};
 
 /// `CREATE TABLE db.t` with three buckets.
 pub(crate) fn ddl(db: &str) -> String {
@@ -71,4 +72,18 @@ pub(crate) async fn count(target: &Target, db: &str) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+/// One Stream Load of `batch` into `db.t`, under `label` when one is given.
+pub(crate) async fn load(
+    client: &StreamLoadClient,
+    db: &str,
+    options: &LoadOptions,
+    label: Option<&str>,
+    batch: RecordBatch,
+) -> Result<LoadReport, StreamLoadError> {
+    let label = label.map(|l| Label::new(l).unwrap());
+    client
+        .load(db, "t", options, label, batch.schema(), vec![batch])
+        .await
 }

@@ -10,7 +10,7 @@ use doris_plan::fetch_plan;
 use doris_read::{BatchLimits, ReadError, discover, flight, query};
 use doris_streamload::{LoadOptions, StreamLoadClient};
 
-use crate::common::{Target, rows, with_table};
+use crate::common::{Target, load, rows, with_table};
 
 const ROWS: usize = 500;
 
@@ -18,18 +18,15 @@ const ROWS: usize = 500;
 async fn loaded() -> (Target, crate::common::Scratch) {
     let (target, db) = with_table().await;
     let client = StreamLoadClient::new(target.stream_load()).unwrap();
-    let batch = rows(0, ROWS);
-    client
-        .load(
-            &db.name,
-            "t",
-            &LoadOptions::default(),
-            None,
-            batch.schema(),
-            vec![batch],
-        )
-        .await
-        .unwrap();
+    load(
+        &client,
+        &db.name,
+        &LoadOptions::default(),
+        None,
+        rows(0, ROWS),
+    )
+    .await
+    .unwrap();
     (target, db)
 }
 

@@ -8,7 +8,7 @@ use doris_streamload::{
     TwoPhaseOutcome, TxnRef,
 };
 
-use crate::common::{count, rows, with_table};
+use crate::common::{count, load, rows, with_table};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fe_redirects_a_load_to_a_be_with_307_and_answers_without_the_body() {
@@ -65,30 +65,14 @@ async fn a_label_loads_once_and_a_second_load_under_it_is_known_as_loaded() {
     let (target, db) = with_table().await;
     let client = StreamLoadClient::new(target.stream_load()).unwrap();
     let label = format!("conformance_once_{}", db.name);
-    let batch = rows(0, 100);
-    let first = client
-        .load(
-            &db.name,
-            "t",
-            &LoadOptions::default(),
-            Some(Label::new(&label).unwrap()),
-            batch.schema(),
-            vec![batch.clone()],
-        )
+    let options = LoadOptions::default();
+    let first = load(&client, &db.name, &options, Some(&label), rows(0, 100))
         .await
         .unwrap();
     assert_eq!(first.status, LoadStatus::Success);
     assert!(first.txn_id > 0, "{first:?}");
     assert_eq!(first.rows, 100);
-    let again = client
-        .load(
-            &db.name,
-            "t",
-            &LoadOptions::default(),
-            Some(Label::new(&label).unwrap()),
-            batch.schema(),
-            vec![batch],
-        )
+    let again = load(&client, &db.name, &options, Some(&label), rows(0, 100))
         .await
         .unwrap();
     // Doris answers `Label Already Exists` with `ExistingJobStatus: FINISHED`.
@@ -105,24 +89,10 @@ async fn two_phase_loads_stay_invisible_until_committed_and_abort_by_label() {
         two_phase_commit: true,
         ..LoadOptions::default()
     };
-    let load = |from: i64, label: String| {
-        let (client, options, db) = (&client, &options, db.name.clone());
-        async move {
-            let batch = rows(from, 50);
-            client
-                .load(
-                    &db,
-                    "t",
-                    options,
-                    Some(Label::new(&label).unwrap()),
-                    batch.schema(),
-                    vec![batch],
-                )
-                .await
-                .unwrap()
-        }
-    };
-    let kept = load(0, format!("conformance_2pc_kept_{}", db.name)).await;
+    let kept_label = format!("conformance_2pc_kept_{}", db.name);
+    let kept = load(&client, &db.name, &options, Some(&kept_label), rows(0, 50))
+        .await
+        .unwrap();
     assert_eq!(kept.status, LoadStatus::Precommitted);
     assert_eq!(
         count(&target, &db.name).await,
@@ -142,7 +112,15 @@ async fn two_phase_loads_stay_invisible_until_committed_and_abort_by_label() {
     );
 
     let dropped_label = format!("conformance_2pc_dropped_{}", db.name);
-    let dropped = load(1_000, dropped_label.clone()).await;
+    let dropped = load(
+        &client,
+        &db.name,
+        &options,
+        Some(&dropped_label),
+        rows(1_000, 50),
+    )
+    .await
+    .unwrap();
     assert_eq!(dropped.status, LoadStatus::Precommitted);
     let by_label = TxnRef::Label(Label::new(&dropped_label).unwrap());
     assert_eq!(
@@ -164,18 +142,15 @@ async fn wrong_credentials_are_refused_as_auth_and_load_nothing() {
     config.credentials = Credentials::new(target.user(), "Conformance-Wrong-Pw-7");
     config.retry.max_attempts = 1;
     let client = StreamLoadClient::new(config).unwrap();
-    let batch = rows(0, 10);
-    let e = client
-        .load(
-            &db.name,
-            "t",
-            &LoadOptions::default(),
-            None,
-            batch.schema(),
-            vec![batch],
-        )
-        .await
-        .unwrap_err();
+    let e = load(
+        &client,
+        &db.name,
+        &LoadOptions::default(),
+        None,
+        rows(0, 10),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(e, StreamLoadError::Auth { .. }), "{e}");
     assert!(!format!("{e} {e:?}").contains("Conformance-Wrong-Pw-7"));
     assert_eq!(count(&target, &db.name).await, 0);
