@@ -14,25 +14,24 @@
 //! sessions per user and keeps them for days, so reads do not open new ones.
 //!
 //! The transport never falls back to MySQL.
+//!
+//! Here: the endpoint, the handshake and `GetFlightInfo`, and [`query`]. The parts:
+//! `session` (the shared FE sessions), `locations` (where each `DoGet` may go), `fetch`
+//! (one endpoint's stream) and `batches` (conform, gather, cut).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::RecordBatch;
-use arrow::compute::{CastOptions, cast_with_options};
-use arrow::util::display::FormatOptions;
-use arrow_flight::decode::FlightRecordBatchStream;
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
-use arrow_flight::{FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest};
+use arrow_flight::{FlightDescriptor, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
 use base64::Engine as _;
 use doris_plan::PlanEndpoint;
-use doris_sql::{AddressAllowlist, HostPort};
-use futures::TryStreamExt;
+use doris_sql::AddressAllowlist;
 use prost::Message;
 use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::Semaphore;
@@ -40,8 +39,18 @@ use tonic::transport::{Channel, ClientTlsConfig};
 use tonic::{Code, Request, Status};
 
 use crate::error::{ReadError, scrub};
-use crate::feed::{self, Feed};
+use crate::feed;
 use crate::mysql::stream::{BatchLimits, BatchStream};
+
+mod batches;
+mod fetch;
+mod locations;
+mod session;
+
+use fetch::{Fetched, fetch};
+use locations::admitted_addresses;
+pub use session::forget_sessions;
+use session::plan;
 
 /// Where and how to reach the FE's Flight SQL service. `Debug` hides the password.
 #[derive(Clone)]
@@ -275,404 +284,6 @@ async fn flight_info(
     }
 }
 
-/// Makes a batch match the planned schema: same column names, types cast without loss.
-fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ReadError> {
-    let got = batch.schema();
-    if got.fields().len() != schema.fields().len()
-        || got
-            .fields()
-            .iter()
-            .zip(schema.fields())
-            .any(|(a, b)| !a.name().eq_ignore_ascii_case(b.name()))
-    {
-        return Err(ReadError::Metadata(
-            "the Flight result's columns differ from the planned columns".into(),
-        ));
-    }
-    let options = CastOptions {
-        safe: false,
-        format_options: FormatOptions::default(),
-    };
-    let mut columns = Vec::with_capacity(batch.num_columns());
-    for (column, field) in batch.columns().iter().zip(schema.fields()) {
-        if column.data_type() == field.data_type() {
-            columns.push(column.clone());
-            continue;
-        }
-        let cast = cast_with_options(column, field.data_type(), &options).map_err(|e| {
-            ReadError::Decode {
-                column: field.name().clone(),
-                arrow_type: field.data_type().to_string(),
-                reason: format!("Flight sent {}: {e}", column.data_type()),
-            }
-        })?;
-        columns.push(cast);
-    }
-    RecordBatch::try_new(schema.clone(), columns).map_err(|e| ReadError::Decode {
-        column: String::new(),
-        arrow_type: String::new(),
-        reason: e.to_string(),
-    })
-}
-
-/// The bytes a batch's values take. A batch decoded from a Flight message shares that
-/// message's one allocation among all its columns, so the allocations' sizes
-/// (`get_array_memory_size`) would count the message once per buffer; this counts each
-/// column's own slice.
-fn data_bytes(batch: &RecordBatch) -> usize {
-    batch
-        .columns()
-        .iter()
-        .map(|c| {
-            c.to_data()
-                .get_slice_memory_size()
-                .unwrap_or_else(|_| c.get_array_memory_size())
-        })
-        .sum()
-}
-
-/// Cuts a batch into pieces within the row and byte bounds (a single larger row stays whole).
-fn cut(batch: RecordBatch, limits: BatchLimits) -> Vec<RecordBatch> {
-    let rows = batch.num_rows();
-    if rows == 0 {
-        return Vec::new();
-    }
-    let bytes = data_bytes(&batch).max(1);
-    let by_bytes = ((limits.bytes as u128 * rows as u128) / bytes as u128) as usize;
-    let step = limits.rows.min(by_bytes).max(1);
-    if step >= rows {
-        return vec![batch];
-    }
-    (0..rows)
-        .step_by(step)
-        .map(|at| batch.slice(at, step.min(rows - at)))
-        .collect()
-}
-
-/// Where an endpoint's `DoGet` goes.
-#[derive(Debug, PartialEq, Eq)]
-enum Destination {
-    /// No location: the FE.
-    Fe,
-    /// A location the user rewrote: the rewritten address.
-    Rewritten(String),
-    /// A location as the FE named it, to be checked against the allowlist.
-    Named(String),
-}
-
-/// Where an endpoint's `DoGet` goes: its first location (rewritten if asked) or the FE.
-fn destination(
-    endpoint: &FlightSqlEndpoint,
-    ep: &FlightEndpoint,
-) -> Result<Destination, ReadError> {
-    let Some(location) = ep.location.first().filter(|l| !l.uri.is_empty()) else {
-        return Ok(Destination::Fe);
-    };
-    let host_port = location
-        .uri
-        .split_once("://")
-        .map_or(location.uri.as_str(), |(_, rest)| rest)
-        .trim_end_matches('/');
-    if host_port.is_empty() {
-        return Err(ReadError::Metadata(
-            "the FE sent an endpoint location without an address".into(),
-        ));
-    }
-    Ok(match endpoint.rewrite.get(host_port) {
-        Some(to) => Destination::Rewritten(to.clone()),
-        None if host_port.eq_ignore_ascii_case(&endpoint.fe_host_port()) => Destination::Fe,
-        None => Destination::Named(host_port.to_owned()),
-    })
-}
-
-/// The BEs each FE HTTP endpoint reported, by its URL (fetched once per process, refreshed
-/// once when a location is not among them).
-fn reported_cache() -> &'static std::sync::Mutex<HashMap<String, Vec<HostPort>>> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Vec<HostPort>>>> =
-        std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-async fn reported_backends(
-    endpoint: &FlightSqlEndpoint,
-    refresh: bool,
-) -> Result<Vec<HostPort>, ReadError> {
-    let Some(http) = endpoint
-        .fe_http
-        .as_ref()
-        .filter(|_| endpoint.allowlist.reported_backends)
-    else {
-        return Ok(Vec::new());
-    };
-    let key = http.fe.as_str().to_owned();
-    if !refresh
-        && let Some(list) = reported_cache()
-            .lock()
-            .ok()
-            .and_then(|c| c.get(&key).cloned())
-    {
-        return Ok(list);
-    }
-    let list = doris_plan::fetch_backends(http).await.map_err(|e| match e {
-        doris_plan::PlanError::Auth(m) => ReadError::Auth(m),
-        doris_plan::PlanError::Permission(m) => ReadError::Permission(m),
-        doris_plan::PlanError::Config(m) => ReadError::Config(m),
-        other => ReadError::Transport(format!(
-            "cannot list the BEs the FE reports (/api/backends on the FE's HTTP port) to check a \
-             Flight location; make the HTTP port reachable, or allow the location explicitly or \
-             by a rewrite: {other}"
-        )),
-    })?;
-    if let Ok(mut cache) = reported_cache().lock() {
-        cache.insert(key, list.clone());
-    }
-    Ok(list)
-}
-
-/// The address of every endpoint's `DoGet`, each admitted: the FE, a rewritten location,
-/// or a location the allowlist admits (the reported BEs refreshed once before a refusal).
-async fn admitted_addresses(
-    endpoint: &FlightSqlEndpoint,
-    endpoints: &[FlightEndpoint],
-) -> Result<Vec<String>, ReadError> {
-    let mut reported: Option<Vec<HostPort>> = None;
-    let mut refreshed = false;
-    let mut out = Vec::with_capacity(endpoints.len());
-    for ep in endpoints {
-        let named = match destination(endpoint, ep)? {
-            Destination::Fe => {
-                out.push(endpoint.fe_host_port());
-                continue;
-            }
-            Destination::Rewritten(to) => {
-                out.push(to);
-                continue;
-            }
-            Destination::Named(named) => named,
-        };
-        let refuse = |reason: &str| ReadError::LocationRefused {
-            location: named.clone(),
-            reason: reason.to_owned(),
-        };
-        let Some(at) = HostPort::parse(&named) else {
-            return Err(refuse("it is not host:port"));
-        };
-        let list = &endpoint.allowlist;
-        let admitted = |reported: &[HostPort]| {
-            list.allows_on_reported_host(&at.host, at.port, &endpoint.host, reported)
-        };
-        if !admitted(&[]) {
-            if reported.is_none() {
-                reported = Some(reported_backends(endpoint, false).await?);
-            }
-            if !reported.as_deref().is_some_and(admitted) && !refreshed {
-                refreshed = true;
-                reported = Some(reported_backends(endpoint, true).await?);
-            }
-            if !reported.as_deref().is_some_and(admitted) {
-                return Err(refuse(
-                    if endpoint.fe_http.is_none() || !list.reported_backends {
-                        "it is not an explicit target, and reported BEs are not consulted"
-                    } else {
-                        "its host is not a BE the FE reports, nor an explicit target"
-                    },
-                ));
-            }
-        }
-        out.push(named);
-    }
-    Ok(out)
-}
-
-/// How one endpoint's fetch ended.
-enum Fetched {
-    /// Every batch of the endpoint was handed on: this many rows.
-    All(u64),
-    /// The reader went away first.
-    Abandoned,
-}
-
-/// Streams one endpoint into the channel.
-async fn fetch(
-    endpoint: Arc<FlightSqlEndpoint>,
-    ep: FlightEndpoint,
-    address: String,
-    token: String,
-    schema: SchemaRef,
-    limits: BatchLimits,
-    feed: Feed,
-) -> Result<Fetched, ReadError> {
-    let ticket = ep
-        .ticket
-        .ok_or_else(|| ReadError::Metadata("the FE sent an endpoint without a ticket".into()))?;
-    let mut client = endpoint.connect(&address).await?;
-    let response = client
-        .do_get(with_bearer(ticket, &token)?)
-        .await
-        .map_err(status_error)?;
-    let flight_data = response
-        .into_inner()
-        .map_err(|s| FlightError::Tonic(Box::new(s)));
-    let mut batches = FlightRecordBatchStream::new_from_flight_data(flight_data);
-    // Servers send small batches (a few thousand rows); each one handed on costs the
-    // consumer a round trip (into Python and Daft), so they are gathered up to the bounds.
-    let mut pending = Coalescer::new(schema.clone(), limits);
-    let mut rows = 0u64;
-    loop {
-        let next = tokio::time::timeout(endpoint.read_timeout, batches.try_next())
-            .await
-            .map_err(|_| {
-                ReadError::Timeout(format!(
-                    "no batch arrived within {} s",
-                    endpoint.read_timeout.as_secs()
-                ))
-            })?
-            .map_err(flight_error)?;
-        let ready = match next {
-            Some(batch) => pending.push(conform(batch, &schema)?)?,
-            None => pending.flush()?,
-        };
-        for piece in ready.into_iter().flat_map(|b| cut(b, limits)) {
-            rows += piece.num_rows() as u64;
-            if !feed.batch(piece).await {
-                return Ok(Fetched::Abandoned);
-            }
-        }
-        if pending.done {
-            return Ok(Fetched::All(rows));
-        }
-    }
-}
-
-/// Gathers small batches until they reach the row or byte bound.
-struct Coalescer {
-    schema: SchemaRef,
-    limits: BatchLimits,
-    batches: Vec<RecordBatch>,
-    rows: usize,
-    bytes: usize,
-    done: bool,
-}
-
-impl Coalescer {
-    fn new(schema: SchemaRef, limits: BatchLimits) -> Self {
-        Self {
-            schema,
-            limits,
-            batches: Vec::new(),
-            rows: 0,
-            bytes: 0,
-            done: false,
-        }
-    }
-
-    /// Adds a batch; returns a gathered batch once a bound is reached.
-    fn push(&mut self, batch: RecordBatch) -> Result<Vec<RecordBatch>, ReadError> {
-        self.rows += batch.num_rows();
-        self.bytes += data_bytes(&batch);
-        self.batches.push(batch);
-        if self.rows >= self.limits.rows || self.bytes >= self.limits.bytes {
-            return self.take();
-        }
-        Ok(Vec::new())
-    }
-
-    /// The rest, at the end of the stream.
-    fn flush(&mut self) -> Result<Vec<RecordBatch>, ReadError> {
-        self.done = true;
-        self.take()
-    }
-
-    fn take(&mut self) -> Result<Vec<RecordBatch>, ReadError> {
-        let batches = std::mem::take(&mut self.batches);
-        self.rows = 0;
-        self.bytes = 0;
-        match batches.len() {
-            0 => Ok(Vec::new()),
-            1 => Ok(batches),
-            _ => arrow::compute::concat_batches(&self.schema, &batches)
-                .map(|b| vec![b])
-                .map_err(|e| ReadError::Transport(format!("cannot gather batches: {e}"))),
-        }
-    }
-}
-
-/// An FE connection and its bearer token.
-struct FeSession {
-    fe: FlightServiceClient<Channel>,
-    token: String,
-    /// The password the token was obtained with (a changed one handshakes again).
-    password: SecretString,
-}
-
-/// The process's FE sessions, by FE address, user and TLS. Each is locked while a read
-/// plans its query (`GetFlightInfo`), so plans on one Doris session never overlap; the
-/// `DoGet`s that follow run outside the lock.
-type SessionSlot = Arc<tokio::sync::Mutex<Option<FeSession>>>;
-
-/// FE `host:port`, user, TLS.
-type SessionKey = (String, String, bool);
-
-type SessionTable = std::sync::Mutex<HashMap<SessionKey, SessionSlot>>;
-
-fn sessions() -> &'static SessionTable {
-    static SESSIONS: std::sync::OnceLock<SessionTable> = std::sync::OnceLock::new();
-    SESSIONS.get_or_init(Default::default)
-}
-
-/// Forgets every shared Flight session of this process (the FE expires them itself); the
-/// next read handshakes again.
-pub fn forget_sessions() {
-    if let Ok(mut all) = sessions().lock() {
-        all.clear();
-    }
-}
-
-/// Plans `sql` on the FE: on the shared session when the endpoint reuses sessions (one
-/// handshake per process and FE), otherwise on a new one. Returns the plan and the token
-/// its tickets go with.
-async fn plan(endpoint: &FlightSqlEndpoint, sql: &str) -> Result<(FlightInfo, String), ReadError> {
-    if !endpoint.reuse_session {
-        let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
-        let mut token = endpoint.handshake(&mut fe).await?;
-        let info = flight_info(endpoint, &mut fe, &mut token, sql).await?;
-        return Ok((info, token));
-    }
-    let key = (endpoint.fe_host_port(), endpoint.user.clone(), endpoint.tls);
-    let slot = sessions()
-        .lock()
-        .map_err(|_| ReadError::Transport("the Flight session table is poisoned".into()))?
-        .entry(key)
-        .or_default()
-        .clone();
-    let mut guard = slot.lock().await;
-    let stale = guard
-        .as_ref()
-        .is_none_or(|s| s.password.expose_secret() != endpoint.password.expose_secret());
-    if stale {
-        let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
-        let token = endpoint.handshake(&mut fe).await?;
-        *guard = Some(FeSession {
-            fe,
-            token,
-            password: endpoint.password.clone(),
-        });
-    }
-    let Some(session) = guard.as_mut() else {
-        return Err(ReadError::Transport("no Flight session".into()));
-    };
-    match flight_info(endpoint, &mut session.fe, &mut session.token, sql).await {
-        Ok(info) => Ok((info, session.token.clone())),
-        Err(e) => {
-            if matches!(e, ReadError::Transport(_) | ReadError::Auth(_)) {
-                // A broken link or a refused token: the next read starts afresh.
-                *guard = None;
-            }
-            Err(e)
-        }
-    }
-}
-
 /// The endpoints of `sql`'s plan: each location as the FE named it (`None`: fetched from
 /// the FE) and where its `DoGet` would go, or why the allowlist refuses it. Nothing is
 /// fetched (for [`crate::diagnose`]).
@@ -764,9 +375,14 @@ pub async fn query(
 
 #[cfg(test)]
 mod tests {
+    use super::batches::{Coalescer, cut, data_bytes};
+    use super::locations::{Destination, destination};
     use super::*;
     use arrow::array::Int32Array;
+    use arrow::array::RecordBatch;
+    use arrow_flight::FlightEndpoint;
     use arrow_schema::{DataType, Field, Schema};
+    use doris_sql::HostPort;
 
     #[test]
     fn batches_are_cut_by_rows_and_bytes() {
