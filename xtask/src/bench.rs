@@ -50,6 +50,8 @@ pub(crate) fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(
             "--release",
             "-p",
             "doris-emulator",
+            "-p",
+            "doris-bench-data",
             "--bin",
             "doris-emulator",
             "--bin",

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use std::io::BufRead;
 
-use doris_emulator::bench_data::{DDL, arg, mixed_batches};
+use doris_bench_data::{DDL, arg, mixed_batches};
 use doris_streamload::{
     ClientConfig, Compression, Credentials, Format, Label, LoadOptions, StreamLoadClient, encode,
 };

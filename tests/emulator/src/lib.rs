@@ -18,7 +18,6 @@
 
 pub mod auth;
 pub mod backends;
-pub mod bench_data;
 pub mod catalog;
 pub mod ddl;
 pub mod error;

@@ -10,7 +10,7 @@
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use doris_emulator::bench_data::{DDL, arg, arrow_body};
+use doris_bench_data::{DDL, arg, arrow_body};
 use doris_emulator::{Emulator, EmulatorConfig};
 
 #[tokio::main(flavor = "multi_thread")]

@@ -1,6 +1,7 @@
 //! The benchmark data set shared by the emulator's and the clients' benchmarks: 8 mixed
 //! columns (integers, decimal, date, datetime(6), short and long strings, booleans, 10 %
-//! nulls).
+//! nulls). Kept out of the emulator's library; the crate's binary `ingest-bench` measures
+//! the emulator's Stream Load ingest with it (`cargo xtask bench`).
 
 use std::sync::Arc;
 
