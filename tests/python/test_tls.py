@@ -101,14 +101,26 @@ def test_a_certificate_the_client_cannot_verify_stops_the_write_before_any_row(d
 
 
 def test_an_unreadable_ca_file_is_a_configuration_error(doris, tmp_path):
+    """The CA file is read where the connection is made (natively, capped at 1 MiB): each
+    way it can be unusable is a ConfigurationError naming the argument and the reason."""
     from daft_doris import ConfigurationError
 
-    with pytest.raises(ConfigurationError, match="tls_ca_file"):
-        write_doris(
-            daft.from_pydict({"id": [8], "v": ["z"]}),
-            connection=conn(doris, str(tmp_path / "missing.pem")),
-            table=DorisTable("s", "t"),
-        )
+    not_pem = tmp_path / "not.pem"
+    not_pem.write_text("just text, no certificate\n")
+    huge = tmp_path / "huge.pem"
+    huge.write_bytes(b"-----BEGIN CERTIFICATE-----\n" + b"A" * (1 << 20))
+    for path, rule in [
+        (tmp_path / "missing.pem", "cannot be read: No such file or directory"),
+        (tmp_path, "cannot be read: Is a directory"),
+        (not_pem, "holds no PEM certificate"),
+        (huge, "is larger than 1048576 bytes"),
+    ]:
+        with pytest.raises(ConfigurationError, match=f"tls_ca_file .*{rule}"):
+            write_doris(
+                daft.from_pydict({"id": [8], "v": ["z"]}),
+                connection=conn(doris, str(path)),
+                table=DorisTable("s", "t"),
+            )
 
 
 def test_the_mysql_link_verifies_the_certificate_when_asked(doris):
