@@ -8,10 +8,9 @@
 //!    from the environment, nothing in process) is the one exercised. `cargo test
 //!    --workspace` runs the same suite against an in-process emulator.
 
-use std::io::BufRead as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use crate::run::{cargo, shared_target, step};
+use crate::run::{EmulatorProcess, cargo, step};
 
 /// The corpus, then the suite.
 pub(crate) fn conformance() -> Result<(), String> {
@@ -37,34 +36,15 @@ pub(crate) fn conformance() -> Result<(), String> {
     let mut build = cargo();
     build.args(["build", "--quiet", "--workspace", "--bin", "doris-emulator"]);
     step("conformance: build the Doris emulator", build)?;
-    let mut child = Command::new(shared_target().join("debug/doris-emulator"))
-        .args([
-            "--fe-http-port",
-            "0",
-            "--be-http-port",
-            "0",
-            "--query-port",
-            "0",
-        ])
-        .args(["--fe-flight-port", "0", "--be-flight-port", "0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start the emulator: {e}"))?;
-    let result = suite_against(&mut child);
-    let _ = child.kill();
-    let _ = child.wait();
-    result
+    let emulator = EmulatorProcess::start(&["--fe-flight-port", "0", "--be-flight-port", "0"])?;
+    suite_against(&emulator)
 }
 
-/// Runs the suite with `DORIS_TEST_*` naming the emulator `child` serves.
-fn suite_against(child: &mut std::process::Child) -> Result<(), String> {
-    let stdout = child.stdout.take().ok_or("no emulator output")?;
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
+/// Runs the suite with `DORIS_TEST_*` naming the ports `emulator` serves.
+fn suite_against(emulator: &EmulatorProcess) -> Result<(), String> {
+    let line = &emulator.ports;
     let port = |key: &str| -> Result<String, String> {
-        port_of(&line, key).ok_or_else(|| format!("the emulator printed no {key}: {line}"))
+        port_of(line, key).ok_or_else(|| format!("the emulator printed no {key}: {line}"))
     };
     let env = [
         ("DORIS_TEST_HOST", "127.0.0.1".to_owned()),

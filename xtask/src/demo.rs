@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::python::{ensure_venv, install_python_package};
-use crate::run::{cargo, root, step};
+use crate::run::{EmulatorProcess, cargo, root, step};
 
 pub(crate) fn demo() -> Result<(), String> {
     // The main job on the embedded default: the Python package `daft_doris` built into the
@@ -21,7 +21,6 @@ pub(crate) fn demo() -> Result<(), String> {
     build.args(["build", "--quiet", "--workspace", "--bin", "doris-emulator"]);
     step("demo: build the Doris emulator", build)?;
     install_python_package(&python)?;
-    let target = crate::run::shared_target();
     let dir = std::env::temp_dir().join(format!("daft-doris-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let init = dir.join("init.sql");
@@ -36,41 +35,17 @@ pub(crate) fn demo() -> Result<(), String> {
          DISTRIBUTED BY HASH(`event_id`) BUCKETS 2;",
     )
     .map_err(|e| e.to_string())?;
-    let mut child = Command::new(target.join("debug/doris-emulator"))
-        .args([
-            "--fe-http-port",
-            "0",
-            "--be-http-port",
-            "0",
-            "--query-port",
-            "0",
-            "--init-sql",
-        ])
-        .arg(&init)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start the emulator: {e}"))?;
-    let result = demo_with_emulator(&mut child, &python);
-    let _ = child.kill();
-    let _ = child.wait();
+    let result = EmulatorProcess::start(&[std::ffi::OsStr::new("--init-sql"), init.as_os_str()])
+        .and_then(|emulator| demo_with_emulator(&emulator, &python));
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-pub(crate) fn demo_with_emulator(
-    child: &mut std::process::Child,
-    python: &Path,
-) -> Result<(), String> {
-    use std::io::BufRead as _;
-    let mut line = String::new();
-    let stdout = child.stdout.take().ok_or("no emulator output")?;
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    println!("Doris emulator: {}", line.trim());
+fn demo_with_emulator(emulator: &EmulatorProcess, python: &Path) -> Result<(), String> {
+    println!("Doris emulator: {}", emulator.ports);
     let mut run = Command::new(python);
     run.current_dir(root())
-        .env("DORIS_PORTS", line.trim())
+        .env("DORIS_PORTS", &emulator.ports)
         .env("DAFT_PROGRESS_BAR", "0")
         .arg("crates/daft-doris-py/examples/demo.py");
     step("demo: write_doris, then read_doris", run)

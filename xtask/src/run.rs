@@ -108,3 +108,55 @@ pub(crate) fn counted_step(name: &str, mut cmd: Command) -> Result<(u64, u64), S
         ))
     }
 }
+
+/// The debug `doris-emulator` of the shared build, running as a child process on free
+/// ports; killed when dropped.
+pub(crate) struct EmulatorProcess {
+    child: std::process::Child,
+    /// The one JSON line it printed: every bound port.
+    pub(crate) ports: String,
+}
+
+impl EmulatorProcess {
+    /// Starts it with its FE HTTP, BE HTTP and MySQL ports at 0, plus `args`, and waits for
+    /// its line of ports.
+    pub(crate) fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Result<Self, String> {
+        use std::io::BufRead as _;
+        let mut child = Command::new(shared_target().join("debug/doris-emulator"))
+            .args([
+                "--fe-http-port",
+                "0",
+                "--be-http-port",
+                "0",
+                "--query-port",
+                "0",
+            ])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the emulator: {e}"))?;
+        let mut ports = String::new();
+        let read = child
+            .stdout
+            .take()
+            .ok_or_else(|| "no emulator output".to_owned())
+            .and_then(|out| {
+                std::io::BufReader::new(out)
+                    .read_line(&mut ports)
+                    .map_err(|e| e.to_string())
+            });
+        let process = Self {
+            child,
+            ports: ports.trim().to_owned(),
+        };
+        read?;
+        Ok(process)
+    }
+}
+
+impl Drop for EmulatorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
