@@ -20,6 +20,7 @@
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
+//! | credentials | the user and password every client of the workspace takes; redacted `Debug`, Basic authorization | [`Credentials`] |
 //! | followed addresses | the allowlist for Stream Load redirects and Flight locations; `/api/backends` | [`AddressAllowlist`], [`parse_backends`] |
 //! | table creation | `CREATE TABLE` from an Arrow schema (catalogs) | [`create_table_ddl`], [`doris_type_for`] |
 //! | atomic writes | the staging table, its names, the labelled publishing INSERT | [`staging`] |
@@ -56,8 +57,11 @@
 //!
 //! All fallible functions return [`SqlError`]. Error texts name identifiers, positions and
 //! parameter names, never literal values, bound parameters or trusted SQL text.
+//! [`Credentials`] keep the password in a [`secrecy::SecretString`] (the crate is
+//! re-exported as [`secrecy`]); `Debug` prints it as `[REDACTED]`.
 
 pub mod create_table;
+pub mod credentials;
 pub mod error;
 pub mod expr;
 pub mod feed;
@@ -75,7 +79,11 @@ pub mod types;
 pub mod write_compat;
 pub mod write_target;
 
+/// The secret type [`Credentials`] hands out ([`Credentials::basic_authorization`]).
+pub use secrecy;
+
 pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
+pub use credentials::Credentials;
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use feed::{FeedProgress, JobSettings, S3Source, StagePlan, feed_progress};
