@@ -29,6 +29,7 @@ pub(crate) fn package() -> Result<(), String> {
         "package: the published crates as crates.io would receive them",
         run,
     )?;
+    forget_unpacked_copies()?;
     let mut publish = cargo();
     publish.args(["publish", "--dry-run", "--allow-dirty"]);
     for krate in PUBLISHED {
@@ -38,4 +39,41 @@ pub(crate) fn package() -> Result<(), String> {
         "publish --dry-run: each crate built from its packaged source alone",
         publish,
     )
+}
+
+/// Removes the copies of [`PUBLISHED`] crates an earlier dry run unpacked under
+/// `$CARGO_HOME/registry/src`. The dry run builds each crate against the others' packages
+/// and unpacks those there, but reuses a folder that already exists: after a change to
+/// `doris-sql`, `doris-plan` would be verified against the `doris-sql` of the previous run
+/// (measured: a removed dependency still "missing" in a stale copy). Nothing of these
+/// crates comes from crates.io, so every such folder is a left-over of a dry run.
+fn forget_unpacked_copies() -> Result<(), String> {
+    let Some(home) = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))
+    else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry/src")) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        let Ok(entries) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let ours = PUBLISHED.iter().any(|krate| {
+                name.strip_prefix(krate)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(entry.path())
+                    .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use doris_sql::{BackendsAnswerError, HostPort};
-use secrecy::{ExposeSecret, SecretString};
+use doris_sql::{BackendsAnswerError, Credentials, HostPort};
 use url::Url;
 
 /// Where the FE is and how to authenticate. `Debug` hides the password.
@@ -13,10 +12,8 @@ use url::Url;
 pub struct PlanEndpoint {
     /// FE HTTP base URL (`http://fe:8030`).
     pub fe: Url,
-    /// User.
-    pub user: String,
-    /// Password.
-    pub password: SecretString,
+    /// The user and password ([`doris_sql::Credentials`]: `Debug` hides the password).
+    pub credentials: Credentials,
     /// Whole-request timeout.
     pub timeout: Duration,
     /// Largest answer accepted.
@@ -29,8 +26,7 @@ impl fmt::Debug for PlanEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlanEndpoint")
             .field("fe", &self.fe.as_str())
-            .field("user", &self.user)
-            .field("password", &"[REDACTED]")
+            .field("credentials", &self.credentials)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -39,10 +35,14 @@ impl fmt::Debug for PlanEndpoint {
 impl PlanEndpoint {
     /// An endpoint with a 30 s timeout and a 16 MiB answer cap.
     pub fn new(fe: Url, user: impl Into<String>, password: impl Into<String>) -> Self {
+        Self::with_credentials(fe, Credentials::new(user, password))
+    }
+
+    /// The same defaults, with credentials a service already holds.
+    pub fn with_credentials(fe: Url, credentials: Credentials) -> Self {
         Self {
             fe,
-            user: user.into(),
-            password: SecretString::from(password.into()),
+            credentials,
             timeout: Duration::from_secs(30),
             max_response_bytes: 16 * 1024 * 1024,
             ca_bundle_pem: None,
@@ -272,7 +272,10 @@ pub async fn fetch_plan(
     let client = http_client(endpoint)?;
     let mut response = client
         .post(url)
-        .basic_auth(&endpoint.user, Some(endpoint.password.expose_secret()))
+        .basic_auth(
+            endpoint.credentials.user(),
+            Some(endpoint.credentials.expose_password()),
+        )
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(serde_json::json!({ "sql": sql }).to_string())
         .send()
@@ -328,7 +331,10 @@ pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, Pl
     url.set_query(Some("is_alive=true"));
     let mut response = http_client(endpoint)?
         .get(url)
-        .basic_auth(&endpoint.user, Some(endpoint.password.expose_secret()))
+        .basic_auth(
+            endpoint.credentials.user(),
+            Some(endpoint.credentials.expose_password()),
+        )
         .send()
         .await
         .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;

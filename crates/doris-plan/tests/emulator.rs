@@ -84,7 +84,7 @@ async fn failures_are_typed_and_only_planning_failures_fall_back() {
     );
 
     let mut bad = endpoint.clone();
-    bad.password = "Wrong-Secret-9".to_owned().into();
+    bad.credentials = doris_sql::Credentials::new(bad.credentials.user(), "Wrong-Secret-9");
     let e = plan_tasks(
         &bad,
         "d",
@@ -111,8 +111,7 @@ async fn failures_are_typed_and_only_planning_failures_fall_back() {
     assert!(matches!(e, PlanError::NotFound(_)), "{e}");
 
     let mut bob = endpoint.clone();
-    bob.user = "bob".into();
-    bob.password = "pw".to_owned().into();
+    bob.credentials = doris_sql::Credentials::new("bob", "pw");
     let e = plan_tasks(
         &bob,
         "d",

@@ -44,6 +44,7 @@ pub mod schema;
 pub mod table;
 pub mod transport;
 
+pub use doris_sql::Credentials;
 pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
 pub use merge::{merge, start_merged};

@@ -181,7 +181,7 @@ async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
 async fn errors_are_typed_and_never_echo_the_password() {
     let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;
     let mut wrong = flight.clone();
-    wrong.password = "not-the-pw-42".to_owned().into();
+    wrong.credentials = doris_sql::Credentials::new(wrong.credentials.user(), "not-the-pw-42");
     let err = flight_error(&wrong, "SELECT `id` FROM `d`.`t`").await;
     assert!(matches!(err, ReadError::Auth(_)), "{err}");
     assert!(!err.to_string().contains("not-the-pw-42"));

@@ -1,57 +1,24 @@
 //! How the client reaches Doris: FE address, credentials, TLS, redirect allowlist, routes,
 //! timeouts and retry bounds.
 
-use std::fmt;
 use std::time::Duration;
 
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use url::Url;
 
 use crate::error::StreamLoadError;
 
-/// A Doris user and password. `Debug` never shows the password.
-#[derive(Clone)]
-pub struct Credentials {
-    user: String,
-    password: SecretString,
-}
+/// A Doris user and password, shared with the other crates of the workspace
+/// ([`doris_sql::Credentials`]): `Debug` never shows the password.
+pub use doris_sql::Credentials;
 
-impl Credentials {
-    /// A user and its password (empty for Doris's default `root`).
-    pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
-        Self {
-            user: user.into(),
-            password: SecretString::from(password.into()),
-        }
-    }
-
-    /// The user name.
-    pub fn user(&self) -> &str {
-        &self.user
-    }
-
-    /// `Basic base64(user:password)`, the only place the password is exposed.
-    pub(crate) fn basic_header(&self) -> http::HeaderValue {
-        use base64::Engine as _;
-        let raw = format!("{}:{}", self.user, self.password.expose_secret());
-        let value = format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(raw)
-        );
-        let mut header =
-            http::HeaderValue::from_str(&value).unwrap_or(http::HeaderValue::from_static(""));
-        header.set_sensitive(true);
-        header
-    }
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("user", &self.user)
-            .field("password", &"[REDACTED]")
-            .finish()
-    }
+/// The `Authorization` header for `credentials`, marked sensitive so `http` never prints it.
+pub(crate) fn basic_header(credentials: &Credentials) -> http::HeaderValue {
+    let value = credentials.basic_authorization();
+    let mut header = http::HeaderValue::from_str(value.expose_secret())
+        .unwrap_or(http::HeaderValue::from_static(""));
+    header.set_sensitive(true);
+    header
 }
 
 pub use doris_sql::hosts::HostPort;
@@ -235,7 +202,7 @@ mod tests {
         let shown = format!("{c:?}");
         assert!(!shown.contains("s3cr3t-pw"), "{shown}");
         assert!(shown.contains("loader"));
-        assert!(c.basic_header().is_sensitive());
+        assert!(basic_header(&c).is_sensitive());
     }
 
     #[test]

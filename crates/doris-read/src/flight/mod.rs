@@ -29,11 +29,10 @@ use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
 use arrow_flight::{FlightDescriptor, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
-use base64::Engine as _;
 use doris_plan::PlanEndpoint;
-use doris_sql::AddressAllowlist;
+use doris_sql::{AddressAllowlist, Credentials};
 use prost::Message;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret as _;
 use tokio::sync::Semaphore;
 use tonic::transport::{Channel, ClientTlsConfig};
 use tonic::{Code, Request, Status};
@@ -59,10 +58,8 @@ pub struct FlightSqlEndpoint {
     pub host: String,
     /// FE `arrow_flight_sql_port` (Doris default 8070).
     pub port: u16,
-    /// User.
-    pub user: String,
-    /// Password.
-    pub password: SecretString,
+    /// The user and password ([`doris_sql::Credentials`]: `Debug` hides the password).
+    pub credentials: Credentials,
     /// TLS (`grpc+tls`), verified against the web PKI roots and [`Self::ca_bundle_pem`].
     pub tls: bool,
     /// Extra trusted CA certificates (PEM) for TLS.
@@ -98,8 +95,7 @@ impl fmt::Debug for FlightSqlEndpoint {
         f.debug_struct("FlightSqlEndpoint")
             .field("host", &self.host)
             .field("port", &self.port)
-            .field("user", &self.user)
-            .field("password", &"[REDACTED]")
+            .field("credentials", &self.credentials)
             .field("tls", &self.tls)
             .field("rewrite", &self.rewrite)
             .field("allowlist", &self.allowlist)
@@ -116,7 +112,8 @@ impl FlightSqlEndpoint {
         user: impl Into<String>,
         password: impl Into<String>,
     ) -> Self {
-        let (host, user, password) = (host.into(), user.into(), password.into());
+        let host = host.into();
+        let credentials = Credentials::new(user, password);
         let http_host = if host.contains(':') {
             format!("[{host}]")
         } else {
@@ -124,12 +121,11 @@ impl FlightSqlEndpoint {
         };
         let fe_http = url::Url::parse(&format!("http://{http_host}:8030"))
             .ok()
-            .map(|url| PlanEndpoint::new(url, user.clone(), password.clone()));
+            .map(|url| PlanEndpoint::with_credentials(url, credentials.clone()));
         Self {
             host,
             port,
-            user,
-            password: SecretString::from(password),
+            credentials,
             tls: false,
             ca_bundle_pem: None,
             rewrite: HashMap::new(),
@@ -183,12 +179,10 @@ impl FlightSqlEndpoint {
     /// Basic → bearer.
     async fn handshake(&self, fe: &mut FlightServiceClient<Channel>) -> Result<String, ReadError> {
         let mut request = Request::new(futures::stream::iter(vec![HandshakeRequest::default()]));
-        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-            "{}:{}",
-            self.user,
-            self.password.expose_secret()
-        ));
-        let value = format!("Basic {basic}")
+        let value = self
+            .credentials
+            .basic_authorization()
+            .expose_secret()
             .parse()
             .map_err(|_| ReadError::Config("the user name is not a valid header value".into()))?;
         request.metadata_mut().insert("authorization", value);

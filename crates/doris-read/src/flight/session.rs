@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_flight::FlightInfo;
 use arrow_flight::flight_service_client::FlightServiceClient;
-use secrecy::{ExposeSecret, SecretString};
+use doris_sql::Credentials;
 use tonic::transport::Channel;
 
 use super::{FlightSqlEndpoint, flight_info};
@@ -16,8 +16,8 @@ use crate::error::ReadError;
 struct FeSession {
     fe: FlightServiceClient<Channel>,
     token: String,
-    /// The password the token was obtained with (a changed one handshakes again).
-    password: SecretString,
+    /// The credentials the token was obtained with (a changed password handshakes again).
+    credentials: Credentials,
 }
 
 /// The process's FE sessions, by FE address, user and TLS. Each is locked while a read
@@ -56,7 +56,11 @@ pub(super) async fn plan(
         let info = flight_info(endpoint, &mut fe, &mut token, sql).await?;
         return Ok((info, token));
     }
-    let key = (endpoint.fe_host_port(), endpoint.user.clone(), endpoint.tls);
+    let key = (
+        endpoint.fe_host_port(),
+        endpoint.credentials.user().to_owned(),
+        endpoint.tls,
+    );
     let slot = sessions()
         .lock()
         .map_err(|_| ReadError::Transport("the Flight session table is poisoned".into()))?
@@ -66,14 +70,14 @@ pub(super) async fn plan(
     let mut guard = slot.lock().await;
     let stale = guard
         .as_ref()
-        .is_none_or(|s| s.password.expose_secret() != endpoint.password.expose_secret());
+        .is_none_or(|s| !s.credentials.same_as(&endpoint.credentials));
     if stale {
         let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
         let token = endpoint.handshake(&mut fe).await?;
         *guard = Some(FeSession {
             fe,
             token,
-            password: endpoint.password.clone(),
+            credentials: endpoint.credentials.clone(),
         });
     }
     let Some(session) = guard.as_mut() else {

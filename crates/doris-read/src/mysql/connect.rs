@@ -3,8 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use doris_sql::Credentials;
 use futures::FutureExt as _;
-use secrecy::{ExposeSecret, SecretString};
 use sqlx::Connection;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 
@@ -17,10 +17,8 @@ pub struct MySqlEndpoint {
     pub host: String,
     /// FE query port (Doris default 9030).
     pub port: u16,
-    /// User.
-    pub user: String,
-    /// Password.
-    pub password: SecretString,
+    /// The user and password ([`doris_sql::Credentials`]: `Debug` hides the password).
+    pub credentials: Credentials,
     /// Database to connect to, if any.
     pub database: Option<String>,
     /// Connect timeout.
@@ -78,8 +76,7 @@ impl fmt::Debug for MySqlEndpoint {
         f.debug_struct("MySqlEndpoint")
             .field("host", &self.host)
             .field("port", &self.port)
-            .field("user", &self.user)
-            .field("password", &"[REDACTED]")
+            .field("credentials", &self.credentials)
             .field("database", &self.database)
             .finish_non_exhaustive()
     }
@@ -96,8 +93,7 @@ impl MySqlEndpoint {
         Self {
             host: host.into(),
             port,
-            user: user.into(),
-            password: SecretString::from(password.into()),
+            credentials: Credentials::new(user, password),
             database: None,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(300),
@@ -114,7 +110,7 @@ impl MySqlEndpoint {
         let mut o = MySqlConnectOptions::new()
             .host(&self.host)
             .port(self.port)
-            .username(&self.user)
+            .username(self.credentials.user())
             .pipes_as_concat(false)
             .no_engine_substitution(false)
             .timezone(None)
@@ -132,9 +128,8 @@ impl MySqlEndpoint {
         }
         // An empty password must be sent as no password (an empty auth response); sqlx
         // would otherwise scramble the empty string.
-        let password = self.password.expose_secret();
-        if !password.is_empty() {
-            o = o.password(password);
+        if self.credentials.has_password() {
+            o = o.password(self.credentials.expose_password());
         }
         if let Some(db) = &self.database {
             o = o.database(db);
@@ -179,7 +174,7 @@ impl MySqlEndpoint {
         if self.host.is_empty() {
             return Err(ReadError::Config("host must not be empty".into()));
         }
-        if !self.ssl_mode.verifies() && !self.password.expose_secret().is_empty() {
+        if !self.ssl_mode.verifies() && self.credentials.has_password() {
             self.refuse_cleartext_password().await?;
         }
         // A malformed greeting can make sqlx's packet decoder panic (it slices past the

@@ -98,7 +98,7 @@ impl StreamLoadClient {
     pub(super) fn authorized_get(&self, url: Url) -> reqwest::RequestBuilder {
         self.http.get(url).header(
             header::AUTHORIZATION,
-            self.config.credentials.basic_header(),
+            crate::config::basic_header(&self.config.credentials),
         )
     }
 
@@ -118,7 +118,7 @@ impl StreamLoadClient {
         let mut h = HeaderMap::new();
         h.insert(
             header::AUTHORIZATION,
-            self.config.credentials.basic_header(),
+            crate::config::basic_header(&self.config.credentials),
         );
         h.insert(
             header::CONTENT_TYPE,

@@ -55,7 +55,8 @@ async fn non_scan_sql_unknown_tables_and_bad_credentials_are_told_apart() {
     assert!(matches!(e, PlanError::NotFound(_)), "{e}");
 
     let mut wrong = plan.clone();
-    wrong.password = "Conformance-Wrong-Pw-8".to_owned().into();
+    wrong.credentials =
+        doris_sql::Credentials::new(wrong.credentials.user(), "Conformance-Wrong-Pw-8");
     let scan = format!("SELECT `id` FROM `{}`.`t`", db.name);
     let e = fetch_plan(&wrong, &db.name, "t", &scan).await.unwrap_err();
     assert!(matches!(e, PlanError::Auth(_)), "{e}");

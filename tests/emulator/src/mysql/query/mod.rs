@@ -1,5 +1,6 @@
 //! COM_QUERY: session statements, metadata statements and DDL; `SELECT … FROM` goes to
-//! DataFusion (`select.rs`).
+//! DataFusion (`select/`). Session variables (`SET`, `SELECT @@…`) are in `variables`, the
+//! BE listing and its tags in `backend_statements`.
 
 use super::Session;
 use super::show::{describe_rows, show_create_table};
@@ -7,6 +8,12 @@ use super::wire::{ColumnDef, PacketIo};
 use crate::Shared;
 use crate::auth::{Privilege, missing_privilege};
 use crate::error::EmulatorError;
+
+mod backend_statements;
+mod variables;
+
+use backend_statements::{modify_backend, show_backends};
+use variables::{select_variables, set, variable};
 
 /// The error Doris gives for a non-constant `SET` value (sic).
 pub const NON_CONSTANT_SET: &str =
@@ -232,211 +239,6 @@ fn unquote(value: &str) -> String {
         }
     }
     v.to_owned()
-}
-
-/// Compatibility variables Doris accepts in `SET` and answers in `SELECT @@…`.
-fn variable(session: &Session, name: &str) -> Option<String> {
-    let name = name.to_ascii_lowercase();
-    let name = name
-        .trim_start_matches("@@")
-        .trim_start_matches("session.")
-        .trim_start_matches("global.")
-        .trim_start_matches("local.");
-    Some(match name {
-        "version_comment" => "Doris version doris-4.0.6-emulator".into(),
-        "version" => "5.7.99".into(),
-        "socket" => String::new(),
-        "max_allowed_packet" => "67108864".into(),
-        "time_zone" => session.time_zone.clone(),
-        "system_time_zone" => "UTC".into(),
-        "sql_mode" => session.sql_mode.clone(),
-        "autocommit" => "1".into(),
-        "tx_isolation" | "transaction_isolation" => "REPEATABLE-READ".into(),
-        "tx_read_only" | "transaction_read_only" => "0".into(),
-        "character_set_client"
-        | "character_set_connection"
-        | "character_set_results"
-        | "character_set_server"
-        | "character_set_database" => "utf8mb4".into(),
-        "collation_connection" | "collation_database" | "collation_server" => {
-            "utf8mb4_0900_bin".into()
-        }
-        "lower_case_table_names" => "0".into(),
-        "wait_timeout" => "28800".into(),
-        "interactive_timeout" => "3600".into(),
-        "net_write_timeout" | "net_read_timeout" => "600".into(),
-        "query_timeout" => "900".into(),
-        "license" => "Apache License, Version 2.0".into(),
-        "auto_increment_increment" => "1".into(),
-        "sql_select_limit" => "18446744073709551615".into(),
-        "performance_schema" => "0".into(),
-        "init_connect" => String::new(),
-        "have_query_cache" => "YES".into(),
-        "query_cache_size" | "query_cache_type" => "0".into(),
-        "exec_mem_limit" => "2147483648".into(),
-        "enable_profile" | "sql_safe_updates" => "0".into(),
-        "enable_server_side_prepared_statement" => "1".into(),
-        "group_commit" => "off_mode".into(),
-        "insert_timeout" => "14400".into(),
-        "parallel_pipeline_task_num" => "0".into(),
-        // Planner switches: Doris 3.x/4.0 always plans with Nereids; accepted, no effect.
-        "enable_nereids_planner"
-        | "experimental_enable_nereids_planner"
-        | "enable_fallback_to_original_planner" => "true".into(),
-        "enable_insert_strict" => session.insert_filter.strict.to_string(),
-        "insert_max_filter_ratio" => session.insert_filter.max_filter_ratio.to_string(),
-        "enable_unique_key_partial_update" => if session.partial_update {
-            "true"
-        } else {
-            "false"
-        }
-        .into(),
-        _ => return None,
-    })
-}
-
-fn is_constant(value: &str) -> bool {
-    let upper = value.to_ascii_uppercase();
-    !(upper.contains("SELECT") || value.contains("@@") || value.contains('('))
-}
-
-fn set(session: &mut Session, body: &str) -> Outcome {
-    for assignment in split_top_level(body) {
-        let upper = assignment.to_ascii_uppercase();
-        if upper.starts_with("NAMES")
-            || upper.starts_with("CHARACTER SET")
-            || upper.starts_with("CHARSET")
-        {
-            let charset = assignment
-                .split_whitespace()
-                .nth(if upper.starts_with("CHARACTER") { 2 } else { 1 });
-            let charset = charset
-                .map(unquote)
-                .unwrap_or_default()
-                .to_ascii_lowercase();
-            if !charset.starts_with("utf8") && charset != "default" {
-                return Outcome::Err(
-                    1115,
-                    b"42000",
-                    format!("Unknown character set: '{charset}'"),
-                );
-            }
-            continue;
-        }
-        let Some((name, value)) = assignment.split_once('=') else {
-            return analysis(format!("Syntax error in SET: {assignment}"));
-        };
-        let name = name.trim();
-        let value = value.trim();
-        if !is_constant(value) {
-            return Outcome::Err(1105, b"HY000", NON_CONSTANT_SET.into());
-        }
-        if name.starts_with('@') && !name.starts_with("@@") {
-            continue; // user variable
-        }
-        let bare = name
-            .split_whitespace()
-            .last()
-            .unwrap_or(name)
-            .trim_start_matches("@@")
-            .to_ascii_lowercase();
-        let bare = bare
-            .trim_start_matches("session.")
-            .trim_start_matches("global.")
-            .trim_start_matches("local.")
-            .to_owned();
-        if variable(session, &bare).is_none() {
-            return Outcome::Err(1193, b"HY000", format!("Unknown system variable '{bare}'"));
-        }
-        match bare.as_str() {
-            "time_zone" => session.time_zone = unquote(value),
-            "sql_mode" => session.sql_mode = unquote(value),
-            "enable_insert_strict" => match parse_bool(&unquote(value)) {
-                Some(on) => session.insert_filter.strict = on,
-                None => return cannot_set(&bare, value),
-            },
-            "insert_max_filter_ratio" => match unquote(value).parse::<f64>() {
-                Ok(r) if (0.0..=1.0).contains(&r) => session.insert_filter.max_filter_ratio = r,
-                _ => return cannot_set(&bare, value),
-            },
-            "enable_unique_key_partial_update" => {
-                session.partial_update = match unquote(value).to_ascii_lowercase().as_str() {
-                    "true" | "1" | "on" => true,
-                    "false" | "0" | "off" => false,
-                    _ => {
-                        return Outcome::Err(
-                            1231,
-                            b"42000",
-                            format!(
-                                "Variable 'enable_unique_key_partial_update' can't be set to the value of '{}'",
-                                unquote(value)
-                            ),
-                        );
-                    }
-                };
-            }
-            _ => {}
-        }
-    }
-    Outcome::Ok(0)
-}
-
-fn parse_bool(text: &str) -> Option<bool> {
-    match text.to_ascii_lowercase().as_str() {
-        "true" | "1" | "on" => Some(true),
-        "false" | "0" | "off" => Some(false),
-        _ => None,
-    }
-}
-
-/// MySQL's 1231 for a value a variable cannot take.
-fn cannot_set(name: &str, value: &str) -> Outcome {
-    Outcome::Err(
-        1231,
-        b"42000",
-        format!(
-            "Variable '{name}' can't be set to the value of '{}'",
-            unquote(value)
-        ),
-    )
-}
-
-fn select_variables(session: &Session, list: &str) -> Outcome {
-    let mut columns = Vec::new();
-    let mut row = Vec::new();
-    for item in split_top_level(list) {
-        let (expr, alias) = match item.to_ascii_uppercase().find(" AS ") {
-            Some(at) => (item[..at].trim().to_owned(), Some(unquote(&item[at + 4..]))),
-            None => (item.clone(), None),
-        };
-        let value = if expr.starts_with("@@") {
-            match variable(session, &expr) {
-                Some(v) => Some(v),
-                None => {
-                    let bare = expr.trim_start_matches("@@").to_owned();
-                    return Outcome::Err(
-                        1193,
-                        b"HY000",
-                        format!("Unknown system variable '{bare}'"),
-                    );
-                }
-            }
-        } else {
-            match expr.to_ascii_uppercase().as_str() {
-                "DATABASE()" | "SCHEMA()" => session.database.clone(),
-                "CONNECTION_ID()" => Some(session.id.to_string()),
-                "USER()" | "CURRENT_USER()" => {
-                    Some(format!("'{}'@'{}'", session.user, session.peer.ip()))
-                }
-                "VERSION()" => Some("5.7.99".into()),
-                "1" => Some("1".into()),
-                _ => return analysis("the Doris emulator cannot evaluate this SELECT yet"),
-            }
-        };
-        columns.push(ColumnDef::text(&alias.unwrap_or(expr)));
-        row.push(value);
-    }
-    Outcome::Rows(columns, vec![row])
 }
 
 /// `[db.]tbl` with optional backticks.
@@ -665,97 +467,6 @@ fn run_ddl(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
     }
 }
 
-/// The one BE, as `SHOW BACKENDS` lists it (a subset of Doris's columns, in its order).
-fn show_backends(shared: &Shared) -> Outcome {
-    let columns: Vec<ColumnDef> = [
-        "BackendId",
-        "Host",
-        "HeartbeatPort",
-        "BePort",
-        "HttpPort",
-        "BrpcPort",
-        "ArrowFlightSqlPort",
-        "LastStartTime",
-        "LastHeartbeat",
-        "Alive",
-        "SystemDecommissioned",
-        "TabletNum",
-        "Tag",
-        "ErrMsg",
-        "Version",
-        "Status",
-    ]
-    .iter()
-    .map(|c| ColumnDef::text(c))
-    .collect();
-    let tag = match shared.public_endpoint() {
-        Some(endpoint) => {
-            format!("{{\"location\" : \"default\", \"public_endpoint\" : \"{endpoint}\"}}")
-        }
-        None => "{\"location\" : \"default\"}".to_owned(),
-    };
-    let row = vec![
-        Some("10001".into()),
-        Some(shared.config.advertise_host.clone()),
-        Some("9050".into()),
-        Some("9060".into()),
-        Some(shared.be_http_port().to_string()),
-        Some("8060".into()),
-        Some("-1".into()),
-        None,
-        None,
-        Some("true".into()),
-        Some("false".into()),
-        Some("0".into()),
-        Some(tag),
-        Some(String::new()),
-        Some("doris-4.0.6-emulator".into()),
-        Some("{\"lastSuccessReportTabletsTime\":\"N/A\",\"isQueryDisabled\":false,\"isLoadDisabled\":false}".into()),
-    ];
-    Outcome::Rows(columns, vec![row])
-}
-
-/// `ALTER SYSTEM MODIFY BACKEND 'host:9050' SET ('tag.location' = …, 'tag.public_endpoint' = …)`.
-fn modify_backend(shared: &Shared, rest: &str) -> Outcome {
-    let Some((target, props)) = rest.split_once(|c: char| c.is_whitespace()) else {
-        return analysis("ALTER SYSTEM MODIFY BACKEND needs a backend and SET (...)");
-    };
-    let target = unquote(target);
-    let expected = format!("{}:9050", shared.config.advertise_host);
-    if target != expected {
-        return analysis(format!("backend does not exist[{target}]"));
-    }
-    let props = props.trim();
-    let Some(list) = props
-        .strip_prefix("SET")
-        .or_else(|| props.strip_prefix("set"))
-        .map(str::trim)
-        .and_then(|p| p.strip_prefix('('))
-        .and_then(|p| p.strip_suffix(')'))
-    else {
-        return analysis("ALTER SYSTEM MODIFY BACKEND needs SET (\"key\" = \"value\", ...)");
-    };
-    let mut location = None;
-    let mut endpoint = None;
-    for item in split_top_level(list) {
-        let Some((k, v)) = item.split_once('=') else {
-            return analysis(format!("bad property {item}"));
-        };
-        match unquote(k).as_str() {
-            "tag.location" => location = Some(unquote(v)),
-            "tag.public_endpoint" => endpoint = Some(unquote(v)),
-            other => return analysis(format!("unsupported backend property {other}")),
-        }
-    }
-    if endpoint.is_some() && location.is_none() {
-        return analysis("Must specify 'tag.location' when setting backend tags");
-    }
-    if let Some(endpoint) = endpoint {
-        shared.set_public_endpoint(Some(endpoint));
-    }
-    Outcome::Ok(0)
-}
-
 /// Whether the session holds `needed` on the database the DDL names (root holds everything).
 fn ddl_allowed(shared: &Shared, session: &Session, sql: &str, needed: Privilege) -> bool {
     if session.user == "root" {
@@ -851,25 +562,6 @@ fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn set_values_must_be_constant() {
-        assert!(is_constant("'+00:00'"));
-        assert!(is_constant("utf8mb4"));
-        assert!(!is_constant(
-            "(SELECT CONCAT(@@sql_mode, ',PIPES_AS_CONCAT'))"
-        ));
-        assert_eq!(
-            split_top_level(
-                "sql_mode=(SELECT CONCAT(@@sql_mode, ',X')),time_zone='+00:00',NAMES utf8mb4"
-            ),
-            vec![
-                "sql_mode=(SELECT CONCAT(@@sql_mode, ',X'))",
-                "time_zone='+00:00'",
-                "NAMES utf8mb4"
-            ]
-        );
-    }
 
     #[test]
     fn dotted_names() {
