@@ -42,14 +42,14 @@ MARIADB_URL = "mysql://root@127.0.0.1:3306/test"
 
 def load_flight_shapes(connection, rows: int, quick: bool = False) -> None:
     """Loads every Flight shape's table but `r` (loaded by the caller); quick runs make at
-    most 20 loads per table (each load is a Daft write)."""
+    most 10 loads per table (each load is a Daft write)."""
     import daft
     from daft_doris import DorisTable, write_doris
 
     for _, _, table, _, maker, loads in FLIGHT_SHAPES:
         if table == "r":
             continue
-        step = -(-rows // (min(loads, 20) if quick else loads))
+        step = -(-rows // (min(loads, 10) if quick else loads))
         for start in range(0, rows, step):
             frame = daft.from_arrow(maker(min(step, rows - start), start))
             write_doris(frame, connection=connection, table=DorisTable("bench", table))
@@ -334,7 +334,7 @@ BATCH_BYTES_MIB = 64  # read_doris / write_doris default batch_bytes
 
 def rows_memory(quick: bool) -> int:
     """Rows of the memory workloads."""
-    return 400_000 if quick else 10_000_000
+    return 100_000 if quick else 10_000_000
 
 
 def memory_rows_report(peaks: dict, small: int, large: int) -> list[str]:
@@ -366,9 +366,9 @@ memory_table: list[str] = []
 
 def orchestrate(args) -> None:
     quick = args.quick
-    rows = 200_000 if quick else 1_000_000
+    rows = 50_000 if quick else 1_000_000
     memory_rows = rows_memory(quick)
-    runs = 3 if quick else 5
+    runs = 2 if quick else 5
     ours, ref = sys.executable, args.ref_python
     init = tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False)
     init.write(
