@@ -30,13 +30,11 @@ pub(crate) fn package() -> Result<(), String> {
         run,
     )?;
     forget_unpacked_copies()?;
+    // Cold, this step compiles about 470 crates (each crate's own feature set, apart from
+    // the workspace build): 321 s measured. Without debug info it took 338 s, so the
+    // verifying builds keep cargo's defaults.
     let mut publish = cargo();
-    // The packaged crates carry no `[profile]` (a workspace setting), so their verifying
-    // builds would compile every dependency with full debug info: useless for "does it
-    // build", and the bulk of this step's time on a cold machine.
-    publish
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        .args(["publish", "--dry-run", "--allow-dirty"]);
+    publish.args(["publish", "--dry-run", "--allow-dirty"]);
     for krate in PUBLISHED {
         publish.args(["-p", krate]);
     }
