@@ -65,18 +65,37 @@ fn forget_unpacked_copies() -> Result<(), String> {
             continue;
         };
         for entry in entries.flatten() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let ours = PUBLISHED.iter().any(|krate| {
-                name.strip_prefix(krate)
-                    .and_then(|rest| rest.strip_prefix('-'))
-                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
-            });
-            if ours {
+            if is_unpacked_copy(&entry.file_name().to_string_lossy()) {
                 std::fs::remove_dir_all(entry.path())
                     .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
             }
         }
     }
     Ok(())
+}
+
+/// Whether a `registry/src` folder name is `<published crate>-<version>`.
+fn is_unpacked_copy(folder: &str) -> bool {
+    PUBLISHED.iter().any(|krate| {
+        folder
+            .strip_prefix(krate)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_unpacked_copy;
+
+    #[test]
+    fn only_our_crates_unpacked_copies_are_forgotten() {
+        assert!(is_unpacked_copy("doris-sql-0.1.0"));
+        assert!(is_unpacked_copy("doris-streamload-12.0.3"));
+        // crates.io crates whose names start like ours, and other folders, stay.
+        assert!(!is_unpacked_copy("doris-sqlx-0.1.0"));
+        assert!(!is_unpacked_copy("doris-read-ext-0.2.0"));
+        assert!(!is_unpacked_copy("serde-1.0.229"));
+        assert!(!is_unpacked_copy("doris-plan"));
+    }
 }
