@@ -46,7 +46,8 @@ pub(crate) const NEVER_A_DEPENDENCY: [&str; 3] =
     ["doris-emulator", "daft-doris-integration-tests", "xtask"];
 
 /// Checks [`LAYERING`] with `cargo tree` (normal dependencies only: what a user's build
-/// pulls in; dev-dependencies such as the emulator are for tests).
+/// pulls in; dev-dependencies such as the emulator are for tests), then that the Python
+/// package resolves its crates as the test build does ([`crate::feature_parity`]).
 pub(crate) fn deps() -> Result<(), String> {
     println!("==> deps: layering rules");
     let workspace = [
@@ -96,9 +97,8 @@ pub(crate) fn deps() -> Result<(), String> {
             }
         );
     }
-    if broken.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("layering rules broken: {}", broken.join("; ")))
+    if !broken.is_empty() {
+        return Err(format!("layering rules broken: {}", broken.join("; ")));
     }
+    crate::feature_parity::feature_parity()
 }

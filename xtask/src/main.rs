@@ -21,6 +21,7 @@
 mod bench;
 mod conformance;
 mod demo;
+mod feature_parity;
 mod fuzz;
 mod layering;
 mod mutants;

@@ -11,23 +11,24 @@ min and max. Absolute times on shared machines are noise: the ratios are the res
 `scaling` measures split reads against single-task reads on an emulator that simulates N
 BEs, each paced to a fixed bandwidth (docs/scaling.md).
 
-Children: `python bench.py measure '<json case>'` prints `{"seconds": s, "rows": n}`.
+The parts: `bench_measure.py` (one measurement, run in its own process), `bench_harness.py`
+(runs and compares measurements), `bench_report.py` (docs/benchmarks.md), `bench_scaling.py`
+(docs/scaling.md) and `bench_tables.py` (the tables and their rows).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
+from bench_harness import SERVER, client_scan, compare, mariadb, mariadb_pid, run_child, start_emulator
+from bench_report import MEMORY_GOAL, memory_rows_report, rows_memory, write_report
+from bench_scaling import scaling
 from bench_tables import (
     COLUMNS_DDL,
     FLIGHT_GOAL,
@@ -35,9 +36,6 @@ from bench_tables import (
     flight_tables_sql,
     make_table,
 )
-
-ROOT = Path(__file__).resolve().parents[3]
-MARIADB_URL = "mysql://root@127.0.0.1:3306/test"
 
 
 def load_flight_shapes(connection, rows: int, quick: bool = False) -> None:
@@ -72,298 +70,6 @@ def compare_flight_shapes(ports: dict, ours: str, ref: str, runs: int, rows: int
     return out
 
 
-# --- measurements (run in a child process) -------------------------------------------------
-
-
-class Clock:
-    """Wall time and this process's CPU time (user + system, every thread) from creation."""
-
-    def __init__(self) -> None:
-        self._wall = time.perf_counter()
-        self._cpu = time.process_time()
-
-    def stop(self) -> dict:
-        return {"seconds": time.perf_counter() - self._wall, "cpu_s": time.process_time() - self._cpu}
-
-
-def warm_daft_runner() -> None:
-    """Creates Daft's runner before the clock starts. Creating it imports Ray when Ray is
-    installed (0.2–0.5 s here, to detect a Ray cluster): our environment has Ray, the
-    reference's has not, so without this our timings carried an import the reference never
-    paid. Imports stay outside the timed part for every implementation."""
-    try:
-        from daft.runners import get_or_create_runner
-    except ImportError:
-        return
-    get_or_create_runner()
-
-
-def measure(case: dict) -> dict:
-    kind = case["kind"]
-    if kind in ("read", "write", "scan"):
-        warm_daft_runner()
-    if kind == "read":
-        from daft_doris import read_doris
-
-        kwargs = dict(
-            host="127.0.0.1",
-            database="bench",
-            table=case["table"],
-            transport=case["transport"],
-            mysql_port=case["ports"]["query_port"],
-            http_port=case["ports"]["fe_http_port"],
-            flight_port=case["ports"]["fe_flight_port"],
-        )
-        if case.get("split"):
-            kwargs.update(split=case["split"], target_tasks=case.get("target_tasks", 8))
-        if case.get("scan_parallel"):
-            import daft
-
-            # How many scan tasks Daft's native runner runs at once (its default follows the
-            # core count: 2 here, which would cap a split read at two BEs).
-            daft.set_execution_config(scantask_max_parallel=case["scan_parallel"])
-        started = Clock()
-        frame = read_doris(**kwargs)
-        if case.get("stream"):
-            # Memory workloads consume batches as they come (a pipeline), so the peak
-            # measures the reader, not a materialised table.
-            rows = sum(batch.num_rows for batch in frame.to_arrow_iter())
-        else:
-            rows = frame.to_arrow().num_rows
-        return {**started.stop(), "rows": rows}
-    if kind == "write":
-        import daft
-        from daft_doris import DorisConnection, DorisTable, write_doris
-
-        if case.get("parquet_dir"):
-            # A streaming source: the peak measures the writer, not a materialised input.
-            frame = parquet_source(case["parquet_dir"])
-        else:
-            frame = daft.from_arrow(make_table(case["rows"]))
-        ports = case["ports"]
-        connection = DorisConnection(
-            host="127.0.0.1",
-            http_port=ports["fe_http_port"],
-            mysql_port=ports["query_port"],
-            redirect_hosts=("127.0.0.1",),
-            redirect_ports=(ports["be_http_port"],),
-        )
-        extra = {}
-        if case.get("atomic"):
-            import uuid
-
-            # A new key per run: the same key would make every later run a no-op.
-            extra["idempotence_key"] = f"bench-{uuid.uuid4().hex}"
-        started = Clock()
-        summary = write_doris(frame, connection=connection, table=DorisTable("bench", case["table"]), **extra)
-        return {**started.stop(), "rows": summary.to_pydict()["loaded_rows"][0]}
-    if kind == "scan":
-        # The write workload's source alone: the floor under a writer's peak.
-        started = Clock()
-        rows = sum(batch.num_rows for batch in parquet_source(case["parquet_dir"]).to_arrow_iter())
-        return {**started.stop(), "rows": rows}
-    if kind == "mariadb":
-        sql = f"SELECT * FROM test.{case['table']}"
-        # Imports stay outside the timed part for both implementations.
-        if case["impl"] == "connectorx":
-            import connectorx
-        else:
-            import pyarrow as pa
-            from daft_doris import _native
-
-            # The table's schema, as read_doris would have it from DESCRIBE.
-            schema = pa.schema([f.with_nullable(f.name != "id") for f in make_table(1).schema])
-        started = Clock()
-        if case["impl"] == "connectorx":
-            table = connectorx.read_sql(MARIADB_URL, sql, return_type="arrow", protocol="text")
-            rows = table.num_rows
-        else:
-            reader = _native.BatchReader(
-                "mysql",
-                _native.Connection(host="127.0.0.1", mysql_port=3306, user="root"),
-                "",
-                [sql],
-                schema,
-                65_536,
-                64 * 1024 * 1024,
-            )
-            rows = 0
-            while (batch := reader.next_batch()) is not None:
-                rows += batch.num_rows
-        return {**started.stop(), "rows": rows}
-    raise SystemExit(f"unknown case {kind}")
-
-
-def parquet_source(parquet_dir: str):
-    """The Parquet files as a Daft DataFrame that streams: Daft's native scan runs several
-    scan tasks at once by default (measured: 1.2 GB peak just iterating 10 M rows of these
-    files), so one scan task at a time is configured for every writer alike."""
-    import daft
-
-    daft.set_execution_config(scantask_max_parallel=1)
-    return daft.read_parquet(parquet_dir)
-
-
-# --- orchestration --------------------------------------------------------------------------
-
-
-def run_child(python: str, case: dict) -> dict:
-    """One measurement; a child that crashes (the reference's Python 3.12 process was seen
-    to segfault inside Daft's runtime) is run once more, and the retry is reported."""
-    try:
-        return run_child_once(python, case)
-    except ChildFailed as failure:
-        print(f"retrying after a failed child: {failure}", file=sys.stderr, flush=True)
-        return run_child_once(python, case)
-
-
-class ChildFailed(Exception):
-    """A measurement process exited with an error."""
-
-
-def run_child_once(python: str, case: dict) -> dict:
-    # One BLAS thread: numpy's OpenBLAS threads otherwise spin after make_table and take a
-    # core from whatever the child measures next (seen in a profile of workload 1b).
-    env = {**os.environ, "DAFT_PROGRESS_BAR": "0", "OPENBLAS_NUM_THREADS": "1"}
-    process = subprocess.Popen(
-        [python, __file__, "measure", json.dumps(case)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    out = process.stdout.read()
-    err = process.stderr.read()
-    status = process.wait()
-    if status != 0:
-        raise ChildFailed(f"{case['kind']} with {python} exited {status}:\n{err.decode()[-3000:]}")
-    return json.loads(out.decode().strip().splitlines()[-1])
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident set (VmHWM; a fresh exec starts its own count, unlike
-    `ru_maxrss`, which keeps the forking parent's high-water mark)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def process_cpu_s(pid: int | None) -> float:
-    """User + system CPU seconds process `pid` has used so far (0 without a pid)."""
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def mariadb_pid() -> int | None:
-    """The local MariaDB server's process id, if it runs."""
-    found = subprocess.run(["pgrep", "-o", "-x", "mariadbd"], capture_output=True, text=True)
-    return int(found.stdout.split()[0]) if found.returncode == 0 and found.stdout.split() else None
-
-
-# The process serving the measured reads and writes (the emulator), for its CPU time.
-SERVER = {"pid": None}
-
-
-def stats(values: list[float]) -> dict:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def compare(name, goal, pair, runs, expect_rows, setup=None, server_pid=None):
-    """Alternates the two implementations `runs` times; returns the row of the results table.
-    Besides wall time it records each child's CPU time and the server's (the emulator's, or
-    `server_pid`'s) during the child, so a table row shows where the work went."""
-    (a_name, a_python, a_case), (b_name, b_python, b_case) = pair
-    server_pid = server_pid or SERVER["pid"]
-    labels = (a_name, b_name)
-    times, peaks, cpu, server_cpu = ({label: [] for label in labels} for _ in range(4))
-    for _ in range(runs):
-        for label, python, case in ((a_name, a_python, a_case), (b_name, b_python, b_case)):
-            if setup:
-                setup()
-            server_before = process_cpu_s(server_pid)
-            result = run_child(python, case)
-            server_cpu[label].append(process_cpu_s(server_pid) - server_before)
-            if result["rows"] != expect_rows:
-                raise SystemExit(f"{name}: {label} returned {result['rows']} rows, expected {expect_rows}")
-            times[label].append(result["seconds"])
-            peaks[label].append(result["peak_rss_mb"])
-            cpu[label].append(result["cpu_s"])
-    ratio = statistics.median(times[b_name]) / statistics.median(times[a_name])
-    row = {
-        "workload": name,
-        "ours": a_name,
-        "peer": b_name,
-        "ours_s": stats(times[a_name]),
-        "peer_s": stats(times[b_name]),
-        "ratio": ratio,
-        "goal": goal,
-        "ours_peak_rss_mb": max(peaks[a_name]),
-        "peer_peak_rss_mb": max(peaks[b_name]),
-        "ours_cpu_s": statistics.median(cpu[a_name]),
-        "peer_cpu_s": statistics.median(cpu[b_name]),
-        "ours_server_cpu_s": statistics.median(server_cpu[a_name]),
-        "peer_server_cpu_s": statistics.median(server_cpu[b_name]),
-    }
-    print(json.dumps(row), flush=True)
-    return row
-
-
-def client_scan(port: int, table: str, runs: int) -> dict:
-    """Seconds the C `mariadb` client takes to read `table` to /dev/null: a server's floor."""
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(
-            ["mariadb", "-uroot", "-h127.0.0.1", f"-P{port}", "--quick", "-e", f"SELECT * FROM {table}"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        seconds.append(time.perf_counter() - started)
-    return stats(seconds)
-
-
-def mariadb(sql: str) -> None:
-    subprocess.run(["mariadb", "-uroot", "-h127.0.0.1", "-P3306", "-Dtest", "-e", sql], check=True)
-
-
-MEMORY_GOAL = "flat; <= 2 x batch_bytes + 150 MiB"
-BATCH_BYTES_MIB = 64  # read_doris / write_doris default batch_bytes
-
-
-def rows_memory(quick: bool) -> int:
-    """Rows of the memory workloads."""
-    return 100_000 if quick else 10_000_000
-
-
-def memory_rows_report(peaks: dict, small: int, large: int) -> list[str]:
-    """Table rows: each path's peak at two sizes (flat?), and the writer's share above its
-    source (the Parquet scan alone) against the goal's bound."""
-    bound = 2 * BATCH_BYTES_MIB + 150
-    out = []
-    paths = (("read", "read_doris, MySQL, batches as they come"), ("write", "write_doris from Parquet"))
-    for path, label in paths:
-        a, b = peaks[path][small], peaks[path][large]
-        if path == "write":
-            own_a, own_b = a - peaks["source"][small], b - peaks["source"][large]
-            share = f"{own_a:.0f} / {own_b:.0f}"
-            verdict = max(own_a, own_b) <= bound
-        else:
-            share = "—"
-            verdict = max(a, b) <= bound
-        verdict = "met" if verdict else "missed"
-        out.append(f"| {label} | {a:.0f} | {b:.0f} | {b - a:+.0f} | {share} | {bound} | {verdict} |")
-    src_a, src_b = peaks["source"][small], peaks["source"][large]
-    growth = src_b - src_a
-    label = "the Parquet source alone (no writer)"
-    out.append(f"| {label} | {src_a:.0f} | {src_b:.0f} | {growth:+.0f} | — | — | — |")
-    return out
-
-
-memory_table: list[str] = []
-
-
 def orchestrate(args) -> None:
     quick = args.quick
     rows = 50_000 if quick else 1_000_000
@@ -381,17 +87,11 @@ def orchestrate(args) -> None:
         + flight_tables_sql()
     )
     init.close()
-    emulator = subprocess.Popen(
-        [args.emulator_bin]
-        + [a for p in ("fe-http", "be-http", "query", "fe-flight", "be-flight") for a in (f"--{p}-port", "0")]
-        + ["--init-sql", init.name],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    emulator, ports = start_emulator(args.emulator_bin, init.name)
     SERVER["pid"] = emulator.pid
     results = []
+    memory_table: list[str] = []
     try:
-        ports = json.loads(emulator.stdout.readline())
         # Load the read tables with our writer (timed separately below).
         import daft
         from daft_doris import DorisConnection, DorisTable, write_doris
@@ -572,143 +272,7 @@ def orchestrate(args) -> None:
         emulator.wait(timeout=30)
         os.unlink(init.name)
     extras = [json.loads(Path(p).read_text()) for p in args.extra] + getattr(args, "extra_rows", [])
-    write_report(results, extras, rows, runs, quick, load_s)
-
-
-CORES = os.cpu_count() or 1
-
-
-def split_bounds(results) -> list[str]:
-    """For each split workload: the fastest a split read could be on this machine, where the
-    reader and the emulator share the cores (all their CPU time spread evenly over them)."""
-    lines = []
-    for r in results:
-        if not r["workload"].startswith("3"):
-            continue
-        work = r["ours_cpu_s"] + r["ours_server_cpu_s"]
-        floor = work / CORES
-        single = r["peer_s"]["median"]
-        lines.append(
-            f"- {r['workload']}: the split read used {work:.2f} s of CPU (reader + emulator), so on"
-            f" {CORES} cores it cannot finish before {floor:.2f} s; with the single read at"
-            f" {single:.2f} s the best ratio this machine allows is {single / floor:.2f}×"
-            f" (measured {r['ratio']:.2f}×)."
-        )
-    return lines
-
-
-def write_report(results, extras, rows, runs, quick, load_s) -> None:
-    if quick:
-        print("quick run: docs/benchmarks.md is written by full runs only")
-        return
-    lines = [
-        "# Benchmarks",
-        "",
-        f"Measured by `cargo xtask bench` on {datetime.date.today()} on the project machine (2 cores).",
-        "Every figure is the median of the runs (min–max in brackets); the compared implementations",
-        "ran alternately in the same run, against the same emulator process (release build).",
-        f"Rows per workload: {rows:,} (× 8 mixed columns unless named); {runs} runs;",
-        "ratio = peer time / our time (higher is better for us).",
-        "Memory rows are one run each (peak RSS of the process).",
-        "",
-        "| workload | ours | peer | ours (s) | peer (s) | ratio | goal | peak RSS ours / peer (MB) "
-        "| CPU s, client + server: ours / peer |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        o, p = r["ours_s"], r["peer_s"]
-        lines.append(
-            f"| {r['workload']} | {r['ours']} | {r['peer']} "
-            f"| {o['median']:.2f} ({o['min']:.2f}–{o['max']:.2f}) "
-            f"| {p['median']:.2f} ({p['min']:.2f}–{p['max']:.2f}) | **{r['ratio']:.2f}×** | {r['goal']} "
-            f"| {r['ours_peak_rss_mb']:.0f} / {r['peer_peak_rss_mb']:.0f} "
-            f"| {r['ours_cpu_s']:.2f} + {r['ours_server_cpu_s']:.2f} / "
-            f"{r['peer_cpu_s']:.2f} + {r['peer_server_cpu_s']:.2f} |"
-        )
-    lines += ["", *split_bounds(results)]
-    if memory_table:
-        small, large = f"{rows_memory(quick) // 5:,}", f"{rows_memory(quick):,}"
-        lines += [
-            "",
-            "Memory (peak RSS in MB of one process, one run each; goal: flat in table size and",
-            f"<= 2 x batch_bytes + 150 MiB = {2 * BATCH_BYTES_MIB + 150} MiB with the default"
-            f" batch_bytes of {BATCH_BYTES_MIB} MiB; for a writer the bound applies to what it",
-            "adds above its source, measured by iterating the same Parquet scan without writing):",
-            "",
-            f"| path | {small} rows | {large} rows | growth | writer above source | bound | goal |",
-            "|---|---|---|---|---|---|---|",
-            *memory_table,
-        ]
-    lines += ["", "Rust-only and emulator figures from the same run:", ""]
-    for e in extras:
-        lines.append(f"- `{json.dumps(e)}`")
-    lines += [
-        "",
-        f"Loading the read table with `write_doris` took {load_s:.2f} s (not a compared figure).",
-        "",
-        "Reading the figures: the last column is the CPU time of the measured client process",
-        "and of the server during the run (the emulator; MariaDB for 1b). The `mariadb` client",
-        "reading the whole table to /dev/null (above) shows what a C client takes to parse every",
-        "row; the emulator itself spends ~0.6 s of CPU per 1 M MySQL rows, so workload 1 is bound",
-        "by the reader's decoding. Workload 1b is bound by MariaDB: its server spends more CPU",
-        "per 1 M rows than our reader does, so the wall-time ratio moves with the server's pace",
-        "from run to run; compare the client CPU (ours vs ConnectorX) for the readers' own cost.",
-        "The split workloads share the machine's 2 cores between the emulator and the reader",
-        "(the bounds under the table); over Flight each of the 8 tasks also pays its own",
-        "handshake, GetFlightInfo, DoGet and Daft task, which a read of well under a second",
-        "cannot amortise. The write workloads read Parquet through Daft with one scan task at a",
-        "time (Daft's default runs several at once and buffered 1.2 GB for 10 M rows before any",
-        "writer saw a row).",
-        "",
-        "![ratios](benchmarks.png)",
-        "",
-    ]
-    (ROOT / "docs/benchmarks.md").write_text("\n".join(lines))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(9, 4))
-        labels = [r["workload"].split(" (")[0][:40] for r in results if "memory" not in r["workload"]]
-        ratios = [r["ratio"] for r in results if "memory" not in r["workload"]]
-        ax.barh(labels, ratios, color="#4c72b0")
-        ax.axvline(1.0, color="grey", linestyle="--")
-        ax.set_xlabel("peer time / daft_doris time (higher is better)")
-        ax.invert_yaxis()
-        fig.tight_layout()
-        fig.savefig(ROOT / "docs/benchmarks.png", dpi=110)
-    except ImportError:
-        print("matplotlib is not installed: no chart")
-
-
-# --- scaling with the number of BEs (simulated) ---------------------------------------------
-
-SCALING_GOAL = 0.75  # speed-up >= 0.75 x N against a single-task read
-
-
-def start_emulator(binary: str, init_sql: str, *extra: str):
-    """Starts the emulator on free ports; returns the process and its ports."""
-    process = subprocess.Popen(
-        [binary]
-        + [a for p in ("fe-http", "be-http", "query", "fe-flight", "be-flight") for a in (f"--{p}-port", "0")]
-        + ["--init-sql", init_sql, *extra],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    return process, json.loads(process.stdout.readline())
-
-
-def emulator_wire(ports: dict, method: str = "GET") -> dict | None:
-    """The emulator's wire gauges (`GET /_emulator/wire`), or a reset of their peaks (`DELETE`)."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{ports['fe_http_port']}/_emulator/wire", method=method
-    )
-    with opener.open(request, timeout=10) as answer:
-        body = answer.read()
-    return json.loads(body) if body else None
+    write_report(results, extras, rows, runs, quick, load_s, memory_table)
 
 
 def flight_shapes(args) -> None:
@@ -739,146 +303,9 @@ def flight_shapes(args) -> None:
         os.unlink(init.name)
 
 
-def scaling(args) -> None:
-    """For N simulated BEs, each paced to the same bandwidth, the time of a single-task read
-    and of a split read (8 tasks by tablet), per transport. A single-task read is sunk by one
-    BE, so it is bound by one BE's bandwidth whatever N is; the split read can use every BE.
-    The ratio single / split is the speed-up N BEs give a split read when the client is not
-    the bottleneck (goal: >= 0.75 x N)."""
-    quick = args.quick
-    rows = args.rows or (20_000 if quick else 400_000)
-    bandwidth = args.bandwidth or ("4M" if quick else "16M")
-    counts = tuple(args.backends or ((1, 2) if quick else (1, 2, 4)))
-    runs = args.runs or (1 if quick else 3)
-    one_off = bool(args.rows or args.bandwidth or args.backends or args.runs)
-    init = tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False)
-    init.write(
-        f"CREATE DATABASE bench;\nCREATE TABLE bench.r ({COLUMNS_DDL}) DUPLICATE KEY(`id`) "
-        "DISTRIBUTED BY HASH(`id`) BUCKETS 8;\n"
-    )
-    init.close()
-    python = sys.executable
-    results = []
-    try:
-        for n in counts:
-            emulator, ports = start_emulator(
-                args.emulator_bin, init.name, "--backends", str(n), "--be-bandwidth", bandwidth
-            )
-            SERVER["pid"] = emulator.pid
-            try:
-                import daft
-                from daft_doris import DorisConnection, DorisTable, write_doris
-
-                connection = DorisConnection(
-                    host="127.0.0.1", http_port=ports["fe_http_port"], mysql_port=ports["query_port"]
-                )
-                write_doris(
-                    daft.from_arrow(make_table(rows)), connection=connection, table=DorisTable("bench", "r")
-                )
-                # Daft's default settings: what a user gets.
-                read = {"kind": "read", "ports": ports, "table": "r", "target_tasks": 8}
-                for transport in ("mysql", "flight"):
-                    emulator_wire(ports, "DELETE")
-                    row = compare(
-                        f"split read vs single-task read, {transport}, {n} BE(s)",
-                        f">= {SCALING_GOAL * n:.2f}",
-                        (
-                            ("split auto", python, {**read, "transport": transport, "split": "auto"}),
-                            ("single", python, {**read, "transport": transport}),
-                        ),
-                        runs,
-                        rows,
-                    )
-                    # How many result streams the reads held at once (a single-task read holds
-                    # one): what the client really ran in parallel.
-                    gauge = "mysql_connections" if transport == "mysql" else "flight_streams"
-                    row.update(
-                        backends=n, transport=transport, peak_streams=emulator_wire(ports)[gauge]["peak"]
-                    )
-                    print(
-                        f"    most {transport} result streams open at once: {row['peak_streams']}", flush=True
-                    )
-                    results.append(row)
-            finally:
-                emulator.terminate()
-                emulator.wait(timeout=30)
-    finally:
-        os.unlink(init.name)
-    if quick or one_off:
-        print("quick or one-off run: docs/scaling.md is written by full runs only")
-        return
-    write_scaling_report(results, rows, runs, bandwidth)
-
-
-def write_scaling_report(results, rows, runs, bandwidth) -> None:
-    lines = [
-        "# Scaling with BEs (simulated)",
-        "",
-        f"Measured by `cargo xtask bench --scaling` on {datetime.date.today()} on the project machine"
-        f" ({CORES} cores), release builds.",
-        "",
-        "One machine cannot host several real BEs, so the emulator simulates them"
-        " (`doris-emulator --backends N --be-bandwidth B`, `tests/emulator/src/backends.rs`):",
-        "tablets are dealt over N BEs, `_query_plan` reports each tablet on its BE, every query's",
-        "result is sunk by one BE (the least busy holding its tablets; Flight endpoints name",
-        "that BE), and each BE sends results no faster than its bandwidth, shared by all its",
-        "streams, as a real BE's disk and network bound it. A single-task read is therefore",
-        'bound by one BE whatever N is; a split read (`split="auto"`, 8 tablet groups) can',
-        "use all of them. Daft's native runner runs about one read task per core (2 here, also",
-        "with `scantask_max_parallel` raised, and on the Ray runner's single node), so a Daft",
-        "task reads several groups at once (`queries_per_task`, default groups ÷ cores: 4",
-        "here) and all 8 queries are open together. Default Daft settings.",
-        "",
-        f"Table: {rows:,} rows × 8 mixed columns, 8 buckets; each BE paced to {bandwidth}iB/s;"
-        f" {runs} runs each, alternating; speed-up = single-task time / split time.",
-        "",
-        "*streams* is the most result streams the emulator had open at once during the split"
-        " reads (MySQL sessions or Flight `DoGet` streams, from `GET /_emulator/wire`): how many"
-        " of the 8 tasks the client really ran in parallel.",
-        "",
-        "| transport | BEs | split (s) | single (s) | speed-up | goal (0.75 × N) | met | streams |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        o, p = r["ours_s"], r["peer_s"]
-        goal = SCALING_GOAL * r["backends"]
-        lines.append(
-            f"| {r['transport']} | {r['backends']} | {o['median']:.2f} ({o['min']:.2f}–{o['max']:.2f}) "
-            f"| {p['median']:.2f} ({p['min']:.2f}–{p['max']:.2f}) | **{r['ratio']:.2f}×** | {goal:.2f} "
-            f"| {'yes' if r['ratio'] >= goal else 'no'} | {r['peak_streams']} |"
-        )
-    lines += ["", "![speed-up by BEs](scaling.png)", ""]
-    (ROOT / "docs/scaling.md").write_text("\n".join(lines))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 4))
-        counts = sorted({r["backends"] for r in results})
-        ax.plot(counts, counts, color="grey", linestyle="--", label="ideal (N)")
-        ax.plot(
-            counts, [SCALING_GOAL * n for n in counts], color="grey", linestyle=":", label="goal (0.75 N)"
-        )
-        for transport, colour in (("mysql", "#4c72b0"), ("flight", "#dd8452")):
-            points = sorted((r["backends"], r["ratio"]) for r in results if r["transport"] == transport)
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colour, label=transport)
-        ax.set_xlabel("simulated BEs")
-        ax.set_ylabel("split read speed-up vs single-task read")
-        ax.set_xticks(counts)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(ROOT / "docs/scaling.png", dpi=110)
-    except ImportError:
-        print("matplotlib is not installed: no chart")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
-    m = sub.add_parser("measure")
-    m.add_argument("case")
     o = sub.add_parser("orchestrate")
     o.add_argument("--emulator-bin", required=True)
     o.add_argument("--ref-python", required=True)
@@ -899,11 +326,7 @@ def main() -> None:
     sc.add_argument("--backends", type=int, action="append")
     sc.add_argument("--runs", type=int)
     args = parser.parse_args()
-    if args.command == "measure":
-        result = measure(json.loads(args.case))
-        result["peak_rss_mb"] = peak_rss_mb()
-        print(json.dumps(result))
-    elif args.command == "scaling":
+    if args.command == "scaling":
         scaling(args)
     elif args.command == "flight":
         flight_shapes(args)

@@ -254,28 +254,13 @@ pub async fn fetch_plan(
     table: &str,
     sql: &str,
 ) -> Result<QueryPlan, PlanError> {
-    if !matches!(endpoint.fe.scheme(), "http" | "https") || endpoint.fe.host_str().is_none() {
-        return Err(PlanError::Config(
-            "the FE URL must be http(s)://host:port".into(),
-        ));
-    }
+    let url = fe_api_url(endpoint, &[database, table, "_query_plan"])?;
     if database.is_empty() || table.is_empty() {
         return Err(PlanError::Config(
             "database and table must not be empty".into(),
         ));
     }
-    let mut url = endpoint.fe.clone();
-    url.path_segments_mut()
-        .map_err(|_| PlanError::Config("the FE URL cannot carry a path".into()))?
-        .clear()
-        .extend(["api", database, table, "_query_plan"]);
-    let client = http_client(endpoint)?;
-    let mut response = client
-        .post(url)
-        .basic_auth(
-            endpoint.credentials.user(),
-            Some(endpoint.credentials.expose_password()),
-        )
+    let mut response = authorized(http_client(endpoint)?.post(url), endpoint)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(serde_json::json!({ "sql": sql }).to_string())
         .send()
@@ -283,6 +268,35 @@ pub async fn fetch_plan(
         .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
     let body = read_capped(endpoint, &mut response).await?;
     parse_answer(&body)
+}
+
+/// `<fe>/api/<segments…>` (each segment percent-encoded), once the FE URL is checked to be
+/// `http(s)://host:port`.
+fn fe_api_url(endpoint: &PlanEndpoint, segments: &[&str]) -> Result<Url, PlanError> {
+    if !matches!(endpoint.fe.scheme(), "http" | "https") || endpoint.fe.host_str().is_none() {
+        return Err(PlanError::Config(
+            "the FE URL must be http(s)://host:port".into(),
+        ));
+    }
+    let mut url = endpoint.fe.clone();
+    url.path_segments_mut()
+        .map_err(|_| PlanError::Config("the FE URL cannot carry a path".into()))?
+        .clear()
+        .push("api")
+        .extend(segments);
+    Ok(url)
+}
+
+/// The request with the endpoint's Basic credentials (reqwest marks the header sensitive,
+/// so it is never logged).
+fn authorized(
+    request: reqwest::RequestBuilder,
+    endpoint: &PlanEndpoint,
+) -> reqwest::RequestBuilder {
+    request.basic_auth(
+        endpoint.credentials.user(),
+        Some(endpoint.credentials.expose_password()),
+    )
 }
 
 /// Reads a `200 OK` answer up to the endpoint's cap; other statuses are typed errors.
@@ -318,23 +332,9 @@ async fn read_capped(
 /// The alive BEs the FE reports (`GET /api/backends?is_alive=true`), each with its HTTP
 /// port: what [`doris_sql::AddressAllowlist`] calls the reported backends.
 pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, PlanError> {
-    if !matches!(endpoint.fe.scheme(), "http" | "https") || endpoint.fe.host_str().is_none() {
-        return Err(PlanError::Config(
-            "the FE URL must be http(s)://host:port".into(),
-        ));
-    }
-    let mut url = endpoint.fe.clone();
-    url.path_segments_mut()
-        .map_err(|_| PlanError::Config("the FE URL cannot carry a path".into()))?
-        .clear()
-        .extend(["api", "backends"]);
+    let mut url = fe_api_url(endpoint, &["backends"])?;
     url.set_query(Some("is_alive=true"));
-    let mut response = http_client(endpoint)?
-        .get(url)
-        .basic_auth(
-            endpoint.credentials.user(),
-            Some(endpoint.credentials.expose_password()),
-        )
+    let mut response = authorized(http_client(endpoint)?.get(url), endpoint)
         .send()
         .await
         .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
