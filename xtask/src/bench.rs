@@ -45,13 +45,13 @@ pub(crate) fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(
     } else {
         let release = format!("{shared}-release");
         let mut build = cargo();
+        // `--workspace`: features resolved as for the whole workspace, which the Python
+        // package's build (crates/workspace-hack) matches, so `maturin develop --release`
+        // below reuses these crates instead of compiling arrow, tokio, sqlx, … again.
         build.env("CARGO_TARGET_DIR", &release).args([
             "build",
             "--release",
-            "-p",
-            "doris-emulator",
-            "-p",
-            "doris-bench-data",
+            "--workspace",
             "--bin",
             "doris-emulator",
             "--bin",

@@ -51,7 +51,7 @@ impl PlanEndpoint {
 }
 
 /// Why planning failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanError {
     /// Invalid configuration; nothing was sent.
@@ -72,7 +72,12 @@ pub enum PlanError {
     /// The FE failed internally (`data.status` 500).
     #[error("the FE failed to plan: {0}")]
     Internal(String),
-    /// The request failed (connect, timeout, HTTP status, size cap).
+    /// The request failed before an answer arrived (connect, TLS, timeout, a cut
+    /// connection). The source is reqwest's error, without the URL.
+    #[error("planning request failed: {0}")]
+    Request(#[source] reqwest::Error),
+    /// The FE answered, but not with a plan to read: an unexpected HTTP status, or an
+    /// answer larger than the endpoint's cap.
     #[error("planning request failed: {0}")]
     Transport(String),
     /// The answer is not a plan.
@@ -85,7 +90,11 @@ impl PlanError {
     pub fn may_fall_back(&self) -> bool {
         matches!(
             self,
-            Self::Rejected(_) | Self::Internal(_) | Self::Transport(_) | Self::Malformed(_)
+            Self::Rejected(_)
+                | Self::Internal(_)
+                | Self::Request(_)
+                | Self::Transport(_)
+                | Self::Malformed(_)
         )
     }
 
@@ -98,6 +107,7 @@ impl PlanError {
             Self::NotFound(_) => "NotFound",
             Self::Rejected(_) => "Rejected",
             Self::Internal(_) => "Internal",
+            Self::Request(_) => "Request",
             Self::Transport(_) => "Transport",
             Self::Malformed(_) => "Malformed",
         }
@@ -265,7 +275,7 @@ pub async fn fetch_plan(
         .body(serde_json::json!({ "sql": sql }).to_string())
         .send()
         .await
-        .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
+        .map_err(|e| PlanError::Request(e.without_url()))?;
     let body = read_capped(endpoint, &mut response).await?;
     parse_answer(&body)
 }
@@ -316,7 +326,7 @@ async fn read_capped(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| PlanError::Transport(e.without_url().to_string()))?
+        .map_err(|e| PlanError::Request(e.without_url()))?
     {
         if body.len() + chunk.len() > endpoint.max_response_bytes {
             return Err(PlanError::Transport(format!(
@@ -337,7 +347,7 @@ pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, Pl
     let mut response = authorized(http_client(endpoint)?.get(url), endpoint)
         .send()
         .await
-        .map_err(|e| PlanError::Transport(e.without_url().to_string()))?;
+        .map_err(|e| PlanError::Request(e.without_url()))?;
     let body = read_capped(endpoint, &mut response).await?;
     doris_sql::parse_backends(&body).map_err(|e| match e {
         BackendsAnswerError::Unauthorized(m) => PlanError::Auth(m),
