@@ -12,6 +12,7 @@ compares the table (or the rows read) with what the operation claimed:
 
 - a read either returns exactly the table's rows or raises; "short" and "extra" are
   failures of the guarantee;
+- an operation that raises must have reached its fault ("UNPROVOKED" otherwise);
 - a write either succeeds with every row in the table once, or raises; rows it reported as
   written must be there (else "lost"), and no row may be there more often than it was
   given (else "duplicated"). Modes with a rerun promise (atomic, per-load labels) are then
@@ -44,6 +45,8 @@ CREATE TABLE m.dup (`id` INT NOT NULL, `v` VARCHAR(16) NULL) DUPLICATE KEY(`id`)
   DISTRIBUTED BY HASH(`id`) BUCKETS 2;
 CREATE TABLE m.uniq (`id` INT NOT NULL, `v` VARCHAR(16) NULL) UNIQUE KEY(`id`)
   DISTRIBUTED BY HASH(`id`) BUCKETS 2 PROPERTIES ("enable_unique_key_merge_on_write" = "true");
+CREATE TABLE m.ow (`id` INT NOT NULL, `v` VARCHAR(16) NULL) DUPLICATE KEY(`id`)
+  DISTRIBUTED BY HASH(`id`) BUCKETS 2;
 """
 
 SOURCE_ROWS = 300
@@ -73,10 +76,27 @@ FAULTS: list[tuple[str, dict | None]] = [
         },
     ),
     ("drop_after_insert_commit", {"kind": "drop_after_insert_commit"}),
+    ("drop_before_txn_commit", {"kind": "drop_before_txn_commit"}),
+    ("drop_after_txn_commit", {"kind": "drop_after_txn_commit"}),
+    ("hold_txn_commit", {"kind": "hold_txn_commit", "ms": 400}),
 ]
 
 READS = ["read mysql", "read flight", "read split (mysql)"]
-WRITES = ["write load", "write upsert", "write partial_update", "write two-phase", "write atomic"]
+WRITES = [
+    "write load",
+    "write upsert",
+    "write partial_update",
+    "write two-phase",
+    "write atomic",
+    "write atomic overwrite",
+]
+
+
+def target_of(operation: str) -> str:
+    """The table a write operation writes."""
+    if "overwrite" in operation:
+        return "ow"
+    return "uniq" if ("upsert" in operation or "partial" in operation) else "dup"
 
 
 class Harness:
@@ -132,7 +152,7 @@ class Harness:
         return Counter(zip(data["id"], data["v"], strict=True))
 
     def write(self, operation: str, case: int, key: str | None):
-        table = "uniq" if ("upsert" in operation or "partial" in operation) else "dup"
+        table = target_of(operation)
         ids = list(range(case * 1000, case * 1000 + WRITE_ROWS))
         data = {"id": ids, "v": [f"w{i}" for i in ids]}
         kwargs: dict = {"batch_rows": 40, "max_retries": 2}
@@ -142,6 +162,8 @@ class Harness:
             kwargs["operation"] = "partial_update"
         if "two-phase" in operation:
             kwargs["two_phase_commit"] = True
+        if "overwrite" in operation:
+            kwargs["write_mode"] = "overwrite"
         if key is not None:
             kwargs["idempotence_key"] = key
         summary = write_doris(
@@ -209,9 +231,12 @@ def run_matrix(ports: dict) -> list[dict]:
             except Exception as error:  # every way a failure reaches the user
                 row["outcome"] = f"raised {classify_error(error)}"
                 row["fired"] = h.fired(fault)
+                if not row["fired"]:
+                    # Nothing went wrong, yet the operation failed.
+                    row["outcome"] += ", UNPROVOKED"
                 h.faults("DELETE")
                 if operation in WRITES:
-                    table = "uniq" if ("upsert" in operation or "partial" in operation) else "dup"
+                    table = target_of(operation)
                     ids = range(case * 1000, case * 1000 + WRITE_ROWS)
                     want = Counter((i, f"w{i}") for i in ids)
                     got = h.table(table, case * 1000, case * 1000 + WRITE_ROWS)
@@ -255,6 +280,7 @@ def broken(rows: list[dict]) -> list[dict]:
         or r["duplicated"]
         or "SHORT" in r["outcome"]
         or "PARTIAL" in r["outcome"]
+        or "UNPROVOKED" in r["outcome"]
         or "left" in r["outcome"]
     ]
 

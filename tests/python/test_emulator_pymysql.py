@@ -202,19 +202,41 @@ def test_insert_partial_update_session_variable_changes_only_named_columns(emula
         cur.execute("DROP TABLE pu")
 
 
-def test_explicit_transactions_are_refused_not_ignored(emulator):
-    """BEGIN would make a later ROLLBACK keep the rows if it were a no-op: refused with
-    Doris's error shape; COMMIT and ROLLBACK outside a transaction answer OK (PyMySQL's
-    commit() sends COMMIT)."""
-    with connect(emulator, database="demo") as c, c.cursor() as cur:
-        for statement in ("BEGIN", "START TRANSACTION"):
+def test_explicit_transactions_commit_or_roll_back_every_insert_together(emulator):
+    """PyMySQL's begin(), commit() and rollback() against the emulator's explicit
+    transactions: rows are visible only after COMMIT, ROLLBACK keeps none of them, a query
+    inside the transaction is refused with Doris's text (and does not end it); COMMIT and
+    ROLLBACK outside a transaction answer OK."""
+    with connect(emulator, database="demo") as c, connect(emulator, database="demo") as other:
+        with c.cursor() as cur:
+            cur.execute(
+                "CREATE TABLE txn_t (`id` INT NOT NULL) DUPLICATE KEY(`id`) "
+                "DISTRIBUTED BY HASH(`id`) BUCKETS 1"
+            )
+            cur.execute("COMMIT")
+            cur.execute("ROLLBACK")
+
+        def visible():
+            with other.cursor() as cur:
+                cur.execute("SELECT COUNT(*) FROM txn_t")
+                return cur.fetchone()[0]
+
+        c.begin()
+        with c.cursor() as cur:
+            assert cur.execute("INSERT INTO txn_t VALUES (1), (2)") == 2
             with pytest.raises(pymysql.err.OperationalError) as refused:
-                cur.execute(statement)
+                cur.execute("SELECT * FROM txn_t")
             assert refused.value.args[0] == 1105
-            assert "explicit transactions" in refused.value.args[1]
-        cur.execute("COMMIT")
-        cur.execute("ROLLBACK")
+            assert "only insert, update, delete, commit, rollback" in refused.value.args[1]
+            cur.execute("INSERT INTO txn_t VALUES (3)")
+        assert visible() == 0
+        c.rollback()
+        assert visible() == 0
+        c.begin()
+        with c.cursor() as cur:
+            cur.execute("INSERT INTO txn_t VALUES (4), (5)")
         c.commit()
+        assert visible() == 2
 
 
 def test_insert_overwrite_replaces_every_row_under_its_label(emulator):

@@ -697,6 +697,13 @@ def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
 
     query(doris, "CREATE USER 'stager'@'%' IDENTIFIED BY 'st4ger-pw'")
     stager = conn(doris, username="stager", password="st4ger-pw")
+    # The commit ledger exists (root made it); the key is looked up there first.
+    write_doris(
+        frame(1, 8000).select("id", "name"),
+        connection=conn(doris),
+        table=DorisTable("w", "carried"),
+        atomic=True,
+    )
     before = query(doris, "SELECT count(*) FROM dup")[0][0]
 
     def attempt(needed):
@@ -708,6 +715,8 @@ def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
 
     # Any privilege on the table lets the writer read its metadata (SHOW CREATE TABLE).
     query(doris, "GRANT ALTER_PRIV ON w.dup TO 'stager'@'%'")
+    attempt("SELECT on the commit ledger")
+    query(doris, "GRANT SELECT_PRIV ON w.__daft_doris_commits TO 'stager'@'%'")
     attempt(r"\(DROP\) privilege")
     query(doris, "GRANT DROP_PRIV ON w.* TO 'stager'@'%'")
     attempt(r"\(CREATE\) privilege")
@@ -719,6 +728,57 @@ def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
     done = write_doris(frame(5, 9000), connection=stager, table=DorisTable("w", "dup"), atomic=True)
     assert summary(done)["loaded_rows"] == 5
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == before + 5
+
+
+def test_a_rerun_after_doris_forgot_the_label_writes_nothing():
+    """Doris forgets finished labels beyond label_num_threshold (and after
+    label_keep_max_second): the key's record in the commit ledger, written in the same
+    transaction as the rows, keeps the rerun a no-op; without the ledger the rerun writes
+    the rows again, which is the window the label alone gives."""
+    init = INIT.split("CREATE USER")[0]
+    with run_emulator(init, extra_args=("--label-num-threshold", "3")) as ports:
+        connection = DorisConnection(
+            host=ports["host"], http_port=ports["fe_http_port"], mysql_port=ports["query_port"]
+        )
+        table = DorisTable("w", "dup")
+
+        def sql(statement):
+            c = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="w")
+            with c, c.cursor() as cur:
+                cur.execute(statement)
+                return cur.fetchall()
+
+        def label_known(label):
+            return bool(sql(f"SHOW TRANSACTION FROM w WHERE LABEL = '{label}'"))
+
+        def forget():
+            for i in range(10):
+                sql(f"INSERT INTO carried VALUES ({i}, 'noise')")
+
+        for ledger, second_copy in (("__daft_doris_commits", False), (None, True)):
+            sql("TRUNCATE TABLE dup")
+            key = f"job-42-{'ledger' if ledger else 'label'}"
+            first = summary(
+                write_doris(
+                    frame(100), connection=connection, table=table, idempotence_key=key, commit_ledger=ledger
+                )
+            )
+            assert first["status"] == "success" and first["loaded_rows"] == 100
+            forget()
+            assert not label_known(f"daft_doris_{key}"), "Doris forgot the key's label"
+            again = summary(
+                write_doris(
+                    frame(100), connection=connection, table=table, idempotence_key=key, commit_ledger=ledger
+                )
+            )
+            if second_copy:
+                assert again["status"] == "success", again
+                assert sorted(r[0] for r in sql("SELECT id FROM dup")) == sorted(list(range(100)) * 2)
+            else:
+                assert again["status"] == "already_committed" and again["uploaded_bytes"] == 0
+                assert sorted(r[0] for r in sql("SELECT id FROM dup")) == list(range(100))
+        records = sql("SELECT key_label, target_table, row_count FROM __daft_doris_commits")
+        assert records == (("daft_doris_job-42-ledger", "dup", 100),), records
 
 
 def test_cleanup_staging_drops_only_staging_tables_older_than_the_age(doris):

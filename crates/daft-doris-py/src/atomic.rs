@@ -1,12 +1,9 @@
 //! Atomic, idempotent writes: the Python sink's `start` and `finalize` steps, over
-//! `doris_streamload::atomic` (the coordination) and `doris_read`'s SQL session.
+//! `doris_streamload::atomic` (every decision) and `doris_read`'s SQL session.
 
 use doris_read::mysql::session::Session;
-use doris_read::{MySqlEndpoint, ReadError};
 use doris_streamload::StreamLoadError;
-use doris_streamload::atomic::{
-    self, AtomicPolicy, AtomicWrite, Begun, SqlFailure, SqlRows, SqlSession,
-};
+use doris_streamload::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommitRecord, CommittedBy};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -14,44 +11,19 @@ use crate::connection::Connection;
 use crate::errors::{load_error, write_metadata_error};
 use crate::runtime::block_on;
 
-/// `doris_read`'s session as the coordinator's [`SqlSession`].
-struct FeSession(Session, MySqlEndpoint);
-
-fn failure(e: ReadError) -> SqlFailure {
-    match e {
-        ReadError::Transport(m) | ReadError::Timeout(m) => SqlFailure::Unanswered(m),
-        other => SqlFailure::Refused(other.to_string()),
-    }
-}
-
-impl SqlSession for FeSession {
-    async fn execute(&mut self, sql: &str) -> Result<u64, SqlFailure> {
-        self.0.execute(sql).await.map_err(failure)
-    }
-
-    async fn query(&mut self, sql: &str) -> Result<SqlRows, SqlFailure> {
-        let rows = self.0.query(sql).await.map_err(failure)?;
-        Ok(SqlRows {
-            columns: rows.columns,
-            rows: rows.rows,
-        })
-    }
-
-    async fn reconnect(&mut self) -> Result<(), SqlFailure> {
-        self.0 = Session::open(&self.1).await.map_err(failure)?;
-        Ok(())
-    }
-}
-
-async fn open(connection: &Connection, password: &str) -> Result<FeSession, StreamLoadError> {
+async fn open(connection: &Connection, password: &str) -> Result<Session, StreamLoadError> {
     let endpoint = connection.mysql(password, None);
     Session::open(&endpoint)
         .await
-        .map(|s| FeSession(s, endpoint))
         .map_err(|e| StreamLoadError::Sql {
             step: "connect to the FE's MySQL port",
             message: e.to_string(),
         })
+}
+
+/// The commit record a sink names: a ledger table, or `None` for the label only.
+fn commit_record(ledger: Option<String>) -> CommitRecord {
+    ledger.map_or(CommitRecord::LabelOnly, CommitRecord::Ledger)
 }
 
 fn label(prefix: &str, key: &str) -> PyResult<doris_streamload::Label> {
@@ -65,20 +37,25 @@ fn resume(
     label_prefix: &str,
     key: &str,
     staging: &str,
+    ledger: Option<String>,
 ) -> PyResult<AtomicWrite> {
     AtomicWrite::resume(
         database,
         table,
         label(label_prefix, key)?,
         staging,
+        commit_record(ledger),
         AtomicPolicy::default(),
     )
     .map_err(|e| load_error(&e))
 }
 
-/// Starts an atomic write: `{"state": "committed"}` when the key's label is committed
-/// already, else `{"state": "fresh", "staging": name}` with the run's staging table made.
+/// Starts an atomic write: `{"state": "committed", "committed_by": "label" | "ledger"}`
+/// when the key committed before, else `{"state": "fresh", "staging": name}` with the
+/// run's staging table made. `ledger` names the commit ledger (`None`: the label only).
 #[pyfunction]
+#[pyo3(signature = (connection, password, database, table, label_prefix, key, ledger))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_begin<'py>(
     py: Python<'py>,
     connection: PyRef<'_, Connection>,
@@ -87,6 +64,7 @@ pub(crate) fn atomic_begin<'py>(
     table: &str,
     label_prefix: &str,
     key: &str,
+    ledger: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: &Connection = &connection;
     let label = label(label_prefix, key)?;
@@ -102,6 +80,7 @@ pub(crate) fn atomic_begin<'py>(
             database,
             &target,
             label,
+            commit_record(ledger),
             AtomicPolicy::default(),
         )
         .await
@@ -109,9 +88,16 @@ pub(crate) fn atomic_begin<'py>(
     .map_err(|e| load_error(&e))?;
     let out = PyDict::new(py);
     match begun {
-        Begun::AlreadyCommitted { label } => {
+        Begun::AlreadyCommitted { label, by } => {
             out.set_item("state", "committed")?;
             out.set_item("label", label.to_string())?;
+            out.set_item(
+                "committed_by",
+                match by {
+                    CommittedBy::Label => "label",
+                    CommittedBy::Ledger { .. } => "ledger",
+                },
+            )?;
         }
         Begun::Fresh(run) => {
             out.set_item("state", "fresh")?;
@@ -135,13 +121,14 @@ pub(crate) fn atomic_publish<'py>(
     label_prefix: &str,
     key: &str,
     staging: &str,
+    ledger: Option<String>,
     columns: Vec<String>,
     tags: Vec<(String, u64)>,
     partial_update: bool,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: &Connection = &connection;
-    let run = resume(database, table, label_prefix, key, staging)?
+    let run = resume(database, table, label_prefix, key, staging, ledger)?
         .with_partial_update(partial_update)
         .with_overwrite(overwrite);
     let published = block_on(py, || async {
@@ -169,9 +156,10 @@ pub(crate) fn atomic_discard(
     label_prefix: &str,
     key: &str,
     staging: &str,
+    ledger: Option<String>,
 ) -> PyResult<()> {
     let connection: &Connection = &connection;
-    let run = resume(database, table, label_prefix, key, staging)?;
+    let run = resume(database, table, label_prefix, key, staging, ledger)?;
     block_on(py, || async {
         let mut session = open(connection, password).await?;
         run.discard(&mut session).await

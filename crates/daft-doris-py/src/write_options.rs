@@ -50,6 +50,7 @@ fn config(message: &str) -> PyErr {
     max_retries,
     atomic,
     overwrite,
+    commit_ledger,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_write_options(
@@ -67,7 +68,20 @@ pub(crate) fn check_write_options(
     max_retries: Bound<'_, PyAny>,
     atomic: Bound<'_, PyAny>,
     overwrite: Bound<'_, PyAny>,
+    commit_ledger: Bound<'_, PyAny>,
 ) -> PyResult<()> {
+    if !commit_ledger.is_none() {
+        let ledger: String = commit_ledger
+            .cast::<PyString>()
+            .map_err(|_| config("commit_ledger must be a table name or None"))?
+            .to_string();
+        doris_sql::validate_ident("table", &ledger).map_err(|e| {
+            raise(
+                ErrorClass::ConfigurationError,
+                format!("commit_ledger: {e}"),
+            )
+        })?;
+    }
     let operation = args::choice("operation", &operation, OPERATIONS)?;
     let format = if format.is_none() {
         None

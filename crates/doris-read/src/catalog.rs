@@ -2,11 +2,13 @@
 //! [`Session`]. What a catalog implementation of an engine (Daft's `Catalog`) calls.
 //!
 //! Listing hides Doris's system databases (`information_schema`, `mysql`,
-//! `__internal_schema`) and the staging tables of atomic writes (`__dd_stage_…`); patterns
-//! are prefixes, matched case-sensitively as Doris names are. Creating a table builds its
+//! `__internal_schema`), the staging tables of atomic writes (`__dd_stage_…`) and their
+//! default commit ledger (`__daft_doris_commits`; a ledger under another name is listed);
+//! patterns are prefixes, matched case-sensitively as Doris names are. Creating a table builds its
 //! DDL from an Arrow schema ([`doris_sql::create_table_ddl`]).
 
 use arrow_schema::Schema;
+use doris_sql::staging::{DEFAULT_LEDGER_TABLE, STAGING_PREFIX};
 use doris_sql::{CreateTableOptions, TableRef, create_table_ddl, quote_ident};
 
 use crate::error::ReadError;
@@ -14,9 +16,6 @@ use crate::mysql::session::Session;
 
 /// Databases a catalog never lists.
 const SYSTEM_DATABASES: [&str; 3] = ["information_schema", "mysql", "__internal_schema"];
-
-/// The prefix of atomic-write staging tables (see `doris_sql::staging`).
-const STAGING_PREFIX: &str = "__dd_stage_";
 
 fn config(e: doris_sql::SqlError) -> ReadError {
     ReadError::Statement(e)
@@ -43,8 +42,8 @@ pub async fn list_databases(
     Ok(names)
 }
 
-/// The tables of `database` whose names start with `prefix`, sorted; staging tables of
-/// atomic writes are left out.
+/// The tables of `database` whose names start with `prefix`, sorted; the staging tables
+/// and the default commit ledger of atomic writes are left out.
 pub async fn list_tables(
     session: &mut Session,
     database: &str,
@@ -56,7 +55,7 @@ pub async fn list_tables(
     );
     let mut names: Vec<String> = first_column(session.query(&sql).await?)
         .into_iter()
-        .filter(|t| !t.starts_with(STAGING_PREFIX))
+        .filter(|t| !t.starts_with(STAGING_PREFIX) && t != DEFAULT_LEDGER_TABLE)
         .filter(|t| prefix.is_none_or(|p| t.starts_with(p)))
         .collect();
     names.sort();

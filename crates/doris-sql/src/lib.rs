@@ -23,7 +23,8 @@
 //! | credentials | the user and password every client of the workspace takes; redacted `Debug`, Basic authorization | [`Credentials`] |
 //! | followed addresses | the allowlist for Stream Load redirects and Flight locations; `/api/backends` | [`AddressAllowlist`], [`parse_backends`] |
 //! | table creation | `CREATE TABLE` from an Arrow schema (catalogs) | [`create_table_ddl`], [`doris_type_for`] |
-//! | atomic writes | the staging table, its names, the labelled publishing INSERT | [`staging`] |
+//! | atomic writes | the staging table, its names, the commit ledger, the publishing transaction's statements | [`staging`] |
+//! | SQL sessions | the session trait write coordinators drive, and what a failure may mean | [`session::SqlSession`] |
 //!
 //! ## A read task's statement, end to end
 //!
@@ -73,6 +74,7 @@ pub mod metadata;
 pub mod nested;
 pub mod params;
 pub mod select;
+pub mod session;
 pub mod staging;
 pub mod translate;
 pub mod types;

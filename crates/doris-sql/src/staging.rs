@@ -1,6 +1,7 @@
 //! The statements of an atomic, idempotent write (no I/O): a staging table per run, the
-//! `INSERT … WITH LABEL … SELECT` that publishes a run in one transaction, and the names
-//! that tie a staging table to its idempotence key and its creation time.
+//! transaction that publishes a run (`BEGIN WITH LABEL`, the rows, one row of the commit
+//! ledger, `COMMIT`), the ledger itself, and the names that tie a staging table to its
+//! idempotence key and its creation time.
 //!
 //! A run loads its rows into a DUPLICATE staging table through Stream Load, each task
 //! attempt tagging its rows with its own tag in [`LOAD_TAG_COLUMN`]; the run then copies the
@@ -259,6 +260,43 @@ fn publish_statement(
     columns: &[String],
     tags: &[String],
 ) -> Result<String> {
+    validate_label(label)?;
+    if columns.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "a publish needs at least one column".into(),
+        ));
+    }
+    let cols = column_list(columns)?;
+    Ok(format!(
+        "{verb} {db}.{target} WITH LABEL {label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
+        db = quote_ident("database", database)?,
+        target = quote_ident("table", target)?,
+        staging = quote_ident("table", &staging.to_string())?,
+        filter = tag_filter(tags)?,
+    ))
+}
+
+/// `tag IN ('a', 'b')`, or `1 = 0` for no tag.
+fn tag_filter(tags: &[String]) -> Result<String> {
+    if tags.is_empty() {
+        return Ok("1 = 0".to_owned());
+    }
+    let tags = tags
+        .iter()
+        .map(|t| {
+            validate_tag(t)?;
+            string(t)
+        })
+        .collect::<Result<Vec<_>>>()?
+        .join(", ");
+    Ok(format!(
+        "{} IN ({tags})",
+        quote_ident("column", LOAD_TAG_COLUMN)?
+    ))
+}
+
+/// Doris's label grammar: 1-128 letters, digits, `-`, `_` or `:`.
+fn validate_label(label: &str) -> Result<()> {
     if label.is_empty()
         || !label
             .bytes()
@@ -269,30 +307,176 @@ fn publish_statement(
             "a label is 1-128 letters, digits, '-', '_' or ':'".into(),
         ));
     }
+    Ok(())
+}
+
+/// A DATETIME literal from `YYYY-MM-DD HH:MM:SS` text (checked, so no other text is sent).
+fn datetime(text: &str) -> Result<String> {
+    let parsed: crate::literal::DateTime = text
+        .parse()
+        .map_err(|_| SqlError::InvalidQuery("a ledger time is YYYY-MM-DD HH:MM:SS".into()))?;
+    Literal::DateTime(parsed).to_sql()
+}
+
+/// The commit ledger's default name: one table per database, created by the first atomic
+/// write that uses it.
+pub const DEFAULT_LEDGER_TABLE: &str = "__daft_doris_commits";
+
+/// The ledger's columns, in order: the key's label, the table written, the rows published
+/// (NULL when a repaired record does not know them) and when the record was written (UTC).
+pub const LEDGER_COLUMNS: [&str; 4] = ["key_label", "target_table", "row_count", "committed_at"];
+
+/// `CREATE TABLE IF NOT EXISTS` for the commit ledger in `database`: DUPLICATE on the
+/// label (a key may be recorded twice, harmlessly), one bucket, and `target`'s
+/// replication property when it has one (so the ledger lives where the data does).
+pub fn ledger_table_ddl(database: &str, ledger: &str, target: &TableSchema) -> Result<String> {
+    let replication = ["replication_allocation", "replication_num"]
+        .iter()
+        .find_map(|key| target.property(key).map(|v| (*key, v)));
+    let properties = match replication {
+        Some((k, v)) => format!(" PROPERTIES ({} = {})", double_quoted(k), double_quoted(v)),
+        None => String::new(),
+    };
+    let [label, table, rows, at] = LEDGER_COLUMNS.map(|c| quote_ident("column", c));
+    let label = label?;
+    Ok(format!(
+        "CREATE TABLE IF NOT EXISTS {}.{} ({label} VARCHAR(128) NOT NULL, {} VARCHAR(256) NOT NULL, \
+         {} BIGINT NULL, {} DATETIME NOT NULL) DUPLICATE KEY({label}) \
+         DISTRIBUTED BY HASH({label}) BUCKETS 1{properties}",
+        quote_ident("database", database)?,
+        quote_ident("table", ledger)?,
+        table?,
+        rows?,
+        at?,
+    ))
+}
+
+/// `SELECT row_count, committed_at FROM ledger WHERE key_label = '…'`: the key's records.
+pub fn ledger_lookup_query(database: &str, ledger: &str, label: &str) -> Result<String> {
+    validate_label(label)?;
+    Ok(format!(
+        "SELECT {}, {} FROM {}.{} WHERE {} = {}",
+        quote_ident("column", LEDGER_COLUMNS[2])?,
+        quote_ident("column", LEDGER_COLUMNS[3])?,
+        quote_ident("database", database)?,
+        quote_ident("table", ledger)?,
+        quote_ident("column", LEDGER_COLUMNS[0])?,
+        string(label)?,
+    ))
+}
+
+/// `INSERT INTO ledger (…) SELECT … FROM ledger WHERE 1 = 0`: checks LOAD and SELECT on
+/// the ledger without writing a record (an INSERT that plans to an empty set begins no
+/// transaction). Not a COUNT over the staging table: an aggregate always yields one row.
+pub fn ledger_probe_insert(database: &str, ledger: &str) -> Result<String> {
+    let cols = column_list(&LEDGER_COLUMNS.map(str::to_owned))?;
+    Ok(format!(
+        "INSERT INTO {db}.{ledger} ({cols}) SELECT {cols} FROM {db}.{ledger} WHERE 1 = 0",
+        db = quote_ident("database", database)?,
+        ledger = quote_ident("table", ledger)?,
+    ))
+}
+
+/// One committed key, as the publishing transaction records it in the ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerRecord<'a> {
+    /// The key's label.
+    pub label: &'a str,
+    /// The table the rows went to.
+    pub target_table: &'a str,
+    /// When, UTC, `YYYY-MM-DD HH:MM:SS`.
+    pub committed_at: &'a str,
+}
+
+/// The ledger row of a publish, counted from the staged rows it publishes: `INSERT INTO
+/// ledger (…) SELECT '<label>', '<table>', COUNT(*), '<time>' FROM staging WHERE tag IN
+/// (…)`. It reads a table, so inside a transaction Doris takes it through the same
+/// `INSERT … SELECT` path as the rows (constant rows, `VALUES` or a SELECT without FROM,
+/// go through another path, and the two cannot mix in one transaction).
+pub fn ledger_insert_from_staging(
+    database: &str,
+    ledger: &str,
+    staging: &StagingName,
+    record: &LedgerRecord<'_>,
+    tags: &[String],
+) -> Result<String> {
+    validate_label(record.label)?;
+    if tags.is_empty() {
+        // COUNT(*) over no rows is still one row: a record of nothing published.
+        return Err(SqlError::InvalidQuery(
+            "a ledger record needs at least one tag".into(),
+        ));
+    }
+    Ok(format!(
+        "INSERT INTO {}.{} ({}) SELECT {}, {}, COUNT(*), {} FROM {}.{} WHERE {}",
+        quote_ident("database", database)?,
+        quote_ident("table", ledger)?,
+        column_list(&LEDGER_COLUMNS.map(str::to_owned))?,
+        string(record.label)?,
+        string(record.target_table)?,
+        datetime(record.committed_at)?,
+        quote_ident("database", database)?,
+        quote_ident("table", &staging.to_string())?,
+        tag_filter(tags)?,
+    ))
+}
+
+/// A ledger row written on its own (`INSERT INTO ledger (…) VALUES (…)`): after an
+/// `INSERT OVERWRITE`, which cannot run inside a transaction, and to record a key whose
+/// label Doris still remembers but the ledger lacks (a key committed before the ledger
+/// existed). `rows` is `None` when it is not known.
+pub fn ledger_insert_values(
+    database: &str,
+    ledger: &str,
+    record: &LedgerRecord<'_>,
+    rows: Option<u64>,
+) -> Result<String> {
+    validate_label(record.label)?;
+    Ok(format!(
+        "INSERT INTO {}.{} ({}) VALUES ({}, {}, {}, {})",
+        quote_ident("database", database)?,
+        quote_ident("table", ledger)?,
+        column_list(&LEDGER_COLUMNS.map(str::to_owned))?,
+        string(record.label)?,
+        string(record.target_table)?,
+        rows.map_or_else(|| "NULL".to_owned(), |n| n.to_string()),
+        datetime(record.committed_at)?,
+    ))
+}
+
+/// `BEGIN WITH LABEL <label>`: the publishing transaction, under the key's label.
+pub fn begin_with_label(label: &str) -> Result<String> {
+    validate_label(label)?;
+    Ok(format!("BEGIN WITH LABEL {label}"))
+}
+
+/// The rows of a publish inside its transaction: `INSERT INTO target (columns) SELECT
+/// columns FROM staging WHERE tag IN (tags)`, without a label of its own (Doris refuses
+/// an INSERT whose label differs from the transaction's).
+pub fn publish_rows_insert(
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    columns: &[String],
+    tags: &[String],
+) -> Result<String> {
+    if tags.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "a publish needs at least one tag".into(),
+        ));
+    }
     if columns.is_empty() {
         return Err(SqlError::InvalidQuery(
             "a publish needs at least one column".into(),
         ));
     }
     let cols = column_list(columns)?;
-    let filter = if tags.is_empty() {
-        "1 = 0".to_owned()
-    } else {
-        let tags = tags
-            .iter()
-            .map(|t| {
-                validate_tag(t)?;
-                string(t)
-            })
-            .collect::<Result<Vec<_>>>()?
-            .join(", ");
-        format!("{} IN ({tags})", quote_ident("column", LOAD_TAG_COLUMN)?)
-    };
     Ok(format!(
-        "{verb} {db}.{target} WITH LABEL {label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
+        "INSERT INTO {db}.{target} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
         db = quote_ident("database", database)?,
         target = quote_ident("table", target)?,
         staging = quote_ident("table", &staging.to_string())?,
+        filter = tag_filter(tags)?,
     ))
 }
 
@@ -438,6 +622,80 @@ mod tests {
         let empty = publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &[]).unwrap();
         assert!(empty.ends_with("WHERE 1 = 0"), "{empty}");
         assert!(publish_overwrite("d", "t", &staging, "dd_k", &[], &[]).is_err());
+    }
+
+    #[test]
+    fn the_ledger_is_duplicate_on_the_label_beside_the_target() {
+        let ddl = ledger_table_ddl("d", DEFAULT_LEDGER_TABLE, &target()).unwrap();
+        assert_eq!(
+            ddl,
+            "CREATE TABLE IF NOT EXISTS `d`.`__daft_doris_commits` (`key_label` VARCHAR(128) NOT NULL, \
+             `target_table` VARCHAR(256) NOT NULL, `row_count` BIGINT NULL, `committed_at` DATETIME NOT NULL) \
+             DUPLICATE KEY(`key_label`) DISTRIBUTED BY HASH(`key_label`) BUCKETS 1 \
+             PROPERTIES (\"replication_allocation\" = \"tag.location.default: 1\")"
+        );
+        let parsed = crate::parse_show_create(ddl.replace(" IF NOT EXISTS", "").as_str()).unwrap();
+        assert_eq!(parsed.key_columns, ["key_label"]);
+        assert!(ledger_table_ddl("d", "bad`name\u{0}", &target()).is_err());
+    }
+
+    #[test]
+    fn the_ledger_record_counts_the_published_tags_and_reads_a_table() {
+        let staging = StagingName::new("k", 16, 1);
+        let record = LedgerRecord {
+            label: "dd_k",
+            target_table: "or'ders",
+            committed_at: "2026-12-04 10:00:00",
+        };
+        let sql = ledger_insert_from_staging("d", "l", &staging, &record, &["a1".into()]).unwrap();
+        assert_eq!(
+            sql,
+            "INSERT INTO `d`.`l` (`key_label`, `target_table`, `row_count`, `committed_at`) \
+             SELECT 'dd_k', 'or\\'ders', COUNT(*), CAST('2026-12-04 10:00:00' AS DATETIME) \
+             FROM `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1')"
+        );
+        // COUNT(*) over no tag would still record a commit: refused.
+        assert!(ledger_insert_from_staging("d", "l", &staging, &record, &[]).is_err());
+        let bad_time = LedgerRecord {
+            committed_at: "now()",
+            ..record.clone()
+        };
+        assert!(ledger_insert_from_staging("d", "l", &staging, &bad_time, &["a".into()]).is_err());
+        let alone = ledger_insert_values("d", "l", &record, None).unwrap();
+        assert!(
+            alone.ends_with(
+                "VALUES ('dd_k', 'or\\'ders', NULL, CAST('2026-12-04 10:00:00' AS DATETIME))"
+            ),
+            "{alone}"
+        );
+        assert_eq!(
+            ledger_lookup_query("d", "l", "dd_k").unwrap(),
+            "SELECT `row_count`, `committed_at` FROM `d`.`l` WHERE `key_label` = 'dd_k'"
+        );
+        assert!(ledger_lookup_query("d", "l", "x' OR '1'='1").is_err());
+        assert_eq!(
+            ledger_probe_insert("d", "l").unwrap(),
+            "INSERT INTO `d`.`l` (`key_label`, `target_table`, `row_count`, `committed_at`) \
+             SELECT `key_label`, `target_table`, `row_count`, `committed_at` FROM `d`.`l` WHERE 1 = 0"
+        );
+    }
+
+    #[test]
+    fn the_publishing_transaction_names_its_label_once() {
+        let staging = StagingName::new("k", 16, 1);
+        assert_eq!(begin_with_label("dd_k").unwrap(), "BEGIN WITH LABEL dd_k");
+        assert!(begin_with_label("dd k; DROP").is_err());
+        let rows = publish_rows_insert("d", "t", &staging, &["id".into()], &["a1".into()]).unwrap();
+        assert_eq!(
+            rows,
+            "INSERT INTO `d`.`t` (`id`) SELECT `id` FROM \
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1')"
+        );
+        assert!(
+            !rows.contains("LABEL"),
+            "Doris refuses a label of its own inside a transaction"
+        );
+        assert!(publish_rows_insert("d", "t", &staging, &["id".into()], &[]).is_err());
     }
 
     #[test]

@@ -2,106 +2,30 @@
 //!
 //! The whole write is one Doris transaction labelled by an idempotence key
 //! (`doris_streamload::atomic`): rows are staged through Stream Load, then published with
-//! one `INSERT … WITH LABEL`. Running it twice with the same key writes the rows once.
+//! the key's record in the commit ledger, in one transaction. Running it again with the
+//! same key writes nothing, also after Doris forgot the key's label (it keeps finished
+//! labels 3 days, and only the newest 2,000 per database).
 //!
 //! ```text
 //! cargo run -p doris-streamload --example atomic_write -- \
 //!     http://127.0.0.1:8030 127.0.0.1:9030 root demo events nightly-2026-12-01
 //! ```
 //!
-//! The SQL steps need a MySQL-protocol session; this example implements
-//! [`SqlSession`] with sqlx (the options Doris accepts on connect are in
-//! `doris-read`'s `MySqlEndpoint::options`).
+//! The SQL steps need a MySQL-protocol session: `doris-read`'s `Session` is one (sqlx,
+//! with the connect options Doris accepts). This crate itself pulls no SQL client.
 
 use std::sync::Arc;
 
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use doris_read::MySqlEndpoint;
+use doris_read::mysql::session::Session;
 use doris_streamload::atomic::{
-    AtomicPolicy, AtomicWrite, Begun, SqlFailure, SqlRows, SqlSession, key_label,
+    AtomicPolicy, AtomicWrite, Begun, CommitRecord, CommittedBy, key_label,
 };
 use doris_streamload::{
     ClientConfig, Credentials, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient,
 };
-use futures::TryStreamExt;
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
-use sqlx::{Column, Connection, Decode, MySql, Row, ValueRef};
-
-/// sqlx as the atomic writer's SQL session (text protocol only).
-pub struct SqlxSession(pub MySqlConnection, MySqlConnectOptions);
-
-impl SqlxSession {
-    /// Connects with options Doris accepts (no `sql_mode` subquery, no `SET NAMES`).
-    pub async fn connect(
-        host: &str,
-        port: u16,
-        user: &str,
-        password: &str,
-    ) -> Result<Self, sqlx::Error> {
-        let mut options = MySqlConnectOptions::new()
-            .host(host)
-            .port(port)
-            .username(user)
-            .pipes_as_concat(false)
-            .no_engine_substitution(false)
-            .timezone(None)
-            .set_names(false)
-            .statement_cache_capacity(0);
-        if !password.is_empty() {
-            options = options.password(password);
-        }
-        let conn = MySqlConnection::connect_with(&options).await?;
-        Ok(Self(conn, options))
-    }
-}
-
-fn failure(e: sqlx::Error) -> SqlFailure {
-    match e {
-        // The server answered: the statement did not take effect. Its text is Doris's.
-        sqlx::Error::Database(db) => SqlFailure::Refused(db.message().to_owned()),
-        other => SqlFailure::Unanswered(other.to_string()),
-    }
-}
-
-impl SqlSession for SqlxSession {
-    async fn execute(&mut self, sql: &str) -> Result<u64, SqlFailure> {
-        sqlx::raw_sql(sql)
-            .execute(&mut self.0)
-            .await
-            .map(|r| r.rows_affected())
-            .map_err(failure)
-    }
-
-    async fn query(&mut self, sql: &str) -> Result<SqlRows, SqlFailure> {
-        let mut out = SqlRows::default();
-        let mut rows = sqlx::raw_sql(sql).fetch(&mut self.0);
-        while let Some(row) = rows.try_next().await.map_err(failure)? {
-            if out.columns.is_empty() {
-                out.columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
-            }
-            let mut cells = Vec::with_capacity(row.len());
-            for i in 0..row.len() {
-                let raw = row.try_get_raw(i).map_err(failure)?;
-                cells.push(if raw.is_null() {
-                    None
-                } else {
-                    let bytes = <&[u8] as Decode<MySql>>::decode(raw)
-                        .map_err(|e| SqlFailure::Unanswered(e.to_string()))?;
-                    Some(String::from_utf8_lossy(bytes).into_owned())
-                });
-            }
-            out.rows.push(cells);
-        }
-        Ok(out)
-    }
-
-    async fn reconnect(&mut self) -> Result<(), SqlFailure> {
-        self.0 = MySqlConnection::connect_with(&self.1)
-            .await
-            .map_err(failure)?;
-        Ok(())
-    }
-}
 
 /// Where and what to write.
 pub struct Target<'a> {
@@ -117,26 +41,40 @@ pub struct Target<'a> {
     pub table: &'a str,
 }
 
-/// Writes `batches` into `target` exactly once for `key`; returns whether this run
-/// committed (`false`: the key was committed before).
+/// What a run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// This run committed the key's rows.
+    Committed,
+    /// The key committed before; nothing was written. `by` tells whether Doris still knew
+    /// the label or the commit ledger remembered it.
+    AlreadyCommitted {
+        /// How the earlier commit was recognised.
+        by: CommittedBy,
+    },
+}
+
+/// Writes `batches` into `target` exactly once for `key`.
 pub async fn run(
     target: &Target<'_>,
     key: &str,
     batches: Vec<RecordBatch>,
-) -> Result<bool, Box<dyn std::error::Error>> {
-    let mut session = SqlxSession::connect(target.mysql.0, target.mysql.1, target.user, "").await?;
-    let schema = fetch_schema(&mut session, target).await?;
+) -> Result<Outcome, Box<dyn std::error::Error>> {
+    let endpoint = MySqlEndpoint::new(target.mysql.0, target.mysql.1, target.user, "");
+    let schema = doris_read::fetch_table_schema(&endpoint, target.database, target.table).await?;
+    let mut session = Session::open(&endpoint).await?;
     let label = key_label("svc", key)?;
     let run = match AtomicWrite::begin(
         &mut session,
         target.database,
         &schema,
         label,
+        CommitRecord::default(),
         AtomicPolicy::default(),
     )
     .await?
     {
-        Begun::AlreadyCommitted { .. } => return Ok(false),
+        Begun::AlreadyCommitted { by, .. } => return Ok(Outcome::AlreadyCommitted { by }),
         Begun::Fresh(run) => run,
     };
     let client = Arc::new(StreamLoadClient::new(ClientConfig::new(
@@ -169,26 +107,13 @@ pub async fn run(
     let published = run
         .publish(&mut session, &fields, &[(tag, summary.loaded_rows)])
         .await?;
-    Ok(published.by_this_run)
-}
-
-/// The target's schema from `SHOW CREATE TABLE` (parsed by doris-sql).
-async fn fetch_schema(
-    session: &mut SqlxSession,
-    target: &Target<'_>,
-) -> Result<doris_sql::TableSchema, Box<dyn std::error::Error>> {
-    let sql = format!(
-        "SHOW CREATE TABLE {}.{}",
-        doris_sql::quote_ident("database", target.database)?,
-        doris_sql::quote_ident("table", target.table)?
-    );
-    let rows = session.query(&sql).await.map_err(|f| format!("{f:?}"))?;
-    let ddl = rows
-        .rows
-        .first()
-        .and_then(|r| r.get(1).cloned().flatten())
-        .ok_or("SHOW CREATE TABLE returned no row")?;
-    Ok(doris_sql::parse_show_create(&ddl)?)
+    Ok(if published.by_this_run {
+        Outcome::Committed
+    } else {
+        Outcome::AlreadyCommitted {
+            by: CommittedBy::Label,
+        }
+    })
 }
 
 /// A small batch of `rows` rows starting at `from`.
@@ -225,14 +150,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         database,
         table,
     };
-    let committed = run(&target, key, vec![sample(0, 1000)]).await?;
-    println!(
-        "{}",
-        if committed {
-            "committed"
-        } else {
-            "already committed"
+    // The first run commits; the second, with the same key, writes nothing.
+    for _ in 0..2 {
+        match run(&target, key, vec![sample(0, 1000)]).await? {
+            Outcome::Committed => println!("committed"),
+            Outcome::AlreadyCommitted { by } => println!("already committed ({by:?})"),
         }
-    );
+    }
     Ok(())
 }

@@ -191,6 +191,64 @@ impl Table {
         Ok(())
     }
 
+    /// Applies the writes of one transaction that spans tables (an explicit transaction's
+    /// INSERTs, in statement order): every table's merge is computed under the locks of all
+    /// of them, and the results become visible together, or nothing changes. Tables are
+    /// locked in id order, so two such commits never wait on each other in a cycle.
+    pub fn apply_together(
+        writes: Vec<(Arc<Table>, Vec<Vec<RecordBatch>>)>,
+    ) -> Result<(), EmulatorError> {
+        let mut tables: Vec<Arc<Table>> = Vec::new();
+        let mut per_table: Vec<Vec<Vec<RecordBatch>>> = Vec::new();
+        for (table, staged) in writes {
+            let at = match tables.iter().position(|t| Arc::ptr_eq(t, &table)) {
+                Some(at) => at,
+                None => {
+                    per_table.push(vec![Vec::new(); table.tablets.len()]);
+                    tables.push(table);
+                    tables.len() - 1
+                }
+            };
+            for (tablet, batches) in staged.into_iter().enumerate() {
+                if let Some(slot) = per_table[at].get_mut(tablet) {
+                    slot.extend(batches);
+                }
+            }
+        }
+        let mut order: Vec<usize> = (0..tables.len()).collect();
+        order.sort_by_key(|&i| tables[i].id);
+        let mut guards = Vec::with_capacity(order.len());
+        for &i in &order {
+            guards.push((
+                i,
+                tables[i].data.lock().map_err(|_| EmulatorError::Poisoned)?,
+            ));
+        }
+        let mut results = Vec::with_capacity(guards.len());
+        for (i, data) in &guards {
+            let table = &tables[*i];
+            let mut merged = Vec::new();
+            for (idx, new_batches) in per_table[*i].iter().enumerate() {
+                if !new_batches.is_empty() {
+                    merged.push((
+                        idx,
+                        storage::merge_into_tablet(table, data[idx].clone(), new_batches.clone())?,
+                    ));
+                }
+            }
+            results.push(merged);
+        }
+        for ((i, data), merged) in guards.iter_mut().zip(results) {
+            for (idx, batches) in merged {
+                data[idx] = batches;
+            }
+            tables[*i]
+                .version
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// Replaces the visible data of the `only` partitions (indexes into
     /// [`Self::partitions`]; every partition when `None`) with rows grouped by tablet index
     /// (INSERT OVERWRITE): the new rows are merged among themselves with the key model's

@@ -58,6 +58,20 @@ pub enum Fault {
     /// MySQL face: the next `INSERT` commits, then the connection closes without an answer
     /// (as when the FE or the link dies after the commit).
     DropAfterInsertCommit,
+    /// MySQL face: the next `COMMIT` of an explicit transaction is lost before it commits:
+    /// the connection closes without an answer and the transaction rolls back with its
+    /// session (its label is free again).
+    DropBeforeTxnCommit,
+    /// MySQL face: the next `COMMIT` of an explicit transaction commits, then the
+    /// connection closes without an answer.
+    DropAfterTxnCommit,
+    /// MySQL face: the next `COMMIT` of an explicit transaction: the connection closes
+    /// without an answer while the transaction stays PREPARE (its label RUNNING) this long,
+    /// then commits (an FE that is slow to finish a commit whose client is gone).
+    HoldTxnCommit {
+        /// How long the label stays RUNNING.
+        ms: u64,
+    },
     /// MySQL face: after the last row of the next text result set, one more row packet that
     /// carries only its first cell (a hostile or broken server; clients must fail, not
     /// return the rows so far as the whole result).
@@ -119,6 +133,9 @@ impl Fault {
             Fault::CutFlightStream { .. } => "cut_flight_stream",
             Fault::ShortMysqlRow => "short_mysql_row",
             Fault::DropAfterInsertCommit => "drop_after_insert_commit",
+            Fault::DropBeforeTxnCommit => "drop_before_txn_commit",
+            Fault::DropAfterTxnCommit => "drop_after_txn_commit",
+            Fault::HoldTxnCommit { .. } => "hold_txn_commit",
             Fault::ClearPasswordGreeting => "clear_password_greeting",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::FlightLocation { .. } => "flight_location",
@@ -134,6 +151,9 @@ impl Fault {
             Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
             Fault::AnnounceFlightRows { .. } | Fault::FlightLocation { .. } => Point::FlightInfo,
             Fault::DropAfterInsertCommit => Point::MysqlInsert,
+            Fault::DropBeforeTxnCommit
+            | Fault::DropAfterTxnCommit
+            | Fault::HoldTxnCommit { .. } => Point::MysqlCommit,
             Fault::ClearPasswordGreeting => Point::MysqlGreeting,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
@@ -161,6 +181,8 @@ pub enum Point {
     FlightInfo,
     /// An `INSERT` on the MySQL face.
     MysqlInsert,
+    /// The `COMMIT` of an explicit transaction on the MySQL face.
+    MysqlCommit,
     /// The greeting of a MySQL connection.
     MysqlGreeting,
 }

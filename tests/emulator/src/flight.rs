@@ -137,6 +137,7 @@ fn flight_session(user: String, peer: std::net::SocketAddr) -> Session {
         sql_mode: String::new(),
         partial_update: false,
         insert_filter: crate::mysql::InsertFilter::default(),
+        txn: None,
     }
 }
 

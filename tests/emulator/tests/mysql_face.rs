@@ -7,6 +7,8 @@
 use std::process::Command;
 
 mod common;
+#[path = "mysql_face/transactions.rs"]
+mod transactions;
 
 use doris_emulator::{DorisProfile, Emulator, EmulatorConfig};
 use doris_sql::{DescRow, DorisType, KeyModel, parse_describe, parse_show_create};

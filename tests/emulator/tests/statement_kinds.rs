@@ -210,7 +210,6 @@ const REFUSED: &[(&str, &str)] = &[
         "CREATE USER 'd' IDENTIFIED BY 'p' DEFAULT ROLE 'admin'",
         "DEFAULT ROLE",
     ),
-    ("BEGIN", "explicit transactions"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

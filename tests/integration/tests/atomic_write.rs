@@ -1,6 +1,7 @@
 //! doris-streamload's `atomic_write` example (a Rust service's exactly-once load, no
-//! Python) against the Doris emulator: a rerun with the same key writes nothing, a new key
-//! a second copy, a lost answer to the publishing INSERT is settled by the label.
+//! Python) against the Doris emulator: a rerun with the same key writes nothing, also after
+//! Doris forgot the key's label; a COMMIT whose answer is lost, held or dropped before it
+//! commits is settled by the key's state, never written twice.
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
@@ -8,7 +9,10 @@
 mod example;
 
 use doris_emulator::faults::Fault;
+use doris_emulator::txn::Retention;
 use doris_emulator::{Emulator, EmulatorConfig};
+use doris_streamload::atomic::CommittedBy;
+use example::Outcome;
 
 fn ids(e: &Emulator) -> Vec<i64> {
     use arrow::array::AsArray;
@@ -28,51 +32,138 @@ fn ids(e: &Emulator) -> Vec<i64> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rust_service_writes_exactly_once_per_key() {
-    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+/// Whether Doris (the emulator) still knows `label` in database `demo`.
+fn label_known(e: &Emulator, label: &str) -> bool {
+    e.shared()
+        .txns
+        .list("demo")
+        .iter()
+        .any(|(_, _, l, _)| l == label)
+}
+
+async fn emulator(label_num_threshold: usize) -> Emulator {
+    let e = Emulator::start(EmulatorConfig {
+        retention: Retention {
+            label_num_threshold,
+            ..Retention::default()
+        },
+        ..EmulatorConfig::default()
+    })
+    .await
+    .unwrap();
     e.execute(
         None,
         "CREATE DATABASE demo; CREATE TABLE demo.events (`id` BIGINT NOT NULL, `name` VARCHAR(32) NULL) \
-         UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2 \
-         PROPERTIES (\"enable_unique_key_merge_on_write\" = \"true\")",
+         DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2; \
+         CREATE TABLE demo.other (`id` BIGINT NOT NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1",
     )
     .unwrap();
-    let fe = format!("http://{}", e.fe_http_addr());
-    let target = example::Target {
-        fe_http: &fe,
+    e
+}
+
+fn target<'a>(e: &Emulator, fe: &'a str) -> example::Target<'a> {
+    example::Target {
+        fe_http: fe,
         mysql: ("127.0.0.1", e.query_addr().port()),
         user: "root",
         database: "demo",
         table: "events",
-    };
-    assert!(
-        example::run(&target, "k1", vec![example::sample(0, 300)])
-            .await
-            .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_writes_nothing_also_after_doris_forgot_the_label() {
+    let e = emulator(3).await;
+    let fe = format!("http://{}", e.fe_http_addr());
+    let target = target(&e, &fe);
+    let rows = || vec![example::sample(0, 300)];
+    assert_eq!(
+        example::run(&target, "k1", rows()).await.unwrap(),
+        Outcome::Committed
     );
-    // The same key again, other rows even: Daft's contract, a no-op.
-    assert!(
-        !example::run(&target, "k1", vec![example::sample(0, 300)])
+    // The same key again (Daft's contract: a no-op), recognised by its label.
+    assert_eq!(
+        example::run(&target, "k1", rows()).await.unwrap(),
+        Outcome::AlreadyCommitted {
+            by: CommittedBy::Label
+        }
+    );
+    // Unrelated loads push the key's label out of Doris's memory (label_num_threshold 3).
+    let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let mut session = doris_read::mysql::session::Session::open(&endpoint)
+        .await
+        .unwrap();
+    for i in 0..6 {
+        session
+            .execute(&format!("INSERT INTO demo.other VALUES ({i})"))
             .await
-            .unwrap()
+            .unwrap();
+    }
+    assert!(!label_known(&e, "svc_k1"), "the label is forgotten");
+    // The rerun finds the key in the commit ledger and writes nothing.
+    assert_eq!(
+        example::run(&target, "k1", rows()).await.unwrap(),
+        Outcome::AlreadyCommitted {
+            by: CommittedBy::Ledger { rows: Some(300) }
+        }
     );
     assert_eq!(ids(&e), (0..300).collect::<Vec<_>>());
-    // The publishing INSERT commits but its answer is lost: the label says it committed.
-    e.faults().arm(Fault::DropAfterInsertCommit, 1);
-    assert!(
-        example::run(&target, "k2", vec![example::sample(300, 100)])
-            .await
-            .unwrap()
+    let mut tables = e.shared().catalog.table_names("demo").unwrap();
+    tables.sort();
+    assert_eq!(
+        tables,
+        ["__daft_doris_commits", "events", "other"],
+        "no staging table is left"
     );
-    assert_eq!(e.faults().fired().len(), 1);
-    assert!(
-        !example::run(&target, "k2", vec![example::sample(300, 100)])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_commit_answer_is_settled_by_the_key_never_written_twice() {
+    let e = emulator(2000).await;
+    let fe = format!("http://{}", e.fe_http_addr());
+    let target = target(&e, &fe);
+    // Committed, answer lost: the label says it committed.
+    e.faults().arm(Fault::DropAfterTxnCommit, 1);
+    assert_eq!(
+        example::run(&target, "k2", vec![example::sample(0, 100)])
             .await
-            .unwrap()
+            .unwrap(),
+        Outcome::Committed
     );
-    assert_eq!(ids(&e), (0..400).collect::<Vec<_>>());
-    // No staging table is left.
-    let tables = e.shared().catalog.table_names("demo").unwrap();
-    assert_eq!(tables, vec!["events".to_owned()]);
+    // Lost before it committed: the transaction rolled back with the session, the label
+    // is free, the publish runs again.
+    e.faults().arm(Fault::DropBeforeTxnCommit, 1);
+    assert_eq!(
+        example::run(&target, "k3", vec![example::sample(100, 100)])
+            .await
+            .unwrap(),
+        Outcome::Committed
+    );
+    // The answer is lost while the transaction still runs: the writer waits for the
+    // label to settle.
+    e.faults().arm(Fault::HoldTxnCommit { ms: 700 }, 1);
+    assert_eq!(
+        example::run(&target, "k4", vec![example::sample(200, 100)])
+            .await
+            .unwrap(),
+        Outcome::Committed
+    );
+    let fired: Vec<_> = e.faults().fired().iter().map(|f| f.kind).collect();
+    assert_eq!(
+        fired,
+        [
+            "drop_after_txn_commit",
+            "drop_before_txn_commit",
+            "hold_txn_commit"
+        ]
+    );
+    for key in ["k2", "k3", "k4"] {
+        assert!(matches!(
+            example::run(&target, key, vec![example::sample(0, 5)])
+                .await
+                .unwrap(),
+            Outcome::AlreadyCommitted { .. }
+        ));
+    }
+    assert_eq!(ids(&e), (0..300).collect::<Vec<_>>());
 }

@@ -19,6 +19,9 @@ from daft_doris._endpoint import Endpoint
 from daft_doris.errors import CompatibilityError, ConfigurationError, DaftOlapError
 from daft_doris.secrets import Secret, check_secret
 
+#: The commit ledger atomic writes record their keys in (one table per database).
+DEFAULT_COMMIT_LEDGER = "__daft_doris_commits"
+
 SUMMARY_SCHEMA = pa.schema(
     [
         ("status", pa.string()),
@@ -133,6 +136,7 @@ class DorisWriteOptions:
     max_retries: int = 4
     atomic: bool = False
     overwrite: bool = False
+    commit_ledger: str | None = DEFAULT_COMMIT_LEDGER
 
     def __post_init__(self) -> None:
         # Every rule (types, ranges, the combinations refused, the label grammar and the
@@ -152,6 +156,7 @@ class DorisWriteOptions:
             max_retries=self.max_retries,
             atomic=self.atomic,
             overwrite=self.overwrite,
+            commit_ledger=self.commit_ledger,
         )
 
     @classmethod
@@ -260,6 +265,7 @@ class DorisDataSink(DataSink[dict]):
                 self._table.name,
                 self._options.label_prefix,
                 key,
+                self._options.commit_ledger,
             )
             self._atomic = {"key": key, **begun}
 
@@ -372,6 +378,7 @@ class DorisDataSink(DataSink[dict]):
             self._options.label_prefix,
             self._atomic["key"],
             self._atomic["staging"],
+            self._options.commit_ledger,
         )
 
     def _publish(self, results: list[dict]) -> dict[str, Any]:
@@ -457,6 +464,7 @@ def write_doris(
     atomic: bool | None = None,
     checkpoint: daft.IdempotentCommit | None = None,
     write_mode: Literal["append", "overwrite"] = "append",
+    commit_ledger: str | None = DEFAULT_COMMIT_LEDGER,
 ) -> daft.DataFrame:
     """Writes a DataFrame into an existing Doris table; returns a one-row summary.
 
@@ -471,8 +479,15 @@ def write_doris(
     makes the whole write one Doris transaction labelled by the key: rows are staged,
     then published with one ``INSERT … WITH LABEL``; a rerun with the same key after any
     failure, partitioning or task retry writes nothing twice, and a committed key is a
-    no-op (``status = "already_committed"``). It works on Daft's Ray runner too. See
-    docs/consistency.md for what every mode guarantees.
+    no-op (``status = "already_committed"``). It works on Daft's Ray runner too.
+
+    Doris forgets a finished label after ``label_keep_max_second`` (3 days by default) and
+    beyond ``label_num_threshold`` newer transactions in the database (2,000 by default),
+    so an atomic write also records its key in ``commit_ledger``, a table of the target's
+    database (``__daft_doris_commits`` by default, created on first use), in the same
+    transaction as the rows: a rerun of a key is a no-op however long after.
+    ``commit_ledger=None`` relies on the label alone (a rerun after Doris forgot it writes
+    the rows again). See docs/consistency.md for what every mode guarantees.
 
     ``write_mode="overwrite"`` replaces every row of the table with the DataFrame's in the
     same one transaction (``INSERT OVERWRITE TABLE … WITH LABEL`` from the staging table; an
@@ -517,6 +532,7 @@ def write_doris(
         max_retries=max_retries,
         atomic=atomic,
         overwrite=write_mode == "overwrite",
+        commit_ledger=commit_ledger,
     )
     sink = DorisDataSink(connection, table, options)
     sink.bind_schema(dataframe.schema().to_pyarrow_schema())

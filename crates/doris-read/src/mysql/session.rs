@@ -1,11 +1,19 @@
 //! A plain SQL session on the FE's MySQL port: statements and small queries as text
-//! (COM_QUERY), for DDL, labelled INSERTs and `SHOW` statements. Results are read whole,
-//! so use it for metadata-sized answers; table data goes through [`super::stream::query`].
+//! (COM_QUERY), for DDL, labelled INSERTs, explicit transactions and `SHOW` statements.
+//! Results are read whole, so use it for metadata-sized answers; table data goes through
+//! [`super::stream::query`].
+//!
+//! [`Session`] is the workspace's [`doris_sql::session::SqlSession`]: the session
+//! `doris-streamload`'s atomic writes drive. It reports a failure as `Refused` only when
+//! the server answered the statement with an error; a lost connection, a timeout or a
+//! malformed packet is `Unanswered` (the statement may have taken effect).
 
 use std::time::Duration;
 
 use futures::TryStreamExt;
 use sqlx::{Column, Decode, MySql, MySqlConnection, Row, ValueRef};
+
+use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
 
 use super::connect::MySqlEndpoint;
 use crate::error::{ReadError, bounded};
@@ -27,6 +35,7 @@ pub struct TextRows {
 pub struct Session {
     conn: MySqlConnection,
     timeout: Duration,
+    endpoint: MySqlEndpoint,
 }
 
 impl Session {
@@ -36,7 +45,15 @@ impl Session {
         Ok(Self {
             conn: endpoint.connect().await?,
             timeout: endpoint.read_timeout,
+            endpoint: endpoint.clone(),
         })
+    }
+
+    /// Replaces the connection with a new one to the same endpoint (the old one is
+    /// dropped, and with it any transaction it had open).
+    pub async fn reconnect(&mut self) -> Result<(), ReadError> {
+        self.conn = self.endpoint.connect().await?;
+        Ok(())
     }
 
     /// Runs a statement; returns the affected-row count.
@@ -84,5 +101,42 @@ impl Session {
             Ok(out)
         };
         bounded(timeout, "a query", read).await
+    }
+}
+
+/// Whether the server answered with this error (an ERR packet), as opposed to no answer.
+fn answered(e: &ReadError) -> bool {
+    matches!(
+        e,
+        ReadError::Query { .. }
+            | ReadError::Permission(_)
+            | ReadError::NotFound(_)
+            | ReadError::Auth(_)
+    )
+}
+
+fn failure(e: ReadError) -> SqlFailure {
+    if answered(&e) {
+        SqlFailure::Refused(e.to_string())
+    } else {
+        SqlFailure::Unanswered(e.to_string())
+    }
+}
+
+impl SqlSession for Session {
+    async fn execute(&mut self, sql: &str) -> Result<u64, SqlFailure> {
+        Session::execute(self, sql).await.map_err(failure)
+    }
+
+    async fn query(&mut self, sql: &str) -> Result<SqlRows, SqlFailure> {
+        let rows = Session::query(self, sql).await.map_err(failure)?;
+        Ok(SqlRows {
+            columns: rows.columns,
+            rows: rows.rows,
+        })
+    }
+
+    async fn reconnect(&mut self) -> Result<(), SqlFailure> {
+        Session::reconnect(self).await.map_err(failure)
     }
 }

@@ -5,6 +5,9 @@
 
 use axum::http::HeaderMap;
 use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use arrow::record_batch::RecordBatch;
 
 use sqlparser::ast::{
     Expr, SetExpr, Statement, TableObject, UnaryOperator, Value, visit_expressions_mut,
@@ -16,10 +19,12 @@ use super::select::{SelectError, plan, resolve_table};
 use super::wire::PacketIo;
 use crate::Shared;
 use crate::auth::{Privilege, missing_privilege};
+use crate::catalog::Table;
 use crate::faults::{Fault, Point};
 use crate::load::{Decoded, conform_batch, parse_options};
+use crate::txn::Staged;
 
-fn analysis(message: impl std::fmt::Display) -> SelectError {
+pub(crate) fn analysis(message: impl std::fmt::Display) -> SelectError {
     SelectError {
         code: 1105,
         state: b"HY000",
@@ -27,7 +32,8 @@ fn analysis(message: impl std::fmt::Display) -> SelectError {
     }
 }
 
-/// Runs one INSERT and answers OK (affected rows) or an error.
+/// Runs one INSERT outside an explicit transaction and answers OK (affected rows, and the
+/// label, status and transaction in the info text, as Doris does) or an error.
 pub async fn run(
     shared: &Shared,
     session: &Session,
@@ -37,18 +43,26 @@ pub async fn run(
     match execute(shared, session, sql).await {
         // An INSERT that began no transaction has no commit for the fault to follow.
         Ok(Inserted::Nothing) => io.ok(0).await,
-        Ok(Inserted::Committed(rows)) => {
+        Ok(Inserted::Committed { rows, label, txn }) => {
             if let Some(f @ Fault::DropAfterInsertCommit) = shared.faults.take(Point::MysqlInsert) {
-                shared.faults.record(&f, None, None, true);
+                shared.faults.record(&f, Some(&label), Some(txn), true);
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::ConnectionAborted,
                     "fault: connection dropped after the INSERT committed",
                 ));
             }
-            io.ok(rows).await
+            io.ok_with_info(rows, &txn_info(&label, "VISIBLE", Some(txn)))
+                .await
         }
         Err(e) => io.error(e.code, e.state, &e.message).await,
     }
+}
+
+/// Doris's info text of a transactional statement's OK packet:
+/// `{'label':'l', 'status':'VISIBLE', 'txnId':'12'}` (`txnId` empty before one began).
+pub fn txn_info(label: &str, status: &str, txn: Option<i64>) -> String {
+    let id = txn.map(|t| t.to_string()).unwrap_or_default();
+    format!("{{'label':'{label}', 'status':'{status}', 'txnId':'{id}'}}")
 }
 
 /// What an INSERT did.
@@ -56,10 +70,42 @@ enum Inserted {
     /// It planned to an empty set: no transaction, no label.
     Nothing,
     /// A transaction committed this many rows.
-    Committed(u64),
+    Committed {
+        /// Rows committed.
+        rows: u64,
+        /// The transaction's label.
+        label: String,
+        /// The transaction's id.
+        txn: i64,
+    },
 }
 
-async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Inserted, SelectError> {
+/// An INSERT statement, parsed and checked: where it writes and what it reads.
+pub(crate) struct InsertTarget {
+    /// Database of the target.
+    pub db: String,
+    /// Target table's name.
+    pub table_name: String,
+    /// The target table.
+    pub table: Arc<Table>,
+    /// `INSERT OVERWRITE`.
+    pub overwrite: bool,
+    /// `WITH LABEL …`, if given.
+    pub label: Option<String>,
+    /// The source is constant rows (`VALUES`, or a SELECT without FROM): in an explicit
+    /// transaction Doris sends such rows through its batch path, not the INSERT … SELECT one.
+    pub constant_rows: bool,
+    named_partitions: Option<Vec<usize>>,
+    targets: Vec<String>,
+    source: String,
+}
+
+/// Parses an INSERT and checks its target, columns and the LOAD privilege.
+pub(crate) fn parse(
+    shared: &Shared,
+    session: &Session,
+    sql: &str,
+) -> Result<InsertTarget, SelectError> {
     let (sql, label) = take_label(sql)?;
     let statements =
         sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql).map_err(analysis)?;
@@ -131,6 +177,8 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
         .ok_or_else(|| analysis("INSERT needs VALUES or a SELECT"))?;
     let mut source = source.clone();
     let values = matches!(*source.body, SetExpr::Values(_));
+    let constant_rows =
+        values || matches!(&*source.body, SetExpr::Select(select) if select.from.is_empty());
     let _ = visit_expressions_mut(&mut source, |expr| {
         if values {
             big_integer_as_text(expr);
@@ -138,50 +186,63 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
         keep_backslashes(expr);
         ControlFlow::<()>::Continue(())
     });
-    let planned = plan(shared, session, &source.to_string()).await?;
+    Ok(InsertTarget {
+        db,
+        table_name,
+        table,
+        overwrite: insert.overwrite,
+        label,
+        constant_rows,
+        named_partitions,
+        targets,
+        source: source.to_string(),
+    })
+}
+
+/// Computes the INSERT's source rows (through the SELECT engine).
+pub(crate) async fn source_rows(
+    shared: &Shared,
+    session: &Session,
+    target: &InsertTarget,
+) -> Result<Vec<RecordBatch>, SelectError> {
+    let planned = plan(shared, session, &target.source).await?;
     let batches = planned.collect().await?;
-    if label.is_none() && !insert.overwrite && batches.iter().all(|b| b.num_rows() == 0) {
-        // Doris begins no transaction for an INSERT whose SELECT plans to an empty set
-        // (`WHERE 1 = 0`): `Query OK, 0 rows affected`, no label taken.
-        return Ok(Inserted::Nothing);
-    }
     if let Some(first) = batches.first()
-        && first.num_columns() != targets.len()
+        && first.num_columns() != target.targets.len()
     {
         return Err(analysis("Column count doesn't match value count"));
     }
-    let mut opts = parse_options(&HeaderMap::new()).map_err(analysis)?;
+    Ok(batches)
+}
+
+/// Conforms the source rows to the table and routes them to its tablets, applying the
+/// session's filter rules (`enable_insert_strict`, `insert_max_filter_ratio`); returns the
+/// rows per tablet and how many rows the INSERT writes, or Doris's message.
+pub(crate) fn stage_rows(
+    shared: &Shared,
+    session: &Session,
+    target: &InsertTarget,
+    batches: &[RecordBatch],
+    label: &str,
+) -> Result<(Staged, u64), String> {
+    let table = &target.table;
+    let mut opts = parse_options(&HeaderMap::new())?;
     // `enable_unique_key_partial_update`: on a merge-on-write UNIQUE table the INSERT
     // changes only the columns it names (every key among them); elsewhere Doris ignores it.
-    opts.partial = !insert.overwrite
+    opts.partial = !target.overwrite
         && session.partial_update
         && table.schema.key_model == Some(doris_sql::KeyModel::Unique)
         && table.schema.merge_on_write;
-    opts.columns = Some(targets);
-    opts.label = label.unwrap_or_else(|| format!("insert_{}", uuid::Uuid::new_v4().simple()));
+    opts.columns = Some(target.targets.clone());
+    opts.label = label.to_owned();
     let mut decoded = Decoded::default();
-    for batch in &batches {
-        conform_batch(&table, &opts, batch, &mut decoded).map_err(analysis)?;
+    for batch in batches {
+        conform_batch(table, &opts, batch, &mut decoded)?;
     }
-    // Labels are one namespace per database, shared with Stream Load: a label a load or
-    // another INSERT holds (running or finished) is refused with Doris's text.
-    let txn = shared
-        .txns
-        .begin(&db, &table_name, &opts.label)
-        .map_err(|e| {
-            analysis(format!(
-                "Label [{}] has already been used, relate to txn [{}]",
-                opts.label, e.existing_txn_id
-            ))
-        })?;
-    let fail = |message: String| {
-        shared.txns.abort(txn, &message);
-        analysis(message)
-    };
     let (mut staged, mut unrouted) = shared
-        .stage(&table, std::mem::take(&mut decoded.batches))
-        .map_err(|e| fail(e.to_string()))?;
-    if let Some(named) = &named_partitions {
+        .stage(table, std::mem::take(&mut decoded.batches))
+        .map_err(|e| e.to_string())?;
+    if let Some(named) = &target.named_partitions {
         for (tablet, rows) in table.tablets.iter().zip(staged.iter_mut()) {
             if !named.contains(&tablet.partition) {
                 unrouted += rows.iter().map(|b| b.num_rows() as u64).sum::<u64>();
@@ -206,20 +267,51 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
             decoded.total_rows,
             &first,
             url.as_deref(),
-        )
-        .map_err(fail)?;
+        )?;
     }
-    let rows = decoded.total_rows - decoded.filtered_rows;
+    Ok((staged, decoded.total_rows - decoded.filtered_rows))
+}
+
+async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Inserted, SelectError> {
+    let target = parse(shared, session, sql)?;
+    let batches = source_rows(shared, session, &target).await?;
+    if target.label.is_none() && !target.overwrite && batches.iter().all(|b| b.num_rows() == 0) {
+        // Doris begins no transaction for an INSERT whose SELECT plans to an empty set
+        // (`WHERE 1 = 0`): `Query OK, 0 rows affected`, no label taken.
+        return Ok(Inserted::Nothing);
+    }
+    let label = target
+        .label
+        .clone()
+        .unwrap_or_else(|| format!("insert_{}", uuid::Uuid::new_v4().simple()));
+    // Labels are one namespace per database, shared with Stream Load: a label a load or
+    // another INSERT holds (running or finished) is refused with Doris's text.
+    let txn = shared
+        .txns
+        .begin(&target.db, &target.table_name, &label)
+        .map_err(|e| analysis(label_used(&label, e.existing_txn_id)))?;
+    let fail = |message: String| {
+        shared.txns.abort(txn, &message);
+        analysis(message)
+    };
+    let (staged, rows) = stage_rows(shared, session, &target, &batches, &label).map_err(fail)?;
     // INSERT OVERWRITE replaces every row of the table in the one transaction.
-    if insert.overwrite {
-        table.replace(staged, named_partitions.as_deref())
+    if target.overwrite {
+        target
+            .table
+            .replace(staged, target.named_partitions.as_deref())
     } else {
-        table.apply(staged)
+        target.table.apply(staged)
     }
     .map_err(|e| fail(e.to_string()))?;
     shared.txns.make_visible(txn);
     crate::persist::save(shared);
-    Ok(Inserted::Committed(rows))
+    Ok(Inserted::Committed { rows, label, txn })
+}
+
+/// Doris's text for a label a running or finished transaction holds.
+pub(crate) fn label_used(label: &str, txn: i64) -> String {
+    format!("Label [{label}] has already been used, relate to txn [{txn}]")
 }
 
 /// Cuts Doris's `WITH LABEL <label>` (between the table name and the column list or the

@@ -16,6 +16,8 @@ pub mod select;
 pub mod show;
 #[cfg(feature = "sql")]
 mod text_rows;
+#[cfg(feature = "sql")]
+pub mod transaction;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -117,6 +119,9 @@ pub struct Session {
     /// `enable_insert_strict` (default on) and `insert_max_filter_ratio` (default 1.0):
     /// how an INSERT treats rows it must filter.
     pub insert_filter: InsertFilter,
+    /// The explicit transaction the session is in (`BEGIN` … `COMMIT`).
+    #[cfg(feature = "sql")]
+    pub txn: Option<transaction::ExplicitTxn>,
 }
 
 /// How an INSERT treats rows it must filter (Doris's `enable_insert_strict` and
@@ -298,7 +303,21 @@ async fn session(
         sql_mode: "ONLY_FULL_GROUP_BY".into(),
         partial_update: false,
         insert_filter: InsertFilter::default(),
+        #[cfg(feature = "sql")]
+        txn: None,
     };
+    let served = commands(&shared, &mut state, &mut io).await;
+    #[cfg(feature = "sql")]
+    transaction::end_of_session(&shared, &mut state);
+    served
+}
+
+/// Serves the commands of an authenticated session until it ends.
+async fn commands(
+    shared: &Arc<Shared>,
+    state: &mut Session,
+    io: &mut PacketIo,
+) -> std::io::Result<()> {
     let mut statements = prepared::Statements::default();
     while let Some(packet) = io.read().await? {
         let Some((&command, body)) = packet.split_first() else {
@@ -310,7 +329,7 @@ async fn session(
                 let db = String::from_utf8_lossy(body).into_owned();
                 let exists = shared.catalog.has_database(&db).unwrap_or(false);
                 if exists && !shared.users.has_any(&state.user, &db, None) {
-                    let (code, sqlstate, message) = query::database_denied(&state, &db);
+                    let (code, sqlstate, message) = query::database_denied(state, &db);
                     io.error(code, sqlstate, &message).await?;
                 } else if exists {
                     state.database = Some(db);
@@ -322,16 +341,16 @@ async fn session(
             }
             0x03 => {
                 let sql = String::from_utf8_lossy(body).into_owned();
-                query::run(&shared, &mut state, &sql, query::Protocol::Text, &mut io).await?;
+                query::run(shared, state, &sql, query::Protocol::Text, io).await?;
             }
             0x0e => io.ok(0).await?, // COM_PING
             0x16 => {
                 let sql = String::from_utf8_lossy(body).into_owned();
-                prepared::prepare(&shared, &state, &mut statements, &sql, &mut io).await?;
+                prepared::prepare(shared, state, &mut statements, &sql, io).await?;
             }
-            0x17 => prepared::execute(&shared, &mut state, &mut statements, body, &mut io).await?,
+            0x17 => prepared::execute(shared, state, &mut statements, body, io).await?,
             0x19 => prepared::close(&mut statements, body),
-            0x1a => prepared::reset(&statements, body, &mut io).await?,
+            0x1a => prepared::reset(&statements, body, io).await?,
             code => {
                 // Doris: a command MysqlCommand knows but the dispatcher does not handle gets
                 // `Unsupported command(<NAME>)`; an unknown code `Unknown command(<n>)`.

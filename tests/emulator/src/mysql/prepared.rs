@@ -107,7 +107,7 @@ pub async fn prepare(
 
 /// COM_STMT_EXECUTE: binds the parameters and runs the statement with binary rows.
 pub async fn execute(
-    shared: &Shared,
+    shared: &std::sync::Arc<Shared>,
     session: &mut Session,
     statements: &mut Statements,
     body: &[u8],

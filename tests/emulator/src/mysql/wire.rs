@@ -150,6 +150,18 @@ impl PacketIo {
         self.flush().await
     }
 
+    /// Writes an OK packet with an info text, as Doris answers INSERT, BEGIN, COMMIT and
+    /// ROLLBACK (`{'label':'…', 'status':'VISIBLE', 'txnId':'…'}`): a length-encoded
+    /// string after the warnings, as Doris's `MysqlOkPacket` and MySQL's `net_send_ok`
+    /// write it (libmariadb reads it so).
+    pub async fn ok_with_info(&mut self, affected_rows: u64, info: &str) -> std::io::Result<()> {
+        let mut p = ok_payload(0x00, affected_rows);
+        lenenc_int(&mut p, info.len() as u64);
+        p.extend_from_slice(info.as_bytes());
+        self.write(&p).await?;
+        self.flush().await
+    }
+
     /// Both sides agreed on CLIENT_DEPRECATE_EOF (only offered with the switch that selects
     /// Doris master's behaviour): result sets end with an OK packet (header 0xFE) and no EOF
     /// follows the column definitions.

@@ -2,6 +2,8 @@
 //! DataFusion (`select/`). Session variables (`SET`, `SELECT @@…`) are in `variables`, the
 //! BE listing and its tags in `backend_statements`.
 
+use std::sync::Arc;
+
 use super::Session;
 use super::show::{describe_rows, show_create_table};
 use super::wire::{ColumnDef, PacketIo};
@@ -55,12 +57,20 @@ pub enum Protocol {
 
 /// Runs one statement (COM_QUERY, or a bound COM_STMT_EXECUTE) and writes its answer.
 pub async fn run(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     session: &mut Session,
     sql: &str,
     protocol: Protocol,
     io: &mut PacketIo,
 ) -> std::io::Result<()> {
+    #[cfg(feature = "sql")]
+    if session.txn.is_some() {
+        return super::transaction::run(shared, session, strip(sql), io).await;
+    }
+    #[cfg(feature = "sql")]
+    if is_begin(sql) {
+        return super::transaction::begin(session, strip(sql), io).await;
+    }
     if strip(sql)
         .get(..7)
         .is_some_and(|w| w.eq_ignore_ascii_case("INSERT "))
@@ -117,6 +127,18 @@ pub(crate) fn local_columns(shared: &Shared, session: &Session, sql: &str) -> Ve
     match execute(shared, &mut session.clone(), sql) {
         Outcome::Rows(columns, _) => columns,
         _ => Vec::new(),
+    }
+}
+
+/// `BEGIN …` or `START TRANSACTION`.
+#[cfg(feature = "sql")]
+fn is_begin(sql: &str) -> bool {
+    let upper = strip(sql).to_ascii_uppercase();
+    let mut words = upper.split_whitespace();
+    match words.next() {
+        Some("BEGIN") => true,
+        Some("START") => words.next() == Some("TRANSACTION"),
+        _ => false,
     }
 }
 
@@ -423,12 +445,13 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         ["SHOW", "BACKENDS", ..] => show_backends(shared),
         ["ALTER", "SYSTEM", "MODIFY", "BACKEND", ..] => modify_backend(shared, &rest_after(4)),
         // Outside an explicit transaction Doris answers COMMIT and ROLLBACK with OK (what
-        // PyMySQL's `commit()` sends). An explicit transaction (`BEGIN`, whose INSERTs commit
-        // or roll back together) is not emulated: refused rather than accepted as a no-op
-        // that would make a later ROLLBACK keep the rows.
+        // PyMySQL's `commit()` sends). Explicit transactions run on the MySQL face
+        // (`super::transaction`, before this point); elsewhere (the Flight face, a build
+        // without the `sql` feature) they are refused rather than accepted as a no-op that
+        // would make a later ROLLBACK keep the rows.
         ["COMMIT" | "ROLLBACK", ..] => Outcome::Ok(0),
         ["BEGIN", ..] | ["START", "TRANSACTION", ..] => analysis(
-            "the Doris emulator does not run explicit transactions (BEGIN … COMMIT) yet",
+            "explicit transactions (BEGIN … COMMIT) run on the MySQL protocol only",
         ),
         ["CREATE" | "DROP", "USER", ..] | ["GRANT", ..] | ["REVOKE", ..]
             if session.user != "root" =>

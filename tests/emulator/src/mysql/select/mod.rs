@@ -168,7 +168,12 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .set_str("datafusion.sql_parser.dialect", "mysql")
         // Doris sorts NULL as the smallest value: first in ASC, last in DESC.
         .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min");
-    let ctx = SessionContext::new_with_config(config);
+    let state = datafusion::execution::SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_type_planner(Arc::new(DorisTypes))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     let catalog = ctx
         .catalog("datafusion")
         .ok_or_else(|| analysis("no default catalog"))?;
@@ -278,6 +283,31 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         frame,
         holders,
     })
+}
+
+/// Doris's type names in `CAST(… AS …)` that DataFusion does not know: `DATETIME[(p)]`
+/// (the form `doris-sql` renders DATETIME literals in) is the column type's storage.
+#[derive(Debug)]
+struct DorisTypes;
+
+impl datafusion::logical_expr::planner::TypePlanner for DorisTypes {
+    fn plan_type_field(
+        &self,
+        sql_type: &datafusion::sql::sqlparser::ast::DataType,
+    ) -> datafusion::common::Result<Option<arrow::datatypes::FieldRef>> {
+        use datafusion::sql::sqlparser::ast::DataType as Sql;
+        let doris = match sql_type {
+            Sql::Datetime(precision) => DorisType::DateTime {
+                precision: precision.map_or(0, |p| u8::try_from(p).unwrap_or(6)),
+            },
+            _ => return Ok(None),
+        };
+        Ok(Some(Arc::new(arrow::datatypes::Field::new(
+            "",
+            crate::catalog::storage_type(&doris),
+            true,
+        ))))
+    }
 }
 
 /// `jobs("type"="insert")` / `tasks("type"="insert")` as an in-memory table of strings.

@@ -1,0 +1,568 @@
+//! Atomic, idempotent writes: the visible change of a whole write is one Doris transaction
+//! under a label that comes from an idempotence key, recorded in a commit ledger that
+//! outlives the label.
+//!
+//! 1. [`AtomicWrite::begin`] asks whether the key committed: its label's state in Doris,
+//!    then the commit ledger ([`CommitRecord`]), since Doris forgets finished labels
+//!    after `label_keep_max_second` (3 days) and beyond `label_num_threshold` (2,000 per
+//!    database). Committed: the write was done before, nothing is loaded
+//!    ([`Begun::AlreadyCommitted`]). Otherwise the key's leftover staging tables are
+//!    dropped and a new one is made for this run, the privileges checked first.
+//! 2. Every task attempt loads its rows into the staging table through Stream Load with a
+//!    tag of its own ([`AtomicWrite::load_options`]). Loads of attempts that fail or are
+//!    retried carry tags nobody reports, so they are never published.
+//! 3. [`AtomicWrite::publish`] copies the rows of the attempts that succeeded into the
+//!    target and writes the key's ledger record, in one transaction under the key's label
+//!    (`BEGIN WITH LABEL`, two `INSERT … SELECT … FROM staging`, `COMMIT`): the target
+//!    changes once or not at all, and the record commits with it. A lost answer, or a
+//!    refusal, is settled by asking again whether the key committed; the staging table is
+//!    dropped afterwards.
+//!
+//! The SQL statements run over the MySQL protocol, which this crate does not speak: the
+//! caller hands in a [`SqlSession`] (`doris-read`'s `Session` is one, over sqlx). Whether a
+//! failed statement may have taken effect is decided here, from the one fact a session
+//! reports ([`SqlFailure`]: answered with an error, or not answered). What each step
+//! guarantees, and the Doris settings and privileges it relies on, is in
+//! `docs/consistency.md`.
+
+mod housekeeping;
+mod publish;
+mod record;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use doris_sql::TableSchema;
+pub use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
+use doris_sql::staging::{
+    DEFAULT_LEDGER_TABLE, LedgerRecord, StagingName, begin_with_label, ledger_insert_from_staging,
+    ledger_probe_insert, ledger_table_ddl, privilege_probe_insert, publish_insert,
+    publish_overwrite, publish_rows_insert, staged_counts_query, staging_columns_header,
+    staging_table_ddl,
+};
+pub use housekeeping::cleanup;
+pub use record::{CommittedBy, LabelState, label_state};
+
+use housekeeping::{
+    drop_staging_of, drop_statement, drop_table, is_privilege_denial, privilege_error, sql_error,
+};
+use publish::{Publish, Statements};
+use record::{committed, now_utc, record_alone};
+
+use crate::error::StreamLoadError;
+use crate::label::Label;
+use crate::options::{Columns, LoadOptions, MergeType, NewKeyBehavior, UpdateMode};
+
+/// Where a committed key is remembered besides its Doris label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitRecord {
+    /// A ledger table in the target's database (created by the first write that needs
+    /// it): the publish writes one row into it in the same transaction as the rows, so a
+    /// rerun of a key is a no-op however long after and however many other loads ran in
+    /// between. Needs CREATE once, and LOAD and SELECT on the ledger.
+    Ledger(String),
+    /// The label only: a rerun after Doris forgot the label (`label_keep_max_second`,
+    /// 3 days by default, or beyond `label_num_threshold` newer transactions in the
+    /// database, 2,000 by default) writes the rows again.
+    LabelOnly,
+}
+
+impl Default for CommitRecord {
+    fn default() -> Self {
+        Self::Ledger(DEFAULT_LEDGER_TABLE.to_owned())
+    }
+}
+
+/// How long [`AtomicWrite`] waits on a label that is still running, and how often it looks.
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicPolicy {
+    /// Longest wait for a running label to finish.
+    pub settle_timeout: Duration,
+    /// Time between two looks.
+    pub poll_interval: Duration,
+    /// Attempts of the publish when its answer was lost (or its label was held by another
+    /// run that did not commit) and the key did not commit.
+    pub publish_attempts: u32,
+}
+
+impl Default for AtomicPolicy {
+    fn default() -> Self {
+        Self {
+            settle_timeout: Duration::from_secs(600),
+            poll_interval: Duration::from_millis(250),
+            publish_attempts: 3,
+        }
+    }
+}
+
+/// What [`AtomicWrite::begin`] found.
+#[derive(Debug)]
+pub enum Begun {
+    /// The key committed before: this write was done; load nothing.
+    AlreadyCommitted {
+        /// The key's label.
+        label: Label,
+        /// How the commit was recognised (the label, or the ledger after Doris forgot it).
+        by: CommittedBy,
+    },
+    /// A new run, with its staging table made.
+    Fresh(AtomicWrite),
+}
+
+/// The outcome of [`AtomicWrite::publish`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    /// The key's label.
+    pub label: String,
+    /// Rows the INSERT reported, `None` when its answer was lost and the key's state
+    /// told the outcome (or when nothing was to be published).
+    pub rows: Option<u64>,
+    /// Whether this run committed it (`false`: an earlier or concurrent run had).
+    pub by_this_run: bool,
+    /// A staging table that could not be dropped (the `cleanup` helper removes it later).
+    pub staging_left: Option<String>,
+}
+
+/// One run of an atomic write.
+#[derive(Debug, Clone)]
+pub struct AtomicWrite {
+    database: String,
+    table: String,
+    label: Label,
+    staging: StagingName,
+    record: CommitRecord,
+    policy: AtomicPolicy,
+    partial_update: bool,
+    overwrite: bool,
+}
+
+/// The key's label: `<prefix>_<key>`.
+pub fn key_label(prefix: &str, key: &str) -> Result<Label, StreamLoadError> {
+    Label::new(format!("{prefix}_{key}"))
+}
+
+impl AtomicWrite {
+    /// Starts a run of the write named by `label` into `database.table` (whose schema is
+    /// `target`), its commit remembered as `record` says: see the module docs.
+    pub async fn begin<S: SqlSession>(
+        session: &mut S,
+        database: &str,
+        target: &TableSchema,
+        label: Label,
+        record: CommitRecord,
+        policy: AtomicPolicy,
+    ) -> Result<Begun, StreamLoadError> {
+        let config = StreamLoadError::Statement;
+        if let CommitRecord::Ledger(ledger) = &record {
+            ensure_ledger(session, database, ledger, target, &label).await?;
+        }
+        let found = committed(session, database, &label, &record, &policy).await?;
+        drop_staging_of(session, database, label.as_str()).await?;
+        if let Some(by) = found {
+            if by == CommittedBy::Label
+                && let CommitRecord::Ledger(ledger) = &record
+                && record::ledger_rows(session, database, ledger, &label)
+                    .await?
+                    .is_none()
+            {
+                // Committed before the ledger had its record (an overwrite whose record
+                // was not written, or a key from before the ledger): record it now, while
+                // Doris still remembers the label.
+                let entry = LedgerRecord {
+                    label: label.as_str(),
+                    target_table: &target.name,
+                    committed_at: &now_utc(),
+                };
+                record_alone(session, database, ledger, &entry, None, &policy).await?;
+            }
+            return Ok(Begun::AlreadyCommitted { label, by });
+        }
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let staging = StagingName::new(label.as_str(), created, rand::random());
+        // The privileges the run needs, checked before the first byte is loaded: DROP (of
+        // the new name, which does not exist yet: Doris checks the privilege first),
+        // CREATE, then LOAD on the target (and the ledger) and SELECT on the staging table
+        // by INSERTs that plan to an empty set (Doris begins no transaction for them).
+        session
+            .execute(&drop_statement(database, &staging.to_string())?)
+            .await
+            .map_err(|f| privilege_error("DROP in the database", "drop a staging table", f))?;
+        let ddl = staging_table_ddl(database, &staging, target).map_err(config)?;
+        session.execute(&ddl).await.map_err(|f| {
+            privilege_error("CREATE in the database", "create the staging table", f)
+        })?;
+        let columns: Vec<String> = target.columns.iter().map(|c| c.name.clone()).collect();
+        let mut probes = vec![
+            privilege_probe_insert(database, &target.name, &staging, &columns).map_err(config)?,
+        ];
+        if let CommitRecord::Ledger(ledger) = &record {
+            probes.push(ledger_probe_insert(database, ledger).map_err(config)?);
+        }
+        for probe in probes {
+            if let Err(f) = session.execute(&probe).await {
+                let _ = drop_table(session, database, &staging.to_string()).await;
+                return Err(privilege_error(
+                    "LOAD on the target and the ledger, and SELECT in the database",
+                    "check the publishing INSERTs",
+                    f,
+                ));
+            }
+        }
+        Ok(Begun::Fresh(Self {
+            database: database.to_owned(),
+            table: target.name.clone(),
+            label,
+            staging,
+            record,
+            policy,
+            partial_update: false,
+            overwrite: false,
+        }))
+    }
+
+    /// The staging table's name (Stream Loads of this run go there).
+    pub fn staging_table(&self) -> String {
+        self.staging.to_string()
+    }
+
+    /// The key's label.
+    pub fn label(&self) -> &Label {
+        &self.label
+    }
+
+    /// Options for a task attempt's loads into the staging table: `base` with the columns
+    /// header that maps `fields` and sets the tag to `tag`. Updates and deletes are not
+    /// staged (the staging table is DUPLICATE): `base` must be a plain load.
+    pub fn load_options(
+        &self,
+        base: &LoadOptions,
+        fields: &[String],
+        tag: &str,
+    ) -> Result<LoadOptions, StreamLoadError> {
+        staging_load_options(base, fields, tag)
+    }
+
+    /// The run started by `begin` elsewhere (e.g. on the driver, when tasks and the final
+    /// publish run in other processes), from its label and staging table name.
+    pub fn resume(
+        database: &str,
+        table: &str,
+        label: Label,
+        staging_table: &str,
+        record: CommitRecord,
+        policy: AtomicPolicy,
+    ) -> Result<Self, StreamLoadError> {
+        let staging = StagingName::parse(staging_table)
+            .filter(|s| s.belongs_to(label.as_str()))
+            .ok_or_else(|| {
+                StreamLoadError::Config(
+                    "the staging table's name does not belong to this label".into(),
+                )
+            })?;
+        Ok(Self {
+            database: database.to_owned(),
+            table: table.to_owned(),
+            label,
+            staging,
+            record,
+            policy,
+            partial_update: false,
+            overwrite: false,
+        })
+    }
+
+    /// Publishes as a partial-column update (`operation="partial_update"`): the INSERT runs
+    /// with `enable_unique_key_partial_update = true`, so on a merge-on-write UNIQUE table
+    /// only the published columns change for existing keys (new keys are inserted, the
+    /// other columns taking their defaults). The staged loads themselves are plain.
+    #[must_use]
+    pub fn with_partial_update(mut self, on: bool) -> Self {
+        self.partial_update = on;
+        self
+    }
+
+    /// Publishes as a replacement of the whole table: `INSERT OVERWRITE TABLE … WITH
+    /// LABEL` of the staged rows, under the key's label (Doris runs no overwrite inside an
+    /// explicit transaction, so the ledger record follows it on its own); a run with no
+    /// rows empties the table (still under the label, so a rerun is a no-op).
+    #[must_use]
+    pub fn with_overwrite(mut self, on: bool) -> Self {
+        self.overwrite = on;
+        self
+    }
+
+    /// Publishes the rows of the attempts in `tags` (each with the rows its loads reported)
+    /// into the target (columns `columns`) in one transaction under the key's label, with
+    /// the key's ledger record, then drops the staging table. With no tag there is nothing
+    /// to publish: the staging table is dropped and the key stays uncommitted.
+    ///
+    /// Before the publish, the rows staged under each tag are counted and must equal what
+    /// its loads reported: rows not visible yet (a `Publish Timeout` load) are waited for,
+    /// and more rows than reported fail the publish, so a short or doubled attempt is never
+    /// published.
+    pub async fn publish<S: SqlSession>(
+        self,
+        session: &mut S,
+        columns: &[String],
+        tags: &[(String, u64)],
+    ) -> Result<Published, StreamLoadError> {
+        let mut published = Published {
+            label: self.label.to_string(),
+            rows: None,
+            by_this_run: true,
+            staging_left: None,
+        };
+        if self.overwrite && self.partial_update {
+            return Err(StreamLoadError::Config(
+                "an overwrite replaces whole rows: it cannot be a partial update".into(),
+            ));
+        }
+        if !tags.is_empty() || self.overwrite {
+            self.await_staged(session, tags).await?;
+            let names: Vec<String> = tags.iter().map(|(t, _)| t.clone()).collect();
+            let committed_at = now_utc();
+            let statements = self.statements(columns, &names, &committed_at)?;
+            let publish = Publish {
+                database: &self.database,
+                table: &self.table,
+                label: &self.label,
+                record: &self.record,
+                policy: &self.policy,
+                partial_update: self.partial_update,
+                statements,
+                staged_rows: tags.iter().map(|(_, n)| n).sum(),
+                committed_at,
+            };
+            let (rows, by_this_run) = publish.run(session).await?;
+            published.rows = rows;
+            published.by_this_run = by_this_run;
+        }
+        let drop = drop_statement(&self.database, &self.staging.to_string())?;
+        if session.execute(&drop).await.is_err() {
+            published.staging_left = Some(self.staging.to_string());
+        }
+        Ok(published)
+    }
+
+    /// The publish's statements: a transaction with the ledger record, or one labelled
+    /// statement (an overwrite, or no ledger).
+    fn statements(
+        &self,
+        columns: &[String],
+        tags: &[String],
+        committed_at: &str,
+    ) -> Result<Statements, StreamLoadError> {
+        let config = StreamLoadError::Statement;
+        let label = self.label.as_str();
+        if self.overwrite {
+            return publish_overwrite(
+                &self.database,
+                &self.table,
+                &self.staging,
+                label,
+                columns,
+                tags,
+            )
+            .map(Statements::Single)
+            .map_err(config);
+        }
+        let CommitRecord::Ledger(ledger) = &self.record else {
+            return publish_insert(
+                &self.database,
+                &self.table,
+                &self.staging,
+                label,
+                columns,
+                tags,
+            )
+            .map(Statements::Single)
+            .map_err(config);
+        };
+        let entry = LedgerRecord {
+            label,
+            target_table: &self.table,
+            committed_at,
+        };
+        Ok(Statements::Transaction {
+            begin: begin_with_label(label).map_err(config)?,
+            rows: publish_rows_insert(&self.database, &self.table, &self.staging, columns, tags)
+                .map_err(config)?,
+            record: ledger_insert_from_staging(&self.database, ledger, &self.staging, &entry, tags)
+                .map_err(config)?,
+        })
+    }
+
+    /// Drops this run's staging table (after a failed run; a rerun would drop it too).
+    pub async fn discard<S: SqlSession>(self, session: &mut S) -> Result<(), StreamLoadError> {
+        drop_table(session, &self.database, &self.staging.to_string()).await
+    }
+
+    /// Waits until every tag's staged rows are visible and exactly as many as reported.
+    async fn await_staged<S: SqlSession>(
+        &self,
+        session: &mut S,
+        tags: &[(String, u64)],
+    ) -> Result<(), StreamLoadError> {
+        let sql = staged_counts_query(&self.database, &self.staging)
+            .map_err(StreamLoadError::Statement)?;
+        let deadline = std::time::Instant::now() + self.policy.settle_timeout;
+        loop {
+            let rows = session
+                .query(&sql)
+                .await
+                .map_err(|f| sql_error("count the staged rows", f))?;
+            let staged = |tag: &str| -> u64 {
+                rows.rows
+                    .iter()
+                    .find(|r| r.first().and_then(|c| c.as_deref()) == Some(tag))
+                    .and_then(|r| r.get(1).and_then(|c| c.as_deref()))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0)
+            };
+            let mut short = false;
+            for (tag, expected) in tags {
+                let got = staged(tag);
+                if got > *expected {
+                    return Err(StreamLoadError::CounterMismatch {
+                        label: self.label.to_string(),
+                        detail: format!(
+                            "an attempt staged {got} rows where its loads reported {expected}; nothing was published"
+                        ),
+                    });
+                }
+                short |= got < *expected;
+            }
+            if !short {
+                return Ok(());
+            }
+            if std::time::Instant::now() + self.policy.poll_interval > deadline {
+                return Err(StreamLoadError::Rejected {
+                    label: self.label.to_string(),
+                    message: format!(
+                        "staged rows were still not all visible after {} s; nothing was published",
+                        self.policy.settle_timeout.as_secs()
+                    ),
+                    error_url: None,
+                    error_log_head: Vec::new(),
+                });
+            }
+            tokio::time::sleep(self.policy.poll_interval).await;
+        }
+    }
+}
+
+/// Creates the commit ledger when the database has none: a lookup of the key finds out
+/// (a writer that finds the ledger needs no CREATE privilege; one that may not read it is
+/// told so).
+async fn ensure_ledger<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    ledger: &str,
+    target: &TableSchema,
+    label: &Label,
+) -> Result<(), StreamLoadError> {
+    match record::ledger_rows(session, database, ledger, label).await {
+        Ok(_) => Ok(()),
+        Err(StreamLoadError::Sql { message, .. }) if is_missing_table(&message) => {
+            let ddl =
+                ledger_table_ddl(database, ledger, target).map_err(StreamLoadError::Statement)?;
+            session.execute(&ddl).await.map(|_| ()).map_err(|f| {
+                privilege_error("CREATE in the database", "create the commit ledger", f)
+            })
+        }
+        Err(StreamLoadError::Sql { message, .. }) if is_privilege_denial(&message) => {
+            Err(StreamLoadError::Privilege {
+                needed: "SELECT on the commit ledger",
+                message,
+            })
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// Doris's texts for a table that does not exist (`Table [t] does not exist in database
+/// [d].`, Nereids' `Unknown table 't'`).
+fn is_missing_table(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("does not exist") || lower.contains("unknown table")
+}
+
+/// Options for a task attempt's loads into a staging table (see
+/// [`AtomicWrite::load_options`]). A fixed-columns partial update is staged as a plain load
+/// of its columns (the publish applies it, see [`AtomicWrite::with_partial_update`]).
+pub fn staging_load_options(
+    base: &LoadOptions,
+    fields: &[String],
+    tag: &str,
+) -> Result<LoadOptions, StreamLoadError> {
+    let fixed_columns = matches!(base.update_mode, UpdateMode::FixedColumns { .. });
+    if base.merge_type != MergeType::Append
+        || !(base.update_mode == UpdateMode::Upsert || fixed_columns)
+    {
+        return Err(StreamLoadError::Config(
+            "an atomic write stages plain loads and fixed-column partial updates only \
+             (deletes and flexible partial updates are not staged)"
+                .into(),
+        ));
+    }
+    if fixed_columns && base.new_key_behavior == Some(NewKeyBehavior::Error) {
+        return Err(StreamLoadError::Config(
+            "an atomic partial update inserts new keys (partial_update_new_key_behavior=ERROR \
+             is not applied to the publishing INSERT)"
+                .into(),
+        ));
+    }
+    if base.two_phase_commit || base.group_commit.is_some() {
+        return Err(StreamLoadError::Config(
+            "an atomic write commits once itself: two-phase and group commit do not apply".into(),
+        ));
+    }
+    let header = staging_columns_header(fields, tag).map_err(StreamLoadError::Statement)?;
+    let mut options = base.clone();
+    options.columns = Columns::Raw(header);
+    options.update_mode = UpdateMode::Upsert;
+    options.new_key_behavior = None;
+    Ok(options)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn staged_loads_are_plain_and_only_stageable_operations_are_staged() {
+        let fields = ["id".to_owned(), "score".to_owned()];
+        let plain = staging_load_options(&LoadOptions::default(), &fields, "t1").unwrap();
+        assert_eq!(plain.update_mode, UpdateMode::Upsert);
+        assert!(matches!(&plain.columns, Columns::Raw(h) if h.contains("__dd_load")));
+
+        let partial = LoadOptions {
+            update_mode: UpdateMode::FixedColumns {
+                legacy_header: false,
+            },
+            ..LoadOptions::default()
+        };
+        let staged = staging_load_options(&partial, &fields, "t1").unwrap();
+        // The staging table is DUPLICATE: the partial update is applied by the publish.
+        assert_eq!(staged.update_mode, UpdateMode::Upsert);
+        assert_eq!(staged.new_key_behavior, None);
+
+        let refusing_new_keys = LoadOptions {
+            new_key_behavior: Some(NewKeyBehavior::Error),
+            ..partial
+        };
+        assert!(staging_load_options(&refusing_new_keys, &fields, "t1").is_err());
+        let flexible = LoadOptions {
+            update_mode: UpdateMode::FlexibleColumns,
+            ..LoadOptions::default()
+        };
+        assert!(staging_load_options(&flexible, &fields, "t1").is_err());
+        let delete = LoadOptions {
+            merge_type: MergeType::Delete,
+            ..LoadOptions::default()
+        };
+        assert!(staging_load_options(&delete, &fields, "t1").is_err());
+    }
+}
