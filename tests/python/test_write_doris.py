@@ -143,6 +143,21 @@ def test_per_load_labels_make_a_rerun_of_the_same_partitioning_load_nothing_twic
     assert again["already_loaded_batches"] == again["batches"] == first["batches"]
     assert again["uploaded_bytes"] == 0
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 500
+    # Other batch bounds cut other loads: their labels are other labels (the settings are
+    # part of the fingerprint), so no row is taken for "already loaded" under a label that
+    # held other rows. It is another write: every row a second time, none skipped.
+    other = summary(
+        write_doris(
+            data,
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            idempotence_key="run-42",
+            batch_rows=100,
+            atomic=False,
+        )
+    )
+    assert other["already_loaded_batches"] == 0 and other["loaded_rows"] == 500
+    assert ids_in(doris, "dup") == sorted(list(range(500)) * 2)
     # The same data twice in one DataFrame is two writes, not one deduplicated by label.
     twice = frame(10, start=1000).concat(frame(10, start=1000))
     summary(

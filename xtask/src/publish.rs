@@ -30,6 +30,7 @@ pub(crate) fn package() -> Result<(), String> {
         run,
     )?;
     forget_unpacked_copies()?;
+    forget_registry_builds(&crate::run::shared_target().join("debug"))?;
     // Cold, this step compiles about 470 crates (each crate's own feature set, apart from
     // the workspace build): 321 s measured. Without debug info it took 338 s, so the
     // verifying builds keep cargo's defaults.
@@ -72,6 +73,41 @@ fn forget_unpacked_copies() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Removes the build fingerprints of [`PUBLISHED`] crates built from the dry run's
+/// temporary registry. Cargo takes a registry crate's build as fresh while its version is
+/// the same (`"Precalculated"` fingerprints, unlike a path crate's, which compare the
+/// sources), so without this `doris-read` was verified against the previous run's
+/// `doris-sql` (measured: `unresolved import doris_sql::session` after it was added).
+/// Only those units rebuild; the workspace's own builds of the crates are kept.
+fn forget_registry_builds(profile: &std::path::Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(profile.join(".fingerprint")) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = PUBLISHED.iter().any(|krate| {
+            name.strip_prefix(krate)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|hash| hash.chars().all(|c| c.is_ascii_hexdigit()))
+        });
+        if ours && is_registry_build(&entry.path()) {
+            std::fs::remove_dir_all(entry.path())
+                .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a unit's fingerprint folder records a registry build (`"Precalculated"`).
+fn is_registry_build(folder: &std::path::Path) -> bool {
+    std::fs::read_dir(folder).is_ok_and(|files| {
+        files.flatten().any(|f| {
+            f.path().extension().is_some_and(|e| e == "json")
+                && std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains("\"Precalculated\""))
+        })
+    })
 }
 
 /// Whether a `registry/src` folder name is `<published crate>-<version>`.

@@ -1,15 +1,20 @@
-//! Atomic, idempotent writes: the Python sink's `start` and `finalize` steps, over
-//! `doris_streamload::atomic` (every decision) and `doris_read`'s SQL session.
+//! Atomic, idempotent writes: the Python sink's `start`, `finalize` and cleanup steps, over
+//! `doris_streamload::atomic` (every decision), `doris_streamload::write` (the spec and
+//! the tasks' reports) and `doris_read`'s SQL session.
 
 use doris_read::mysql::session::Session;
+use doris_sql::WriteOperation;
 use doris_streamload::StreamLoadError;
-use doris_streamload::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommitRecord, CommittedBy};
+use doris_streamload::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommittedBy};
+use doris_streamload::write::{WriteSpec, WriteSummary};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::connection::Connection;
 use crate::errors::{load_error, write_metadata_error};
 use crate::runtime::block_on;
+use crate::write::{reports, summary_to_dict};
+use crate::write_options::{WriteArgs, write_spec};
 
 async fn open(connection: &Connection, password: &str) -> Result<Session, StreamLoadError> {
     let endpoint = connection.mysql(password, None);
@@ -21,53 +26,52 @@ async fn open(connection: &Connection, password: &str) -> Result<Session, Stream
         })
 }
 
-/// The commit record a sink names: a ledger table, or `None` for the label only.
-fn commit_record(ledger: Option<String>) -> CommitRecord {
-    ledger.map_or(CommitRecord::LabelOnly, CommitRecord::Ledger)
+fn spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
+    let args: WriteArgs<'_> = options.extract()?;
+    write_spec(&args)
 }
 
-fn label(prefix: &str, key: &str) -> PyResult<doris_streamload::Label> {
-    atomic::key_label(prefix, key).map_err(|e| load_error(&e))
-}
-
-/// The run `atomic_begin` started, from the names the sink kept.
+/// The run `atomic_begin` started, from the key and staging table the sink kept.
 fn resume(
+    spec: &WriteSpec,
     database: &str,
     table: &str,
-    label_prefix: &str,
     key: &str,
     staging: &str,
-    ledger: Option<String>,
 ) -> PyResult<AtomicWrite> {
+    let label = atomic::key_label(&spec.label_prefix, key).map_err(|e| load_error(&e))?;
     AtomicWrite::resume(
         database,
         table,
-        label(label_prefix, key)?,
+        label,
         staging,
-        commit_record(ledger),
+        spec.commit_record.clone(),
         AtomicPolicy::default(),
     )
+    .map(|run| {
+        run.with_partial_update(spec.operation == WriteOperation::PartialUpdate)
+            .with_overwrite(spec.overwrite)
+    })
     .map_err(|e| load_error(&e))
 }
 
-/// Starts an atomic write: `{"state": "committed", "committed_by": "label" | "ledger"}`
-/// when the key committed before, else `{"state": "fresh", "staging": name}` with the
-/// run's staging table made. `ledger` names the commit ledger (`None`: the label only).
+/// Starts an atomic write of `options` (`DorisWriteOptions` fields): `{"state":
+/// "committed", "committed_by": "label" | "ledger", "key": …}` when the key committed
+/// before, else `{"state": "fresh", "key": …, "staging": name}` with the run's staging
+/// table made. A write without an idempotence key runs under a new random key.
 #[pyfunction]
-#[pyo3(signature = (connection, password, database, table, label_prefix, key, ledger))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_begin<'py>(
     py: Python<'py>,
     connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
-    label_prefix: &str,
-    key: &str,
-    ledger: Option<String>,
+    options: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: &Connection = &connection;
-    let label = label(label_prefix, key)?;
+    let spec = spec(&options)?;
+    let key = spec.atomic_key();
+    let label = atomic::key_label(&spec.label_prefix, &key).map_err(|e| load_error(&e))?;
     let endpoint = connection.mysql(password, None);
     let target = block_on(py, || {
         doris_read::fetch_table_schema(&endpoint, database, table)
@@ -80,13 +84,14 @@ pub(crate) fn atomic_begin<'py>(
             database,
             &target,
             label,
-            commit_record(ledger),
+            spec.commit_record.clone(),
             AtomicPolicy::default(),
         )
         .await
     })
     .map_err(|e| load_error(&e))?;
     let out = PyDict::new(py);
+    out.set_item("key", key)?;
     match begun {
         Begun::AlreadyCommitted { label, by } => {
             out.set_item("state", "committed")?;
@@ -108,8 +113,9 @@ pub(crate) fn atomic_begin<'py>(
     Ok(out)
 }
 
-/// Publishes the attempts in `tags` (`(tag, rows its loads reported)`) in one labelled
-/// INSERT; returns `rows` (or None), `by_this_run` and `staging_left`.
+/// Publishes the attempts the tasks' reports (`results`) name, in one transaction under
+/// the key's label; returns the write's summary row. `table_columns` are published when
+/// no task loaded a row (an overwrite still empties the table by them).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_publish<'py>(
@@ -118,30 +124,35 @@ pub(crate) fn atomic_publish<'py>(
     password: &str,
     database: &str,
     table: &str,
-    label_prefix: &str,
+    options: Bound<'py, PyDict>,
     key: &str,
     staging: &str,
-    ledger: Option<String>,
-    columns: Vec<String>,
-    tags: Vec<(String, u64)>,
-    partial_update: bool,
-    overwrite: bool,
+    results: Bound<'py, PyList>,
+    table_columns: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let connection: &Connection = &connection;
-    let run = resume(database, table, label_prefix, key, staging, ledger)?
-        .with_partial_update(partial_update)
-        .with_overwrite(overwrite);
+    let spec = spec(&options)?;
+    let run = resume(&spec, database, table, key, staging)?;
+    let tasks = reports(&results)?;
+    let tags = WriteSummary::attempts_to_publish(&tasks);
+    let columns = WriteSummary::published_columns(&tasks, &table_columns);
     let published = block_on(py, || async {
         let mut session = open(connection, password).await?;
         run.publish(&mut session, &columns, &tags).await
     })
     .map_err(|e| load_error(&e))?;
-    let out = PyDict::new(py);
-    out.set_item("label", published.label)?;
-    out.set_item("rows", published.rows)?;
-    out.set_item("by_this_run", published.by_this_run)?;
+    let out = summary_to_dict(py, &WriteSummary::of_atomic(&tasks, Some(&published)))?;
     out.set_item("staging_left", published.staging_left)?;
     Ok(out)
+}
+
+/// The summary row of an atomic write whose key had committed before.
+#[pyfunction]
+pub(crate) fn atomic_summary<'py>(
+    py: Python<'py>,
+    results: Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyDict>> {
+    summary_to_dict(py, &WriteSummary::of_atomic(&reports(&results)?, None))
 }
 
 /// Drops a failed run's staging table (best effort is the caller's choice).
@@ -153,13 +164,12 @@ pub(crate) fn atomic_discard(
     password: &str,
     database: &str,
     table: &str,
-    label_prefix: &str,
+    options: Bound<'_, PyDict>,
     key: &str,
     staging: &str,
-    ledger: Option<String>,
 ) -> PyResult<()> {
     let connection: &Connection = &connection;
-    let run = resume(database, table, label_prefix, key, staging, ledger)?;
+    let run = resume(&spec(&options)?, database, table, key, staging)?;
     block_on(py, || async {
         let mut session = open(connection, password).await?;
         run.discard(&mut session).await

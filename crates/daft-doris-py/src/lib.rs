@@ -40,11 +40,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<read_options::ReadOptions>()?;
     m.add_class::<target::WriteTarget>()?;
     m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
-    m.add_function(wrap_pyfunction!(write::fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(write_options::check_write_options, m)?)?;
+    m.add_function(wrap_pyfunction!(write_options::check_retried_tasks, m)?)?;
     m.add_class::<write::TableWriter>()?;
+    m.add_class::<write::WriteLabels>()?;
+    m.add_function(wrap_pyfunction!(write::summarize_loads, m)?)?;
+    m.add_function(wrap_pyfunction!(write::precommitted_loads, m)?)?;
+    m.add_function(wrap_pyfunction!(write::write_mode, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
+    m.add_function(wrap_pyfunction!(atomic::atomic_summary, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_discard, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup, m)?)?;
     m.add_class::<catalog::CatalogOptions>()?;

@@ -1,73 +1,38 @@
 //! Writes: a writer that loads one Daft micropartition at a time through
-//! `doris-streamload`, with the rules of a checked table (`crate::target`).
+//! `doris-streamload`, with the rules of a checked table (`crate::target`) and of the
+//! write's spec (`doris_streamload::write`); the tasks' reports folded into the summary.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use doris_sql::WriteOperation;
 use doris_streamload::prepare::BatchRules;
+use doris_streamload::write::{PartitionLabels, TaskReport, WriteMode, WriteSpec, WriteSummary};
 use doris_streamload::{
-    ClientConfig, Credentials, Format, Label, LabelScheme, LoadOptions, LoadStatus, Loader,
-    LoaderConfig, MergeType, StreamLoadClient, TxnRef, UpdateMode,
+    ClientConfig, Credentials, Label, LabelScheme, LoadOptions, Loader, LoaderConfig,
+    StreamLoadClient, TxnRef,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
-use sha1::{Digest, Sha1};
 
 use crate::connection::Connection;
 use crate::errors::{ErrorClass, load_error, load_error_class, raise};
 use crate::runtime::block_on;
 use crate::target::WriteTarget;
+use crate::write_options::{WriteArgs, write_spec};
 
-/// A stable fingerprint of a micropartition's content (16 hex digits of the SHA-1 of its
-/// Arrow IPC encoding): the same data gives the same labels on a rerun.
-#[pyfunction]
-pub(crate) fn fingerprint(py: Python<'_>, data: PyRecordBatchReader) -> PyResult<String> {
-    let reader = data.into_reader()?;
-    let schema = reader.schema();
-    py.detach(move || {
-        let mut hasher = HashWriter(Sha1::new());
-        let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut hasher, &schema)
-            .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
-        for batch in reader {
-            let batch = batch.map_err(|e| raise(ErrorClass::TransportError, e.to_string()))?;
-            writer
-                .write(&batch)
-                .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
-        }
-        writer
-            .finish()
-            .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;
-        drop(writer);
-        let digest = hasher.0.finalize();
-        Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
-    })
-}
+/// The per-load labels of one write, shared by its tasks in a process (identical
+/// micropartitions are told apart by an occurrence count).
+#[pyclass(module = "daft_doris._native")]
+pub(crate) struct WriteLabels(Arc<PartitionLabels>);
 
-/// `std::io::Write` into a SHA-1.
-struct HashWriter(Sha1);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
+#[pymethods]
+impl WriteLabels {
+    /// The labels of a write of `options` (`None` unless it uses per-load labels).
+    #[staticmethod]
+    fn of(options: Bound<'_, PyDict>) -> PyResult<Option<Self>> {
+        let args: WriteArgs<'_> = options.extract()?;
+        Ok(PartitionLabels::of(&write_spec(&args)?).map(|l| Self(Arc::new(l))))
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The sink's settings that shape every load's Stream Load options.
-pub(crate) struct LoadSettings<'a> {
-    pub(crate) operation: &'a str,
-    pub(crate) format: Option<&'a str>,
-    pub(crate) max_filter_ratio: f64,
-    pub(crate) strict_mode: bool,
-    pub(crate) two_phase_commit: bool,
-    pub(crate) load_properties: &'a BTreeMap<String, String>,
-    pub(crate) request_timeout_seconds: Option<f64>,
 }
 
 /// Loads micropartitions into one table.
@@ -76,107 +41,38 @@ pub(crate) struct TableWriter {
     client: Arc<StreamLoadClient>,
     database: String,
     table: String,
+    spec: WriteSpec,
     options: LoadOptions,
     rules: BatchRules,
-    max_rows: usize,
-    max_bytes: u64,
-    label_prefix: String,
     staging_table: Option<String>,
-}
-
-/// A write's Stream Load options: the operation, format and the sink's settings, then
-/// the user's load properties (`LoadOptions::set_property`), checked together
-/// (`LoadOptions::validate`: combinations Doris refuses, headers the client manages).
-pub(crate) fn load_options(request: &LoadSettings<'_>) -> PyResult<LoadOptions> {
-    let operation: WriteOperation = request
-        .operation
-        .parse()
-        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
-    let mut options = LoadOptions {
-        max_filter_ratio: request.max_filter_ratio,
-        strict_mode: request.strict_mode,
-        two_phase_commit: request.two_phase_commit,
-        ..LoadOptions::default()
-    };
-    options.format = match request.format {
-        None | Some("arrow") => Format::Arrow,
-        Some("parquet") => Format::Parquet,
-        Some("json") => Format::Json,
-        Some("csv") => Format::Csv(Default::default()),
-        Some(other) => {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                format!("format must be arrow, parquet, json or csv, not {other:?}"),
-            ));
-        }
-    };
-    match operation {
-        WriteOperation::PartialUpdate => {
-            options.update_mode = UpdateMode::FixedColumns {
-                legacy_header: false,
-            };
-        }
-        WriteOperation::Delete => options.merge_type = MergeType::Delete,
-        WriteOperation::Load | WriteOperation::Upsert => {}
-    }
-    for (key, value) in request.load_properties {
-        options
-            .set_property(key, value)
-            .map_err(|e| load_error(&e))?;
-    }
-    if let Some(t) = request.request_timeout_seconds {
-        options.timeout = Duration::try_from_secs_f64(t).ok();
-    }
-    options.validate().map_err(|e| load_error(&e))?;
-    Ok(options)
+    /// An atomic run's task attempt: its tag (the rows of an attempt that fails or is
+    /// retried carry a tag nobody reports, and are never published).
+    tag: Option<String>,
 }
 
 #[pymethods]
 impl TableWriter {
     /// A writer into `database.table`: `target` is the checked table (`None` for a writer
-    /// that only settles two-phase loads); the rest are the sink's options.
+    /// that only settles two-phase loads); `options` the write's options
+    /// (`DorisWriteOptions` fields); `staging_table` the atomic run's staging table (the
+    /// writer is then one task attempt, with a tag of its own).
     #[new]
-    #[pyo3(signature = (
-        connection,
-        password,
-        *,
-        database,
-        table,
-        operation,
-        batch_rows,
-        batch_bytes,
-        label_prefix,
-        max_filter_ratio,
-        strict_mode,
-        target=None,
-        format=None,
-        request_timeout_seconds=None,
-        load_properties=BTreeMap::new(),
-        two_phase_commit=false,
-        max_retries=None,
-        staging_table=None,
-    ))]
+    #[pyo3(signature = (connection, password, *, database, table, options, target=None, staging_table=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         connection: PyRef<'_, Connection>,
         password: &str,
         database: String,
         table: String,
-        operation: String,
-        batch_rows: usize,
-        batch_bytes: u64,
-        label_prefix: String,
-        max_filter_ratio: f64,
-        strict_mode: bool,
+        options: Bound<'_, PyDict>,
         target: Option<PyRef<'_, WriteTarget>>,
-        format: Option<String>,
-        request_timeout_seconds: Option<f64>,
-        load_properties: BTreeMap<String, String>,
-        two_phase_commit: bool,
-        max_retries: Option<u32>,
         staging_table: Option<String>,
     ) -> PyResult<Self> {
         let connection: &Connection = &connection;
+        let args: WriteArgs<'_> = options.extract()?;
+        let mut spec = write_spec(&args)?;
+        // A write without its own timeout takes the connection's.
+        spec.timeout.get_or_insert(connection.query_timeout);
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = ClientConfig::new(
@@ -190,91 +86,69 @@ impl TableWriter {
         config.redirect_policy = connection.redirect_policy;
         config.ca_bundle_pem = connection.ca_bundle();
         config.connect_timeout = connection.connect_timeout;
-        if let Some(t) = request_timeout_seconds {
-            config.request_timeout =
-                Duration::try_from_secs_f64(t).unwrap_or(config.request_timeout);
+        if let Some(t) = spec.timeout {
+            config.request_timeout = t;
         }
-        if let Some(n) = max_retries {
-            config.retry.max_attempts = n + 1;
-        }
-        let options = load_options(&LoadSettings {
-            operation: &operation,
-            format: format.as_deref(),
-            max_filter_ratio,
-            strict_mode,
-            two_phase_commit,
-            load_properties: &load_properties,
-            request_timeout_seconds,
-        })?;
+        config.retry.max_attempts = spec.max_retries + 1;
+        let load_options = spec.load_options().map_err(|e| load_error(&e))?;
         let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
         Ok(Self {
             client: Arc::new(client),
             database,
             table,
-            options,
+            spec,
+            options: load_options,
             rules,
-            max_rows: batch_rows,
-            max_bytes: batch_bytes,
-            label_prefix,
+            tag: staging_table
+                .is_some()
+                .then(doris_streamload::atomic::attempt_tag),
             staging_table,
         })
     }
 
-    /// Loads one micropartition; returns its summary as a dict.
+    /// Loads one micropartition; returns its task report as a dict.
     ///
-    /// With `label_key` the labels are `prefix_key_partition_sequence` (deterministic:
-    /// a rerun over the same data loads nothing twice); without, random per load.
-    ///
-    /// With `tag` (an atomic write) the rows go to the staging table, every one tagged
-    /// `tag`; only the tags of attempts that succeed are published.
-    #[pyo3(signature = (data, label_key=None, partition=0, tag=None))]
+    /// `labels` (a keyed write with per-load labels) makes the labels deterministic: a
+    /// rerun over the same data with the same settings loads nothing twice; without, they
+    /// are random per load. In an atomic run the rows go to the staging table, every one
+    /// tagged with the writer's tag; only the tags of attempts that succeed are published.
+    #[pyo3(signature = (data, labels=None))]
     fn write<'py>(
         &self,
         py: Python<'py>,
         data: PyRecordBatchReader,
-        label_key: Option<String>,
-        partition: u32,
-        tag: Option<String>,
+        labels: Option<PyRef<'_, WriteLabels>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let reader = data.into_reader()?;
-        let labels = match label_key {
-            Some(key) => LabelScheme::Deterministic {
-                prefix: self.label_prefix.clone(),
-                key,
-                partition,
-            },
-            None => LabelScheme::Random {
-                prefix: self.label_prefix.clone(),
-            },
-        };
-        let config = LoaderConfig {
-            max_rows: self.max_rows,
-            max_bytes: self.max_bytes,
-            labels,
-            ..LoaderConfig::default()
-        };
+        let schema = reader.schema();
         let mut batches = Vec::new();
         for batch in reader {
             let batch = batch.map_err(|e| raise(ErrorClass::TransportError, e.to_string()))?;
             batches.push(self.rules.apply(batch).map_err(|e| load_error(&e))?);
         }
+        let scheme = match &labels {
+            Some(labels) => labels
+                .0
+                .scheme(&schema, &batches)
+                .map_err(|e| load_error(&e))?,
+            None => LabelScheme::Random {
+                prefix: self.spec.label_prefix.clone(),
+            },
+        };
+        let config = LoaderConfig {
+            max_rows: self.spec.batch_rows,
+            max_bytes: self.spec.batch_bytes,
+            labels: scheme,
+            ..LoaderConfig::default()
+        };
+        let fields: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
         let client = self.client.clone();
         let (db, mut table, mut options) = (
             self.database.clone(),
             self.table.clone(),
             self.options.clone(),
         );
-        if let (Some(tag), Some(staging)) = (&tag, &self.staging_table) {
-            let fields: Vec<String> = batches
-                .first()
-                .map(|b| {
-                    b.schema()
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().clone())
-                        .collect()
-                })
-                .unwrap_or_default();
+        if let (Some(tag), Some(staging)) = (&self.tag, &self.staging_table) {
             options = doris_streamload::atomic::staging_load_options(&options, &fields, tag)
                 .map_err(|e| load_error(&e))?;
             table = staging.clone();
@@ -290,31 +164,10 @@ impl TableWriter {
                 .map_err(|e| (load_error_class(&e.error), e.to_string()))
         });
         let summary = outcome.map_err(|(class, message)| raise(class, message))?;
-        let out = PyDict::new(py);
-        out.set_item("batches", summary.ledger.len())?;
-        out.set_item("attempted_rows", summary.rows)?;
-        out.set_item("loaded_rows", summary.loaded_rows)?;
-        out.set_item("filtered_rows", summary.filtered_rows)?;
-        out.set_item("unselected_rows", summary.unselected_rows)?;
-        out.set_item("uploaded_bytes", summary.uploaded_bytes)?;
-        let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut precommitted = Vec::new();
-        for entry in &summary.ledger {
-            let name = match entry.report.status {
-                LoadStatus::Success => "success",
-                LoadStatus::PublishTimeout => "publish_timeout",
-                LoadStatus::Precommitted => {
-                    precommitted.push((entry.report.txn_id, entry.report.label.clone()));
-                    "precommitted"
-                }
-                LoadStatus::CommittedByEarlierAttempt => "committed_by_earlier_attempt",
-                LoadStatus::AlreadyLoaded => "already_loaded",
-            };
-            *statuses.entry(name).or_default() += 1;
-        }
-        out.set_item("statuses", statuses)?;
-        out.set_item("precommitted", precommitted)?;
-        Ok(out)
+        let mut report = TaskReport::of_loads(&summary).map_err(|e| load_error(&e))?;
+        report.tag = self.tag.clone();
+        report.columns = fields;
+        report_to_dict(py, &report)
     }
 
     /// Commits (or aborts) pre-committed loads, each named by `(txn_id, label)` (the label
@@ -349,4 +202,142 @@ impl TableWriter {
         .map(|_| ())
         .map_err(|e| load_error(&e))
     }
+}
+
+/// A task report as the dict that travels in Daft's `WriteResult`.
+pub(crate) fn report_to_dict<'py>(
+    py: Python<'py>,
+    report: &TaskReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("batches", report.batches)?;
+    out.set_item("attempted_rows", report.attempted_rows)?;
+    out.set_item("loaded_rows", report.loaded_rows)?;
+    out.set_item("filtered_rows", report.filtered_rows)?;
+    out.set_item("unselected_rows", report.unselected_rows)?;
+    out.set_item("uploaded_bytes", report.uploaded_bytes)?;
+    let s = &report.statuses;
+    out.set_item(
+        "statuses",
+        [
+            s.success,
+            s.publish_timeout,
+            s.precommitted,
+            s.committed_by_earlier_attempt,
+            s.already_loaded,
+        ],
+    )?;
+    let precommitted: Vec<(i64, Option<String>)> = report
+        .precommitted
+        .iter()
+        .map(|t| match t {
+            TxnRef::Id(id) => (*id, None),
+            TxnRef::Label(l) => (-1, Some(l.to_string())),
+        })
+        .collect();
+    out.set_item("precommitted", precommitted)?;
+    out.set_item("tag", report.tag.clone())?;
+    out.set_item("columns", report.columns.clone())?;
+    Ok(out)
+}
+
+/// A task report back from its dict.
+pub(crate) fn report_from_dict(item: &Bound<'_, PyAny>) -> PyResult<TaskReport> {
+    let get = |key: &str| item.get_item(key);
+    let [
+        success,
+        publish_timeout,
+        precommitted,
+        committed_by_earlier_attempt,
+        already_loaded,
+    ]: [u64; 5] = get("statuses")?.extract()?;
+    let txns: Vec<(i64, Option<String>)> = get("precommitted")?.extract()?;
+    Ok(TaskReport {
+        batches: get("batches")?.extract()?,
+        attempted_rows: get("attempted_rows")?.extract()?,
+        loaded_rows: get("loaded_rows")?.extract()?,
+        filtered_rows: get("filtered_rows")?.extract()?,
+        unselected_rows: get("unselected_rows")?.extract()?,
+        uploaded_bytes: get("uploaded_bytes")?.extract()?,
+        statuses: doris_streamload::write::StatusCounts {
+            success,
+            publish_timeout,
+            precommitted,
+            committed_by_earlier_attempt,
+            already_loaded,
+        },
+        precommitted: txns
+            .into_iter()
+            .filter_map(|(id, label)| match (id, label) {
+                (id, _) if id >= 0 => Some(TxnRef::Id(id)),
+                (_, Some(l)) => Label::new(l).ok().map(TxnRef::Label),
+                _ => None,
+            })
+            .collect(),
+        tag: get("tag")?.extract()?,
+        columns: get("columns")?.extract()?,
+    })
+}
+
+/// The tasks' reports (dicts).
+pub(crate) fn reports(results: &Bound<'_, PyList>) -> PyResult<Vec<TaskReport>> {
+    results.iter().map(|r| report_from_dict(&r)).collect()
+}
+
+/// A write summary as the dict of the summary row.
+pub(crate) fn summary_to_dict<'py>(
+    py: Python<'py>,
+    summary: &WriteSummary,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("status", summary.status.as_str())?;
+    out.set_item("batches", summary.batches)?;
+    out.set_item("attempted_rows", summary.attempted_rows)?;
+    out.set_item("loaded_rows", summary.loaded_rows)?;
+    out.set_item("filtered_rows", summary.filtered_rows)?;
+    out.set_item("uploaded_bytes", summary.uploaded_bytes)?;
+    out.set_item("already_loaded_batches", summary.already_loaded_batches)?;
+    Ok(out)
+}
+
+/// The summary of a write of loads from its tasks' reports (`two_phase_committed`: every
+/// pre-committed load was committed).
+#[pyfunction]
+pub(crate) fn summarize_loads<'py>(
+    py: Python<'py>,
+    results: Bound<'py, PyList>,
+    two_phase_committed: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    summary_to_dict(
+        py,
+        &WriteSummary::of_loads(&reports(&results)?, two_phase_committed),
+    )
+}
+
+/// The pre-committed loads of the tasks' reports, as `(txn_id, label)` pairs.
+#[pyfunction]
+pub(crate) fn precommitted_loads(
+    results: Bound<'_, PyList>,
+) -> PyResult<Vec<(i64, Option<String>)>> {
+    Ok(reports(&results)?
+        .iter()
+        .flat_map(|r| r.precommitted.iter())
+        .map(|t| match t {
+            TxnRef::Id(id) => (*id, None),
+            TxnRef::Label(l) => (-1, Some(l.to_string())),
+        })
+        .collect())
+}
+
+/// How the write of `options` commits: `atomic`, `per_load_labels`, `two_phase` or
+/// `plain`.
+#[pyfunction]
+pub(crate) fn write_mode(options: Bound<'_, PyDict>) -> PyResult<&'static str> {
+    let args: WriteArgs<'_> = options.extract()?;
+    Ok(match write_spec(&args)?.mode() {
+        WriteMode::Atomic => "atomic",
+        WriteMode::PerLoadLabels => "per_load_labels",
+        WriteMode::TwoPhase => "two_phase",
+        WriteMode::Plain => "plain",
+    })
 }

@@ -1,153 +1,139 @@
-//! The write options' rules (`_native.check_write_options`), checked once, here, when
-//! `DorisWriteOptions` is made: every argument as Python passed it (a wrong type is named
-//! like a wrong value), the combinations the package refuses, the label grammar of
-//! `doris-streamload` and the Stream Load options as `TableWriter` will build them.
+//! `_native.check_write_options` and the write spec every writer is built from: Python
+//! arguments converted, as given, into `doris_streamload::write::WriteSpec`, whose
+//! `check` holds every rule (ranges, combinations, the label grammar, the Stream Load
+//! options). A value of the wrong type is converted into one the rule refuses, so it is
+//! named by the same message as a wrong value.
 
 use std::collections::BTreeMap;
 
-use doris_streamload::{Label, LabelScheme};
+use doris_sql::WriteOperation;
+use doris_streamload::atomic::CommitRecord;
+use doris_streamload::write::{WriteSpec, parse_format};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::args;
 use crate::errors::{ErrorClass, load_error, raise};
-use crate::write::{LoadSettings, load_options};
-
-/// What a write does with its rows.
-const OPERATIONS: &[&str] = &["load", "upsert", "partial_update", "delete"];
-/// The Stream Load bodies the writer can send.
-const FORMATS: &[&str] = &["arrow", "parquet", "json", "csv"];
-/// Most rows of one load batch.
-const MAX_BATCH_ROWS: i64 = 1_000_000;
-/// Most bytes of one load batch.
-const MAX_BATCH_BYTES: i64 = 1 << 30;
-/// Most retries of one load.
-const MAX_RETRIES: i64 = 20;
-/// The longest label part a user names: prefix and idempotence key together leave room
-/// for the content fingerprint, occurrence and sequence numbers within Doris's 128.
-const MAX_PREFIX_AND_KEY: usize = 80;
 
 fn config(message: &str) -> PyErr {
     raise(ErrorClass::ConfigurationError, message.to_owned())
 }
 
+/// The write options as Python passes them (`DorisWriteOptions`' fields).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub(crate) struct WriteArgs<'py> {
+    operation: Bound<'py, PyAny>,
+    format: Bound<'py, PyAny>,
+    batch_rows: Bound<'py, PyAny>,
+    batch_bytes: Bound<'py, PyAny>,
+    label_prefix: Bound<'py, PyAny>,
+    idempotence_key: Bound<'py, PyAny>,
+    max_filter_ratio: Bound<'py, PyAny>,
+    strict_mode: Bound<'py, PyAny>,
+    request_timeout_seconds: Bound<'py, PyAny>,
+    load_properties: Bound<'py, PyAny>,
+    two_phase_commit: Bound<'py, PyAny>,
+    max_retries: Bound<'py, PyAny>,
+    atomic: Bound<'py, PyAny>,
+    overwrite: Bound<'py, PyAny>,
+    commit_ledger: Bound<'py, PyAny>,
+}
+
+/// The spec of `args`, checked (`WriteSpec::check`).
+pub(crate) fn write_spec(args: &WriteArgs<'_>) -> PyResult<WriteSpec> {
+    let operation: WriteOperation = text(&args.operation).parse().map_err(|_| {
+        config("operation must be one of 'load', 'upsert', 'partial_update', 'delete'")
+    })?;
+    let format = optional_text(&args.format);
+    let spec = WriteSpec {
+        operation,
+        format: parse_format(format.as_deref()).map_err(|e| load_error(&e))?,
+        batch_rows: usize::try_from(integer(&args.batch_rows)).unwrap_or(0),
+        batch_bytes: u64::try_from(integer(&args.batch_bytes)).unwrap_or(0),
+        label_prefix: text(&args.label_prefix),
+        idempotence_key: optional_text(&args.idempotence_key),
+        max_filter_ratio: number(&args.max_filter_ratio),
+        strict_mode: args::flag("strict_mode", &args.strict_mode)?,
+        timeout: if args.request_timeout_seconds.is_none() {
+            None
+        } else {
+            Some(args::seconds(
+                "request_timeout_seconds",
+                &args.request_timeout_seconds,
+            )?)
+        },
+        load_properties: properties(&args.load_properties)?,
+        two_phase_commit: args::flag("two_phase_commit", &args.two_phase_commit)?,
+        max_retries: u32::try_from(integer(&args.max_retries)).unwrap_or(u32::MAX),
+        atomic: if args.atomic.is_none() {
+            None
+        } else {
+            Some(args::flag("atomic", &args.atomic)?)
+        },
+        overwrite: args::flag("overwrite", &args.overwrite)?,
+        commit_record: match optional_text(&args.commit_ledger) {
+            Some(name) => CommitRecord::Ledger(name),
+            None => CommitRecord::LabelOnly,
+        },
+    };
+    spec.check().map_err(|e| load_error(&e))?;
+    Ok(spec)
+}
+
 /// Checks a write's options before anything runs; a bad one is a `ConfigurationError`
 /// that names it and the rule (never the value).
 #[pyfunction]
-#[pyo3(signature = (
-    *,
-    operation,
-    format,
-    batch_rows,
-    batch_bytes,
-    label_prefix,
-    idempotence_key,
-    max_filter_ratio,
-    strict_mode,
-    request_timeout_seconds,
-    load_properties,
-    two_phase_commit,
-    max_retries,
-    atomic,
-    overwrite,
-    commit_ledger,
-))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_write_options(
-    operation: Bound<'_, PyAny>,
-    format: Bound<'_, PyAny>,
-    batch_rows: Bound<'_, PyAny>,
-    batch_bytes: Bound<'_, PyAny>,
-    label_prefix: Bound<'_, PyAny>,
-    idempotence_key: Bound<'_, PyAny>,
-    max_filter_ratio: Bound<'_, PyAny>,
-    strict_mode: Bound<'_, PyAny>,
-    request_timeout_seconds: Bound<'_, PyAny>,
-    load_properties: Bound<'_, PyAny>,
-    two_phase_commit: Bound<'_, PyAny>,
-    max_retries: Bound<'_, PyAny>,
-    atomic: Bound<'_, PyAny>,
-    overwrite: Bound<'_, PyAny>,
-    commit_ledger: Bound<'_, PyAny>,
-) -> PyResult<()> {
-    if !commit_ledger.is_none() {
-        let ledger: String = commit_ledger
-            .cast::<PyString>()
-            .map_err(|_| config("commit_ledger must be a table name or None"))?
-            .to_string();
-        doris_sql::validate_ident("table", &ledger).map_err(|e| {
-            raise(
-                ErrorClass::ConfigurationError,
-                format!("commit_ledger: {e}"),
-            )
-        })?;
-    }
-    let operation = args::choice("operation", &operation, OPERATIONS)?;
-    let format = if format.is_none() {
-        None
-    } else {
-        Some(args::choice("format", &format, FORMATS)?)
-    };
-    if operation == "partial_update" && matches!(format, Some("parquet" | "csv")) {
-        return Err(config("partial_update requires format='arrow' or 'json'"));
-    }
-    args::int_in("batch_rows", &batch_rows, 1, MAX_BATCH_ROWS)?;
-    args::int_in("batch_bytes", &batch_bytes, 1, MAX_BATCH_BYTES)?;
-    let max_filter_ratio = ratio(&max_filter_ratio)?;
-    let strict_mode = args::flag("strict_mode", &strict_mode)?;
-    let two_phase_commit = args::flag("two_phase_commit", &two_phase_commit)?;
-    let request_timeout_seconds = if request_timeout_seconds.is_none() {
-        None
-    } else {
-        Some(args::seconds("request_timeout_seconds", &request_timeout_seconds)?.as_secs_f64())
-    };
-    args::int_in("max_retries", &max_retries, 0, MAX_RETRIES)?;
-    let atomic = args::flag("atomic", &atomic)?;
-    let overwrite = args::flag("overwrite", &overwrite)?;
-    if overwrite && !(atomic && operation == "load") {
-        return Err(config(
-            "write_mode='overwrite' replaces the table in one atomic transaction: it needs the \
-             atomic mode and operation='load'",
-        ));
-    }
-    if atomic && operation == "delete" {
-        return Err(config(
-            "atomic writes support operation='load', 'upsert' and 'partial_update' \
-             (deletes are not staged; see docs/consistency.md)",
-        ));
-    }
-    if atomic && two_phase_commit {
-        return Err(config(
-            "atomic writes commit once themselves: two_phase_commit does not apply",
-        ));
-    }
-    let load_properties = properties(&load_properties)?;
-    check_labels(&label_prefix, &idempotence_key)?;
-    load_options(&LoadSettings {
-        operation,
-        format,
-        max_filter_ratio,
-        strict_mode,
-        two_phase_commit,
-        load_properties: &load_properties,
-        request_timeout_seconds,
-    })
-    .map(|_| ())
+#[pyo3(signature = (**options))]
+pub(crate) fn check_write_options(options: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<()> {
+    let options = options.ok_or_else(|| config("no write options given"))?;
+    let args: WriteArgs<'_> = options
+        .extract()
+        .map_err(|e| config(&format!("write options: {e}")))?;
+    write_spec(&args).map(|_| ())
 }
 
-/// `max_filter_ratio`: a number from 0 to 1.
-fn ratio(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    let refuse = || config("max_filter_ratio must be a number from 0 to 1");
+/// Refuses a write whose engine may retry its tasks (Daft's Ray runner) unless it keeps
+/// its guarantee under retries (`WriteSpec::check_retried_tasks`).
+#[pyfunction]
+#[pyo3(signature = (**options))]
+pub(crate) fn check_retried_tasks(options: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<()> {
+    let options = options.ok_or_else(|| config("no write options given"))?;
+    let args: WriteArgs<'_> = options.extract()?;
+    write_spec(&args)?
+        .check_retried_tasks()
+        .map_err(|e| load_error(&e))
+}
+
+/// A string: anything else is the empty string, which every name's rule refuses.
+fn text(value: &Bound<'_, PyAny>) -> String {
+    value
+        .cast::<PyString>()
+        .map(|s| s.to_string())
+        .unwrap_or_default()
+}
+
+/// `None`, or a string as [`text`] takes it.
+fn optional_text(value: &Bound<'_, PyAny>) -> Option<String> {
+    (!value.is_none()).then(|| text(value))
+}
+
+/// An integer (a `bool` is not one): anything else is -1, which every count's rule refuses.
+fn integer(value: &Bound<'_, PyAny>) -> i64 {
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return -1;
+    }
+    value.extract::<i64>().unwrap_or(-1)
+}
+
+/// A number (int or float, not a bool): anything else is NaN, which every rule refuses.
+fn number(value: &Bound<'_, PyAny>) -> f64 {
     if value.is_instance_of::<PyBool>()
         || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
     {
-        return Err(refuse());
+        return f64::NAN;
     }
-    value
-        .extract::<f64>()
-        .ok()
-        .filter(|r| (0.0..=1.0).contains(r))
-        .ok_or_else(refuse)
+    value.extract::<f64>().unwrap_or(f64::NAN)
 }
 
 /// `load_properties`: `(key, value)` pairs of strings, keys not empty.
@@ -176,48 +162,4 @@ fn properties(value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<String, String>> {
         out.insert(key, item);
     }
     Ok(out)
-}
-
-/// The label parts: every label the write can make must fit `doris-streamload`'s grammar.
-fn check_labels(prefix: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-    const PREFIX_RULE: &str = "label_prefix must be 1-95 letters, digits, '-' or '_'";
-    const KEY_RULE: &str = "idempotence_key must be 1-64 letters, digits, '-', '_' or ':'";
-    let starts_alphanumeric = |s: &str| s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let prefix: String = prefix
-        .cast::<PyString>()
-        .map_err(|_| config(PREFIX_RULE))?
-        .to_string();
-    if !starts_alphanumeric(&prefix)
-        || prefix.len() > 95
-        || prefix.contains(':')
-        || Label::new(prefix.as_str()).is_err()
-    {
-        return Err(config(PREFIX_RULE));
-    }
-    if !key.is_none() {
-        let key: String = key
-            .cast::<PyString>()
-            .map_err(|_| config(KEY_RULE))?
-            .to_string();
-        if !starts_alphanumeric(&key) || key.len() > 64 || Label::new(key.as_str()).is_err() {
-            return Err(config(KEY_RULE));
-        }
-        if prefix.len() + key.len() > MAX_PREFIX_AND_KEY {
-            return Err(config(
-                "label_prefix and idempotence_key together must be at most 80 characters \
-                 (labels also carry a content fingerprint and sequence numbers, 128 in all)",
-            ));
-        }
-        // The longest label of the write: key, 16-digit fingerprint, occurrence, sequence.
-        LabelScheme::Deterministic {
-            prefix: prefix.clone(),
-            key: format!("{key}_{}", "f".repeat(16)),
-            partition: u32::MAX,
-        }
-        .validate()
-        .map_err(|e| load_error(&e))?;
-    }
-    LabelScheme::Random { prefix }
-        .validate()
-        .map_err(|e| load_error(&e))
 }

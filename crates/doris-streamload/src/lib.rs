@@ -43,6 +43,7 @@ pub mod prepare;
 mod response;
 mod retry;
 mod wire;
+pub mod write;
 
 pub use client::{LoadReport, LoadStatus, StreamLoadClient, TwoPhaseOutcome, TxnRef};
 pub use config::{

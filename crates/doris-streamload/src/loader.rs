@@ -122,7 +122,26 @@ pub struct LoaderError {
     pub left_precommitted: Vec<String>,
 }
 
-type Running = (u64, JoinHandle<Result<LoadReport, StreamLoadError>>);
+/// A load in flight: its sequence number, its label (none under group commit) and its task.
+type Running = (
+    u64,
+    Option<Label>,
+    JoinHandle<Result<LoadReport, StreamLoadError>>,
+);
+
+/// A load task that ended without an outcome (it panicked or was cancelled): the load may
+/// have reached Doris (and, in two-phase mode, be pre-committed under its label), so it is
+/// ambiguous, never forgotten.
+fn lost_task(label: Option<&Label>, error: &tokio::task::JoinError) -> StreamLoadError {
+    match label {
+        Some(label) => StreamLoadError::Ambiguous {
+            label: label.to_string(),
+            attempts: 1,
+            detail: format!("the load's task ended without an outcome: {error}"),
+        },
+        None => StreamLoadError::Encode(format!("a load task failed: {error}")),
+    }
+}
 
 /// Turns record batches into Stream Loads.
 ///
@@ -212,12 +231,10 @@ impl Loader {
 
     /// Waits for the oldest running load and books it.
     async fn settle_oldest(&mut self) -> Result<(), StreamLoadError> {
-        let Some((sequence, handle)) = self.running.pop_front() else {
+        let Some((sequence, label, handle)) = self.running.pop_front() else {
             return Ok(());
         };
-        let report = handle
-            .await
-            .map_err(|e| StreamLoadError::Encode(format!("a load task failed: {e}")))??;
+        let report = handle.await.map_err(|e| lost_task(label.as_ref(), &e))??;
         self.summary.add(LedgerEntry { sequence, report });
         Ok(())
     }
@@ -253,6 +270,7 @@ impl Loader {
             self.table.clone(),
             self.options.clone(),
         );
+        let kept = label.clone();
         let handle = tokio::spawn(async move {
             client
                 .load_source(&db, &table, &options, label, source)
@@ -261,14 +279,12 @@ impl Loader {
         match cut_rx.await {
             Ok(rows) => {
                 self.consume(rows as usize);
-                self.running.push_back((sequence, handle));
+                self.running.push_back((sequence, kept, handle));
                 Ok(())
             }
             Err(_) => {
                 // The load ended before its body was formed: it failed.
-                let result = handle
-                    .await
-                    .map_err(|e| StreamLoadError::Encode(format!("a load task failed: {e}")))?;
+                let result = handle.await.map_err(|e| lost_task(kept.as_ref(), &e))?;
                 match result {
                     Err(e) => Err(e),
                     Ok(report) => {
@@ -337,11 +353,12 @@ impl Loader {
     pub async fn fail(mut self, error: StreamLoadError) -> LoaderError {
         // Loads whose outcome is unknown may have been pre-committed under their label.
         let mut unsettled: Vec<Label> = unsettled_label(&error).into_iter().collect();
-        while let Some((sequence, handle)) = self.running.pop_front() {
+        while let Some((sequence, label, handle)) = self.running.pop_front() {
             match handle.await {
                 Ok(Ok(report)) => self.summary.add(LedgerEntry { sequence, report }),
                 Ok(Err(e)) => unsettled.extend(unsettled_label(&e)),
-                Err(_) => {}
+                // A task that panicked may have pre-committed its load: abort it by label.
+                Err(_) => unsettled.extend(label),
             }
         }
         self.summary.elapsed = self.started.elapsed();
@@ -416,7 +433,9 @@ impl StreamLoadClient {
 
     /// Commits `txns` in order (each commit is idempotent). When one cannot be committed,
     /// every later one is aborted, and the error says exactly which committed: Doris has
-    /// no commit across transactions, so the loads before the failure stay visible.
+    /// no commit across transactions, so the loads before the failure stay visible. A
+    /// commit whose outcome is unknown (no answer after every retry) is not aborted: it
+    /// may have committed, and is listed as left (its label or id settles it later).
     pub async fn commit_or_abort_all(
         &self,
         db: &str,
@@ -427,14 +446,22 @@ impl StreamLoadClient {
             match self.commit(db, txn).await {
                 Ok(outcome) => out.push(outcome),
                 Err(error) => {
-                    let rest = &txns[at..];
-                    let (aborted, left) = match self.abort_every(db, rest).await {
+                    let unknown = error.may_have_loaded();
+                    let rest = if unknown {
+                        &txns[at + 1..]
+                    } else {
+                        &txns[at..]
+                    };
+                    let (aborted, mut left) = match self.abort_every(db, rest).await {
                         Ok(_) => (rest.iter().map(TxnRef::describe).collect(), Vec::new()),
                         Err(StreamLoadError::PartialCommit { aborted, left, .. }) => {
                             (aborted, left)
                         }
                         Err(_) => (Vec::new(), rest.iter().map(TxnRef::describe).collect()),
                     };
+                    if unknown {
+                        left.insert(0, txn.describe());
+                    }
                     return Err(StreamLoadError::PartialCommit {
                         committed: txns[..at].iter().map(TxnRef::describe).collect(),
                         aborted,
@@ -481,10 +508,12 @@ impl StreamLoadClient {
     }
 }
 
-/// The label of a load whose outcome is unknown (it may hold a transaction).
+/// The label of a load that may hold a transaction: one whose outcome is unknown, or one
+/// Doris committed (pre-committed, in two-phase mode) whose counters do not add up.
 fn unsettled_label(error: &StreamLoadError) -> Option<Label> {
     match error {
-        StreamLoadError::Ambiguous { label, .. } => Label::new(label).ok(),
+        StreamLoadError::Ambiguous { label, .. }
+        | StreamLoadError::CounterMismatch { label, .. } => Label::new(label).ok(),
         _ => None,
     }
 }

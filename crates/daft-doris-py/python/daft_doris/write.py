@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
-import uuid
+import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from contextlib import suppress
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import daft
@@ -16,7 +17,12 @@ from daft.schema import Schema
 
 from daft_doris import _native, _snapshot
 from daft_doris._endpoint import Endpoint
-from daft_doris.errors import CompatibilityError, ConfigurationError, DaftOlapError
+from daft_doris.errors import (
+    CompatibilityError,
+    ConfigurationError,
+    DaftOlapError,
+    DorisPartialCommitError,
+)
 from daft_doris.secrets import Secret, check_secret
 
 #: The commit ledger atomic writes record their keys in (one table per database).
@@ -120,7 +126,12 @@ class DorisTable:
 
 @dataclass(frozen=True)
 class DorisWriteOptions:
-    """How a DataFrame is loaded (see ``write_doris``)."""
+    """How a DataFrame is loaded (see ``write_doris``). Every rule is checked by the native
+    layer (``doris_streamload::write::WriteSpec``) when the options are made.
+
+    ``atomic=None`` takes the default: atomic when an ``idempotence_key`` or an overwrite is
+    given, except with ``two_phase_commit`` or ``operation="delete"``.
+    """
 
     operation: Literal["load", "upsert", "partial_update", "delete"] = "load"
     format: Literal["arrow", "parquet", "json", "csv"] | None = None
@@ -134,30 +145,21 @@ class DorisWriteOptions:
     load_properties: tuple[tuple[str, str], ...] = ()
     two_phase_commit: bool = False
     max_retries: int = 4
-    atomic: bool = False
+    atomic: bool | None = None
     overwrite: bool = False
     commit_ledger: str | None = DEFAULT_COMMIT_LEDGER
 
     def __post_init__(self) -> None:
-        # Every rule (types, ranges, the combinations refused, the label grammar and the
-        # Stream Load options as the writer will build them) is checked by the native layer.
-        _native.check_write_options(
-            operation=self.operation,
-            format=self.format,
-            batch_rows=self.batch_rows,
-            batch_bytes=self.batch_bytes,
-            label_prefix=self.label_prefix,
-            idempotence_key=self.idempotence_key,
-            max_filter_ratio=self.max_filter_ratio,
-            strict_mode=self.strict_mode,
-            request_timeout_seconds=self.request_timeout_seconds,
-            load_properties=self.load_properties,
-            two_phase_commit=self.two_phase_commit,
-            max_retries=self.max_retries,
-            atomic=self.atomic,
-            overwrite=self.overwrite,
-            commit_ledger=self.commit_ledger,
-        )
+        _native.check_write_options(**self.native())
+
+    def native(self) -> dict[str, Any]:
+        """The options as the native layer takes them."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def mode(self) -> str:
+        """How the write commits: ``atomic``, ``per_load_labels``, ``two_phase`` or ``plain``."""
+        return _native.write_mode(self.native())
 
     @classmethod
     def from_mapping(
@@ -201,7 +203,9 @@ class DorisDataSink(DataSink[dict]):
         self._data_schema: pa.Schema | None = None
         self._started = False
         self._lock = threading.Lock()
-        self._occurrences: dict[str, int] = {}
+        self._mode = self._options.mode
+        # Per-load labels of a keyed write that is not atomic (shared by its tasks here).
+        self._labels: Any = None
         self._precommitted: list[tuple[int, str | None]] = []
         # Atomic mode: the run's key, label state and staging table (set by start()).
         self._atomic: dict[str, Any] | None = None
@@ -209,11 +213,13 @@ class DorisDataSink(DataSink[dict]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_lock", None)
+        state.pop("_labels", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._labels = None
 
     def __repr__(self) -> str:
         return (
@@ -247,61 +253,33 @@ class DorisDataSink(DataSink[dict]):
         )
 
     def start(self) -> None:
-        if _runner() != "native" and not self._options.atomic:
-            raise ConfigurationError(
-                "on Daft's Ray runner, Doris writes need atomic=True (or an idempotence key with "
-                "atomic=True): only the atomic mode keeps its guarantees when Ray retries tasks"
-            )
+        if _runner() != "native":
+            _native.check_retried_tasks(**self._options.native())
         endpoint = self._connection.endpoint()
         if self._data_schema is not None:
             self._target = self._check(self._data_schema)
         self._started = True
-        if self._options.atomic:
-            key = self._options.idempotence_key or uuid.uuid4().hex
-            begun = _native.atomic_begin(
+        if self._mode == "atomic":
+            self._atomic = _native.atomic_begin(
                 endpoint.native(),
                 endpoint.password_value(),
                 self._table.database,
                 self._table.name,
-                self._options.label_prefix,
-                key,
-                self._options.commit_ledger,
+                self._options.native(),
             )
-            self._atomic = {"key": key, **begun}
 
-    def _request(self, target: Any) -> dict[str, Any]:
-        """The ``_native.TableWriter`` keyword arguments of this write."""
-        o = self._options
-        c = self._connection
-        return {
-            "database": self._table.database,
-            "table": self._table.name,
-            "operation": o.operation,
-            "target": target,
-            "format": o.format,
-            "batch_rows": o.batch_rows,
-            "batch_bytes": o.batch_bytes,
-            "label_prefix": o.label_prefix,
-            "max_filter_ratio": float(o.max_filter_ratio),
-            "strict_mode": o.strict_mode,
-            "request_timeout_seconds": o.request_timeout_seconds or c.request_timeout_seconds,
-            "load_properties": dict(o.load_properties),
-            "two_phase_commit": o.two_phase_commit,
-            "max_retries": o.max_retries,
-            "staging_table": (self._atomic or {}).get("staging"),
-        }
-
-    def _label_key(self, table: pa.Table) -> tuple[str | None, int]:
-        """Deterministic labels: the key plus the micropartition's content fingerprint;
-        identical micropartitions of one write are told apart by an occurrence number."""
-        key = self._options.idempotence_key
-        if key is None:
-            return None, 0
-        fingerprint = _native.fingerprint(table)
-        with self._lock:
-            occurrence = self._occurrences.get(fingerprint, 0)
-            self._occurrences[fingerprint] = occurrence + 1
-        return f"{key}_{fingerprint}", occurrence
+    def _writer(self, target: Any) -> Any:
+        """A native writer of this write's loads (of the atomic run's staging table)."""
+        endpoint = self._connection.endpoint()
+        return _native.TableWriter(
+            endpoint.native(),
+            endpoint.password_value(),
+            database=self._table.database,
+            table=self._table.name,
+            options=self._options.native(),
+            target=target,
+            staging_table=(self._atomic or {}).get("staging"),
+        )
 
     def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[dict]]:
         if not self._started:
@@ -311,33 +289,26 @@ class DorisDataSink(DataSink[dict]):
             for _ in micropartitions:
                 pass
             return
-        endpoint = self._connection.endpoint()
+        if self._mode == "per_load_labels":
+            with self._lock:
+                if self._labels is None:
+                    self._labels = _native.WriteLabels.of(self._options.native())
         target, writer = self._target, None
-        # Atomic mode: this attempt's tag; a failed or retried attempt's tag is never published.
-        tag = uuid.uuid4().hex if self._atomic is not None else None
         for micropartition in micropartitions:
             table = micropartition.to_arrow()
             if table.num_rows == 0:
                 continue
             if writer is None:
                 target = target or self._check(table.schema)
-                writer = _native.TableWriter(
-                    endpoint.native(), endpoint.password_value(), **self._request(target)
-                )
-            if tag is None:
-                label_key, occurrence = self._label_key(table)
-                summary = writer.write(table, label_key, occurrence)
-            else:
-                summary = writer.write(table, None, 0, tag)
-                summary["tag"] = tag
-            summary["columns"] = list(target.columns)
-            if summary["precommitted"]:
+                writer = self._writer(target)
+            report = writer.write(table, self._labels)
+            if report["precommitted"]:
                 with self._lock:
-                    self._precommitted.extend(summary["precommitted"])
+                    self._precommitted.extend(report["precommitted"])
             yield WriteResult(
-                result=summary,
-                bytes_written=summary["uploaded_bytes"],
-                rows_written=summary["loaded_rows"],
+                result=report,
+                bytes_written=report["uploaded_bytes"],
+                rows_written=report["loaded_rows"],
             )
 
     def settle(self, commit: bool) -> None:
@@ -351,96 +322,68 @@ class DorisDataSink(DataSink[dict]):
             txns = list(self._precommitted)
         if not txns:
             return
-        endpoint = self._connection.endpoint()
-        writer = _native.TableWriter(endpoint.native(), endpoint.password_value(), **self._request(None))
+        writer = self._writer(None)
         try:
             writer.settle(txns, commit)
-        finally:
-            # Committed, aborted or reported: nothing here is to be settled again.
-            with self._lock:
-                self._precommitted = [t for t in self._precommitted if t not in txns]
+        except DorisPartialCommitError:
+            # Every load was handled: committed, aborted, or reported left (a commit whose
+            # outcome is unknown is never aborted here).
+            self._forget(txns)
+            raise
+        self._forget(txns)
+
+    def _forget(self, txns: list[tuple[int, str | None]]) -> None:
+        """Settled loads leave the list; any other failure keeps them for the abort."""
+        with self._lock:
+            self._precommitted = [t for t in self._precommitted if t not in txns]
 
     def discard(self) -> None:
         """Drops a failed atomic run's staging table (a rerun with the key would too)."""
         if self._atomic is None or self._atomic["state"] != "fresh":
             return
-        _native.atomic_discard(*self._run_args())
-
-    def _run_args(self) -> tuple:
-        """The arguments that name this atomic run to the native layer."""
-        assert self._atomic is not None
         endpoint = self._connection.endpoint()
-        return (
+        _native.atomic_discard(
             endpoint.native(),
             endpoint.password_value(),
             self._table.database,
             self._table.name,
-            self._options.label_prefix,
+            self._options.native(),
             self._atomic["key"],
             self._atomic["staging"],
-            self._options.commit_ledger,
         )
-
-    def _publish(self, results: list[dict]) -> dict[str, Any]:
-        """Atomic mode: one labelled INSERT of every successful attempt's rows."""
-        assert self._atomic is not None
-        if self._atomic["state"] == "committed":
-            return {"status": "already_committed", "loaded_rows": 0}
-        # Rows each successful attempt's loads reported; the publish checks them against
-        # what the staging table holds.
-        per_tag: dict[str, int] = {}
-        for r in results:
-            if r.get("tag") and r["loaded_rows"] > 0:
-                per_tag[r["tag"]] = per_tag.get(r["tag"], 0) + r["loaded_rows"]
-        tags = sorted(per_tag.items())
-        columns = next((r["columns"] for r in results if r.get("columns")), None)
-        if columns is None:
-            # No attempt loaded a row: an overwrite still empties the table by its columns.
-            columns = list(self._target.columns) if self._target else []
-        published = _native.atomic_publish(
-            *self._run_args(),
-            columns,
-            tags,
-            self._options.operation == "partial_update",
-            self._options.overwrite,
-        )
-        staged = sum(per_tag.values())
-        if not published["by_this_run"]:
-            return {"status": "already_committed", "loaded_rows": 0}
-        rows = published["rows"] if published["rows"] is not None else staged
-        return {"status": "success", "loaded_rows": rows}
 
     def finalize(self, write_results: list[WriteResult[dict]]) -> MicroPartition:
         results = [r.result for r in write_results]
         if self._atomic is not None:
-            outcome = self._publish(results)
-            return _summary(results, outcome["status"], outcome["loaded_rows"], already=0)
-        statuses: dict[str, int] = {}
-        for r in results:
-            for name, count in r["statuses"].items():
-                statuses[name] = statuses.get(name, 0) + count
-        if self._options.two_phase_commit:
+            if self._atomic["state"] == "committed":
+                return _summary(_native.atomic_summary(results))
+            endpoint = self._connection.endpoint()
+            summary = _native.atomic_publish(
+                endpoint.native(),
+                endpoint.password_value(),
+                self._table.database,
+                self._table.name,
+                self._options.native(),
+                self._atomic["key"],
+                self._atomic["staging"],
+                results,
+                list(self._target.columns) if self._target else [],
+            )
+            if summary["staging_left"]:
+                warnings.warn(
+                    f"the write committed, but its staging table {summary['staging_left']} could not "
+                    "be dropped: daft_doris.cleanup_staging removes it",
+                    stacklevel=2,
+                )
+            return _summary(summary)
+        if self._mode == "two_phase":
             self.settle(commit=True)
-            committed = statuses.pop("precommitted", 0)
-            statuses["success"] = statuses.get("success", 0) + committed
-        timeouts = statuses.get("publish_timeout", 0)
-        others = sum(v for k, v in statuses.items() if k != "publish_timeout")
-        status = "publish_timeout" if timeouts and not others else "mixed" if timeouts else "success"
-        already = statuses.get("already_loaded", 0) + statuses.get("committed_by_earlier_attempt", 0)
-        return _summary(results, status, sum(r["loaded_rows"] for r in results), already=already)
+        return _summary(_native.summarize_loads(results, self._mode == "two_phase"))
 
 
-def _summary(results: list[dict], status: str, loaded_rows: int, already: int) -> MicroPartition:
-    """The one-row summary of a write (``SUMMARY_SCHEMA``) from the tasks' results."""
-    row = {
-        "status": [status],
-        "batches": [sum(r["batches"] for r in results)],
-        "attempted_rows": [sum(r["attempted_rows"] for r in results)],
-        "loaded_rows": [loaded_rows],
-        "filtered_rows": [sum(r["filtered_rows"] for r in results)],
-        "uploaded_bytes": [sum(r["uploaded_bytes"] for r in results)],
-        "already_loaded_batches": [already],
-    }
+def _summary(summary: dict[str, Any]) -> MicroPartition:
+    """The one-row summary of a write (``SUMMARY_SCHEMA``) from the native summary."""
+    row = {name: [summary[name]] for name in SUMMARY_SCHEMA.names}
     return MicroPartition.from_arrow(pa.table(row, schema=SUMMARY_SCHEMA))
 
 
@@ -511,12 +454,6 @@ def write_doris(
             raise ConfigurationError("idempotence_key and checkpoint name different keys")
         idempotence_key = checkpoint.idempotence_key
     _native.check_choice("write_mode", write_mode, ("append", "overwrite"))
-    if atomic is None:
-        atomic = (
-            (idempotence_key is not None or write_mode == "overwrite")
-            and not two_phase_commit
-            and operation != "delete"
-        )
     options = DorisWriteOptions.from_mapping(
         load_properties,
         operation=operation,
@@ -538,11 +475,11 @@ def write_doris(
     sink.bind_schema(dataframe.schema().to_pyarrow_schema())
     try:
         return dataframe.write_sink(sink)
-    except DaftOlapError:
-        _clean_up_after_failure(sink, two_phase_commit)
-        raise
-    except RuntimeError as error:
-        _clean_up_after_failure(sink, two_phase_commit)
+    except BaseException as error:
+        # Any failure, KeyboardInterrupt included: nothing pre-committed or staged is left.
+        _clean_up_after_failure(sink)
+        if isinstance(error, DaftOlapError) or not isinstance(error, RuntimeError):
+            raise
         # Daft wraps exceptions raised in write() in a RuntimeError; give back the typed one.
         cause = error.__cause__
         while cause is not None and not isinstance(cause, DaftOlapError):
@@ -552,15 +489,13 @@ def write_doris(
         raise
 
 
-def _clean_up_after_failure(sink: DorisDataSink, two_phase_commit: bool) -> None:
-    """Aborts a failed two-phase write's loads; drops a failed atomic run's staging table
-    (best effort: a rerun with the same key drops it as well)."""
-    if two_phase_commit:
+def _clean_up_after_failure(sink: DorisDataSink) -> None:
+    """Aborts a failed two-phase write's loads still pre-committed; drops a failed atomic
+    run's staging table (best effort: a rerun with the same key drops it as well)."""
+    with suppress(DaftOlapError):
         sink.settle(commit=False)
-    try:
+    with suppress(DaftOlapError):
         sink.discard()
-    except DaftOlapError:
-        pass
 
 
 def cleanup_staging(

@@ -135,6 +135,12 @@ pub struct AtomicWrite {
     overwrite: bool,
 }
 
+/// A new task attempt's tag (32 hex digits): each attempt of a task tags its staged rows
+/// with its own, so only the attempts that succeed are published.
+pub fn attempt_tag() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
 /// The key's label: `<prefix>_<key>`.
 pub fn key_label(prefix: &str, key: &str) -> Result<Label, StreamLoadError> {
     Label::new(format!("{prefix}_{key}"))
