@@ -76,11 +76,12 @@ fn forget_unpacked_copies() -> Result<(), String> {
 }
 
 /// Removes the build fingerprints of [`PUBLISHED`] crates built from the dry run's
-/// temporary registry. Cargo takes a registry crate's build as fresh while its version is
-/// the same (`"Precalculated"` fingerprints, unlike a path crate's, which compare the
-/// sources), so without this `doris-read` was verified against the previous run's
-/// `doris-sql` (measured: `unresolved import doris_sql::session` after it was added).
-/// Only those units rebuild; the workspace's own builds of the crates are kept.
+/// temporary registry. Cargo tracks no source file of a registry crate (its dep-info lists
+/// none) and takes its build as fresh while its version and dependencies are the same,
+/// so without this `doris-read` was verified against an earlier run's `doris-sql`
+/// (measured: `unresolved import doris_sql::session` after it was added). Only those units
+/// rebuild; the workspace's own builds of the crates, whose dep-info lists their sources,
+/// are kept.
 fn forget_registry_builds(profile: &std::path::Path) -> Result<(), String> {
     let Ok(entries) = std::fs::read_dir(profile.join(".fingerprint")) else {
         return Ok(());
@@ -100,12 +101,13 @@ fn forget_registry_builds(profile: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether a unit's fingerprint folder records a registry build (`"Precalculated"`).
+/// Whether a unit's fingerprint folder is a registry build: a library dep-info that names
+/// no source file.
 fn is_registry_build(folder: &std::path::Path) -> bool {
     std::fs::read_dir(folder).is_ok_and(|files| {
         files.flatten().any(|f| {
-            f.path().extension().is_some_and(|e| e == "json")
-                && std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains("\"Precalculated\""))
+            f.file_name().to_string_lossy().starts_with("dep-lib-")
+                && std::fs::read(f.path()).is_ok_and(|bytes| !bytes.windows(3).any(|w| w == b".rs"))
         })
     })
 }
@@ -122,7 +124,26 @@ fn is_unpacked_copy(folder: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_unpacked_copy;
+    use super::{is_registry_build, is_unpacked_copy};
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_registry_build_is_the_one_whose_dep_info_names_no_source() {
+        let root = std::env::temp_dir().join(format!("xtask-fp-{}", std::process::id()));
+        let registry = root.join("doris-sql-aa");
+        let workspace = root.join("doris-sql-bb");
+        std::fs::create_dir_all(&registry).unwrap();
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::write(
+            registry.join("dep-lib-doris_sql"),
+            [1, 0, 0, 0, 0xff, 1, 0, 0],
+        )
+        .unwrap();
+        std::fs::write(workspace.join("dep-lib-doris_sql"), b"\x01src/lib.rs\x00").unwrap();
+        assert!(is_registry_build(&registry));
+        assert!(!is_registry_build(&workspace));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn only_our_crates_unpacked_copies_are_forgotten() {

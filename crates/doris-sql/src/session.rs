@@ -20,6 +20,7 @@
 //! ```
 
 use std::future::Future;
+use std::time::Duration;
 
 /// The rows of a statement, as text cells, with the column names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,4 +85,7 @@ pub trait SqlSession {
     /// Replaces the connection with a new one (after a statement got no answer, the old
     /// connection is unusable; a new one also leaves any transaction the old one had open).
     fn reconnect(&mut self) -> impl Future<Output = Result<(), SqlFailure>>;
+    /// Sets how long the session waits for a statement's answer from now on; returns the
+    /// previous limit (a coordinator gives a large publish its own, then restores it).
+    fn set_timeout(&mut self, timeout: Duration) -> Duration;
 }

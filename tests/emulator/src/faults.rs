@@ -38,6 +38,9 @@ pub enum Fault {
     MalformedResponse,
     /// BE: commit, then answer with the first half of the JSON body.
     TruncatedResponse,
+    /// BE: commit (or pre-commit), then answer `Success` with a `NumberTotalRows` one
+    /// higher than the rows received (a BE whose counters do not add up).
+    MiscountedAnswer,
     /// FE: redirect to this host and port instead of the BE.
     Redirect {
         /// Target host.
@@ -70,6 +73,12 @@ pub enum Fault {
     /// then commits (an FE that is slow to finish a commit whose client is gone).
     HoldTxnCommit {
         /// How long the label stays RUNNING.
+        ms: u64,
+    },
+    /// MySQL face: the next `COMMIT` of an explicit transaction takes this long (the label
+    /// RUNNING meanwhile), then commits and answers (a large publish).
+    SlowTxnCommit {
+        /// How long.
         ms: u64,
     },
     /// MySQL face: after the last row of the next text result set, one more row packet that
@@ -125,6 +134,7 @@ impl Fault {
             Fault::HoldRunning { .. } => "hold_running",
             Fault::MalformedResponse => "malformed_response",
             Fault::TruncatedResponse => "truncated_response",
+            Fault::MiscountedAnswer => "miscounted_answer",
             Fault::Redirect { .. } => "redirect",
             Fault::BeUnreachable => "be_unreachable",
             Fault::Delay { .. } => "delay",
@@ -136,6 +146,7 @@ impl Fault {
             Fault::DropBeforeTxnCommit => "drop_before_txn_commit",
             Fault::DropAfterTxnCommit => "drop_after_txn_commit",
             Fault::HoldTxnCommit { .. } => "hold_txn_commit",
+            Fault::SlowTxnCommit { .. } => "slow_txn_commit",
             Fault::ClearPasswordGreeting => "clear_password_greeting",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::FlightLocation { .. } => "flight_location",
@@ -153,7 +164,8 @@ impl Fault {
             Fault::DropAfterInsertCommit => Point::MysqlInsert,
             Fault::DropBeforeTxnCommit
             | Fault::DropAfterTxnCommit
-            | Fault::HoldTxnCommit { .. } => Point::MysqlCommit,
+            | Fault::HoldTxnCommit { .. }
+            | Fault::SlowTxnCommit { .. } => Point::MysqlCommit,
             Fault::ClearPasswordGreeting => Point::MysqlGreeting,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,

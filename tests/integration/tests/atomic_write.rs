@@ -167,3 +167,64 @@ async fn a_lost_commit_answer_is_settled_by_the_key_never_written_twice() {
     }
     assert_eq!(ids(&e), (0..300).collect::<Vec<_>>());
 }
+
+/// A publish slower than the session's request timeout still gets its answer: the
+/// publishing transaction waits `AtomicPolicy::publish_timeout`, not the request timeout
+/// (with the request timeout, the COMMIT would count as unanswered and be settled by
+/// polling the label, its row count unknown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_slower_than_the_request_timeout_is_answered() {
+    use std::time::Duration;
+
+    use doris_streamload::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
+
+    let e = emulator(2000).await;
+    let mut endpoint =
+        doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    endpoint.read_timeout = Duration::from_millis(500);
+    let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
+        .await
+        .unwrap();
+    let mut session = doris_read::mysql::session::Session::open(&endpoint)
+        .await
+        .unwrap();
+    let policy = AtomicPolicy {
+        publish_timeout: Duration::from_secs(30),
+        poll_interval: Duration::from_millis(50),
+        ..AtomicPolicy::default()
+    };
+    let begun = AtomicWrite::begin(
+        &mut session,
+        "demo",
+        &schema,
+        key_label("svc", "slow").unwrap(),
+        CommitRecord::default(),
+        policy,
+    )
+    .await
+    .unwrap();
+    let Begun::Fresh(run) = begun else {
+        panic!("a new key")
+    };
+    // Stage two rows the way a task does, with an INSERT into the staging table.
+    session
+        .execute(&format!(
+            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES ('t1', 1, 'a'), ('t1', 2, 'b')",
+            run.staging_table()
+        ))
+        .await
+        .unwrap();
+    e.faults().arm(Fault::SlowTxnCommit { ms: 1500 }, 1);
+    let published = run
+        .publish(
+            &mut session,
+            &["id".into(), "name".into()],
+            &[("t1".into(), 2)],
+        )
+        .await
+        .unwrap();
+    assert!(published.by_this_run);
+    assert_eq!(published.rows, Some(2), "the INSERT's own answer arrived");
+    assert_eq!(e.faults().fired().len(), 1);
+    assert_eq!(ids(&e), [1, 2]);
+}

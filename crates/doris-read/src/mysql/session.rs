@@ -139,4 +139,8 @@ impl SqlSession for Session {
     async fn reconnect(&mut self) -> Result<(), SqlFailure> {
         Session::reconnect(self).await.map_err(failure)
     }
+
+    fn set_timeout(&mut self, timeout: Duration) -> Duration {
+        std::mem::replace(&mut self.timeout, timeout)
+    }
 }

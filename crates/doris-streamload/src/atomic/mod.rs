@@ -82,6 +82,12 @@ pub struct AtomicPolicy {
     /// Attempts of the publish when its answer was lost (or its label was held by another
     /// run that did not commit) and the key did not commit.
     pub publish_attempts: u32,
+    /// How long the publishing transaction may run: the session waits this long for each
+    /// of its statements (not the session's usual request timeout: copying a large
+    /// staging table takes longer), and Doris's `insert_timeout` is set to it, so Doris
+    /// aborts a transaction the writer stopped waiting for. Default: 4 h, Doris's
+    /// `insert_timeout` default.
+    pub publish_timeout: Duration,
 }
 
 impl Default for AtomicPolicy {
@@ -90,6 +96,7 @@ impl Default for AtomicPolicy {
             settle_timeout: Duration::from_secs(600),
             poll_interval: Duration::from_millis(250),
             publish_attempts: 3,
+            publish_timeout: Duration::from_secs(14_400),
         }
     }
 }
@@ -340,7 +347,10 @@ impl AtomicWrite {
                 staged_rows: tags.iter().map(|(_, n)| n).sum(),
                 committed_at,
             };
-            let (rows, by_this_run) = publish.run(session).await?;
+            let usual = session.set_timeout(self.policy.publish_timeout);
+            let outcome = publish.run(session).await;
+            session.set_timeout(usual);
+            let (rows, by_this_run) = outcome?;
             published.rows = rows;
             published.by_this_run = by_this_run;
         }

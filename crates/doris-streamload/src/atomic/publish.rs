@@ -136,6 +136,15 @@ impl Publish<'_> {
     /// One attempt, the partial-update session variable set around it (on the connection
     /// that runs the statements, again after a reconnect) and cleared on every path.
     async fn attempt<S: SqlSession>(&self, session: &mut S) -> Attempt {
+        // Doris aborts a transaction that runs longer than `insert_timeout`: the same limit
+        // as the session's wait, so neither side gives up while the other still waits.
+        let timeout = format!(
+            "SET insert_timeout = {}",
+            self.policy.publish_timeout.as_secs().max(1)
+        );
+        if let Err(f) = session.execute(&timeout).await {
+            return f.into();
+        }
         if self.partial_update
             && let Err(f) = session.execute(PARTIAL_UPDATE_ON).await
         {

@@ -145,6 +145,39 @@ async fn a_failed_two_phase_loader_aborts_every_load_it_pre_committed() {
 }
 
 #[tokio::test]
+async fn a_pre_committed_load_whose_counters_do_not_add_up_is_aborted_not_left() {
+    let env = Env::new(DUP).await;
+    let loader = Loader::new(
+        env.client(),
+        "d",
+        "t",
+        two_phase(),
+        LoaderConfig {
+            max_rows: 5,
+            labels: LabelScheme::Random {
+                prefix: "miscount".into(),
+            },
+            ..LoaderConfig::default()
+        },
+    )
+    .unwrap();
+    // The first load pre-commits, then its answer's counters are off by one.
+    env.emulator.faults().arm(Fault::MiscountedAnswer, 1);
+    let err = loader.load_all([batch(0, 10)]).await.unwrap_err();
+    assert!(
+        matches!(err.error, StreamLoadError::CounterMismatch { .. }),
+        "{err}"
+    );
+    let states = txn_states(&env);
+    assert!(
+        states.iter().all(|(_, s)| s == "ABORTED"),
+        "nothing may stay pre-committed: {states:?}"
+    );
+    assert_eq!(err.aborted.len(), states.len(), "{err}");
+    assert_eq!(env.row_count("t"), 0);
+}
+
+#[tokio::test]
 async fn a_commit_that_fails_part_way_aborts_the_rest_and_names_what_committed() {
     let env = Env::new(DUP).await;
     let client = env.client();

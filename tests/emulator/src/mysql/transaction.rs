@@ -280,6 +280,10 @@ async fn commit(
             });
             return Err(dropped("the COMMIT's answer was lost while it still ran"));
         }
+        Some(f @ Fault::SlowTxnCommit { ms }) => {
+            shared.faults.record(&f, Some(&txn.label), Some(id), true);
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
         Some(f @ Fault::DropAfterTxnCommit) => {
             let committed = finish(shared, id, txn.writes).is_ok();
             shared

@@ -457,6 +457,12 @@ async fn answer(
             let html = "<html><body>502 Bad Gateway</body></html>";
             ([(header::CONTENT_TYPE, "text/html")], html).into_response()
         }
+        Some(f @ Fault::MiscountedAnswer) if committed => {
+            record(f);
+            let mut miscounted = response.clone();
+            miscounted.number_total_rows += 1;
+            load_reply(&miscounted)
+        }
         Some(f @ Fault::TruncatedResponse) => {
             record(f);
             let body = response.to_body();
