@@ -272,3 +272,129 @@ def test_a_writer_killed_at_a_random_moment_is_completed_exactly_once_by_a_rerun
             f"{tally['duplicated']} duplicated rows, {tally['lost']} lost rows"
         )
     assert tally["duplicated"] == 0 and tally["lost"] == 0, tally
+
+
+PHASE_WRITER = textwrap.dedent(
+    """
+    import json, sys
+    import daft
+    from daft_doris import DorisConnection, DorisTable, write_doris
+
+    ports, key, n, mode = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    data = daft.from_pydict({"id": list(range(n)), "v": ["k"] * n})
+    print("ready", flush=True)
+    write_doris(data, connection=DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"],
+                                                 mysql_port=ports["query_port"]),
+                table=DorisTable("x", "t"), idempotence_key=key, batch_rows=20,
+                two_phase_commit=mode == "two_phase").collect()
+    print("done", flush=True)
+    """
+)
+
+
+def fired_kinds(ports):
+    return [f["kind"] for f in json.loads(faults(ports, "GET"))["fired"]]
+
+
+def txns(ports):
+    url = f"http://127.0.0.1:{ports['fe_http_port']}/_emulator/txns/x"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)["txns"]
+
+
+def key_label_is(state):
+    return lambda ts, fired, key: any(t["label"] == f"daft_doris_{key}" and t["state"] == state for t in ts)
+
+
+def fired_and(kind, state):
+    """The COMMIT fault `kind` fired and the key's label is in `state`."""
+    return lambda ts, fired, key: kind in fired and key_label_is(state)(ts, fired, key)
+
+
+# Where a writer is killed: (the rerun's status, the write mode, a fault that slows or holds
+# the writer there, the condition on the emulator's transactions and fired faults that says
+# the point is reached). Never a random sleep; the test fails if a point was not reached.
+KILL_POINTS = {
+    "staging loads visible": (
+        "success",
+        "atomic",
+        {"kind": "delay", "ms": 40, "times": 10_000},
+        lambda ts, fired, key: (
+            sum(t["table"].startswith("__dd_stage_") and t["state"] == "VISIBLE" for t in ts) >= 2
+        ),
+    ),
+    "publish transaction begun, before COMMIT": (
+        "success",
+        "atomic",
+        {"kind": "stall_txn_insert", "ms": 1500},
+        fired_and("stall_txn_insert", "PREPARE"),
+    ),
+    "COMMIT received, not yet committed": (
+        "already_committed",
+        "atomic",
+        {"kind": "slow_txn_commit", "ms": 1500},
+        fired_and("slow_txn_commit", "PREPARE"),
+    ),
+    "publish committed, answer withheld": (
+        "already_committed",
+        "atomic",
+        {"kind": "stall_after_txn_commit", "ms": 5000},
+        fired_and("stall_after_txn_commit", "VISIBLE"),
+    ),
+    "two-phase loads pre-committed": (
+        "success",
+        "two_phase",
+        {"kind": "delay", "ms": 40, "times": 10_000},
+        lambda ts, fired, key: sum(t["table"] == "t" and t["state"] == "PRECOMMITTED" for t in ts) >= 2,
+    ),
+}
+
+
+def test_writers_killed_at_chosen_points_are_completed_exactly_once_by_a_rerun(doris, capsys):
+    n = 200
+    report = []
+    for point, (rerun_status, mode, fault, reached) in KILL_POINTS.items():
+        sql(doris, "TRUNCATE TABLE t")
+        key = f"point-{doris['memory']}-{len(report)}-{SEED}"
+        faults(doris, "DELETE")
+        faults(doris, "POST", fault)
+        child = subprocess.Popen(
+            [sys.executable, "-c", PHASE_WRITER, json.dumps(doris), key, str(n), mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert child.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while not reached(txns(doris), fired_kinds(doris), key):
+            assert child.poll() is None, f"{point}: the writer ended before the point was reached"
+            assert time.monotonic() < deadline, f"{point}: not reached"
+            time.sleep(0.005)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        faults(doris, "DELETE")
+        summary = write_doris(
+            daft.from_pydict({"id": list(range(n)), "v": ["k"] * n}),
+            connection=conn(doris),
+            table=DorisTable("x", "t"),
+            idempotence_key=key,
+            batch_rows=20,
+            two_phase_commit=mode == "two_phase",
+        ).to_pydict()
+        duplicated, lost = compare(table_rows(doris), Counter((i, "k") for i in range(n)))
+        left = [t for t in txns(doris) if t["state"] in ("PRECOMMITTED", "PREPARE")]
+        staging = [t for (t,) in sql(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+        report.append((point, summary["status"][0], duplicated, lost, len(left), len(staging)))
+        assert (duplicated, lost, left, staging) == (0, 0, [], []), (point, summary, left, staging)
+        # The rerun's status proves where the kill landed: before the COMMIT nothing
+        # committed (the rerun writes), after it the key is committed (the rerun writes nothing).
+        assert summary["status"][0] == rerun_status, (point, summary)
+    with capsys.disabled():
+        for point, status, duplicated, lost, left, staging in report:
+            print(
+                f"\n[exactly-once] killed at '{point}' ({doris['memory']}): rerun {status}, "
+                f"{duplicated} duplicated, {lost} lost, {left} transactions left open, "
+                f"{staging} staging tables left",
+                end="",
+            )
+        print()

@@ -81,6 +81,20 @@ pub enum Fault {
         /// How long.
         ms: u64,
     },
+    /// MySQL face: the next INSERT inside an explicit transaction stages its rows, then
+    /// waits this long before answering (a writer killed meanwhile leaves the transaction
+    /// to roll back with its session).
+    StallTxnInsert {
+        /// How long.
+        ms: u64,
+    },
+    /// MySQL face: the next `COMMIT` of an explicit transaction commits, then waits this
+    /// long before answering (the answer withheld: a client killed meanwhile never learns
+    /// that it committed).
+    StallAfterTxnCommit {
+        /// How long.
+        ms: u64,
+    },
     /// MySQL face: after the last row of the next text result set, one more row packet that
     /// carries only its first cell (a hostile or broken server; clients must fail, not
     /// return the rows so far as the whole result).
@@ -147,6 +161,8 @@ impl Fault {
             Fault::DropAfterTxnCommit => "drop_after_txn_commit",
             Fault::HoldTxnCommit { .. } => "hold_txn_commit",
             Fault::SlowTxnCommit { .. } => "slow_txn_commit",
+            Fault::StallAfterTxnCommit { .. } => "stall_after_txn_commit",
+            Fault::StallTxnInsert { .. } => "stall_txn_insert",
             Fault::ClearPasswordGreeting => "clear_password_greeting",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::FlightLocation { .. } => "flight_location",
@@ -162,10 +178,12 @@ impl Fault {
             Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
             Fault::AnnounceFlightRows { .. } | Fault::FlightLocation { .. } => Point::FlightInfo,
             Fault::DropAfterInsertCommit => Point::MysqlInsert,
+            Fault::StallTxnInsert { .. } => Point::MysqlTxnInsert,
             Fault::DropBeforeTxnCommit
             | Fault::DropAfterTxnCommit
             | Fault::HoldTxnCommit { .. }
-            | Fault::SlowTxnCommit { .. } => Point::MysqlCommit,
+            | Fault::SlowTxnCommit { .. }
+            | Fault::StallAfterTxnCommit { .. } => Point::MysqlCommit,
             Fault::ClearPasswordGreeting => Point::MysqlGreeting,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
@@ -195,6 +213,8 @@ pub enum Point {
     MysqlInsert,
     /// The `COMMIT` of an explicit transaction on the MySQL face.
     MysqlCommit,
+    /// An `INSERT` inside an explicit transaction on the MySQL face.
+    MysqlTxnInsert,
     /// The greeting of a MySQL connection.
     MysqlGreeting,
 }

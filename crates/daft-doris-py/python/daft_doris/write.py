@@ -289,10 +289,11 @@ class DorisDataSink(DataSink[dict]):
             for _ in micropartitions:
                 pass
             return
-        if self._mode == "per_load_labels":
-            with self._lock:
-                if self._labels is None:
-                    self._labels = _native.WriteLabels.of(self._options.native())
+        with self._lock:
+            if self._labels is None:
+                # Deterministic per-load labels (a keyed write that is not atomic), shared
+                # by this process's tasks; False: the write has none.
+                self._labels = _native.WriteLabels.of(self._options.native()) or False
         target, writer = self._target, None
         for micropartition in micropartitions:
             table = micropartition.to_arrow()
@@ -301,7 +302,7 @@ class DorisDataSink(DataSink[dict]):
             if writer is None:
                 target = target or self._check(table.schema)
                 writer = self._writer(target)
-            report = writer.write(table, self._labels)
+            report = writer.write(table, self._labels or None)
             if report["precommitted"]:
                 with self._lock:
                     self._precommitted.extend(report["precommitted"])

@@ -2,9 +2,10 @@
 //!
 //! - A success is checked against the rows sent (`reconcile`), then reported.
 //! - `Label Already Exists` is resolved by the label's state: FINISHED is our own earlier
-//!   attempt (if a body may have landed) or an earlier run; PRECOMMITTED after our own body
-//!   is our pre-commit; RUNNING/UNKNOWN is probed again while time is left, and ambiguous
-//!   after; anything else is another load's label.
+//!   attempt (if a body may have landed) or an earlier run; PRECOMMITTED, for a two-phase
+//!   load, is our pre-commit or an earlier run's (adopted: the label names the same rows);
+//!   RUNNING/UNKNOWN is probed again while time is left, and ambiguous after; anything
+//!   else is another load's label.
 //! - A failure after body bytes were sent may have loaded the rows: it is retried under the
 //!   same label (Doris dedupes), except for group commit (no label, so never retried), and
 //!   reported as ambiguous when the retries run out.
@@ -109,12 +110,14 @@ fn after_label_exists(
             },
             txn_id,
         },
-        ExistingJobStatus::Precommitted if progress.body_may_have_landed && progress.two_phase => {
-            Next::AlreadyHeld {
-                status: LoadStatus::Precommitted,
-                txn_id,
-            }
-        }
+        // Pre-committed under this label: our own body of an earlier attempt, or the load
+        // of an earlier run of the same job that was killed before it committed. A label is
+        // the idempotence key of its rows (a deterministic label names the same rows), so
+        // the transaction is adopted and committed or aborted with this run's loads.
+        ExistingJobStatus::Precommitted if progress.two_phase => Next::AlreadyHeld {
+            status: LoadStatus::Precommitted,
+            txn_id,
+        },
         // Still loading: probe again (headers only; the BE answers before asking for the
         // body). Probes are bounded by time.
         ExistingJobStatus::Running | ExistingJobStatus::Unknown if progress.may_probe => {
@@ -340,36 +343,36 @@ mod tests {
     }
 
     #[test]
-    fn a_precommitted_label_is_ours_only_after_our_own_two_phase_body() {
+    fn a_precommitted_label_is_adopted_by_a_two_phase_load_only() {
         let precommitted = || Answer::LabelExists {
             existing: ExistingJobStatus::Precommitted,
-            txn_id: None,
+            txn_id: Some(4),
         };
-        let ours = Progress {
-            body_may_have_landed: true,
-            two_phase: true,
-            ..Progress::default()
-        };
-        assert!(matches!(
-            after_answer(precommitted(), None, ours, "l"),
-            Next::AlreadyHeld {
-                status: LoadStatus::Precommitted,
-                ..
-            }
-        ));
-        // Not our body, or not a two-phase load: someone else's label.
+        // Our own earlier attempt's body, or an earlier run of the same job: adopted.
         for progress in [
+            Progress {
+                body_may_have_landed: true,
+                two_phase: true,
+                ..Progress::default()
+            },
             Progress {
                 two_phase: true,
                 ..Progress::default()
             },
-            landed(true),
         ] {
             assert!(matches!(
                 after_answer(precommitted(), None, progress, "l"),
-                Next::Fail(StreamLoadError::LabelExists { .. })
+                Next::AlreadyHeld {
+                    status: LoadStatus::Precommitted,
+                    txn_id: Some(4)
+                }
             ));
         }
+        // A load that is not two-phase cannot commit it: someone else's label.
+        assert!(matches!(
+            after_answer(precommitted(), None, landed(true), "l"),
+            Next::Fail(StreamLoadError::LabelExists { .. })
+        ));
     }
 
     #[test]

@@ -71,9 +71,10 @@ pub struct PartitionLabels {
 }
 
 impl PartitionLabels {
-    /// The labels of `spec`'s write; `None` unless it uses per-load labels.
+    /// The labels of `spec`'s write: a keyed write that is not atomic (per-load labels,
+    /// two-phase or not); `None` for the others.
     pub fn of(spec: &WriteSpec) -> Option<Self> {
-        if spec.mode() != super::WriteMode::PerLoadLabels {
+        if spec.mode() == super::WriteMode::Atomic {
             return None;
         }
         Some(Self {

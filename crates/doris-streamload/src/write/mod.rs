@@ -7,10 +7,10 @@
 //!   implies ([`WriteSpec::load_options`]); whether it runs in the atomic mode
 //!   ([`WriteSpec::atomic`]).
 //! - [`PartitionLabels`]: the deterministic per-load labels of a keyed write that is not
-//!   atomic: the key, a fingerprint of the partition's content *and* of every setting that
+//!   atomic (per-load labels, two-phase or not): the key, a fingerprint of the partition's content *and* of every setting that
 //!   decides its loads, and an occurrence number for identical partitions.
-//! - [`TaskReport`] and [`WriteSummary::of_tasks`]: the tasks' results folded into the
-//!   write's outcome.
+//! - [`TaskReport`], [`WriteSummary::of_loads`] and [`WriteSummary::of_atomic`]: the
+//!   tasks' results folded into the write's outcome.
 //!
 //! ```
 //! use doris_streamload::write::{WriteSpec, WriteMode};

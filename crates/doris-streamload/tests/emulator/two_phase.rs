@@ -145,6 +145,45 @@ async fn a_failed_two_phase_loader_aborts_every_load_it_pre_committed() {
 }
 
 #[tokio::test]
+async fn a_rerun_adopts_the_pre_committed_loads_of_a_run_killed_before_its_commit() {
+    let env = Env::new(DUP).await;
+    let scheme = LabelScheme::Deterministic {
+        prefix: "adopt".into(),
+        key: "job7".into(),
+        partition: 0,
+    };
+    let run = || {
+        Loader::new(
+            env.client(),
+            "d",
+            "t",
+            two_phase(),
+            LoaderConfig {
+                max_rows: 4,
+                labels: scheme.clone(),
+                ..LoaderConfig::default()
+            },
+        )
+        .unwrap()
+    };
+    // The first run pre-commits its loads, then dies before committing them.
+    let first = run().load_all([batch(0, 10)]).await.unwrap();
+    assert_eq!(first.count(LoadStatus::Precommitted), 3);
+    // The rerun of the same job (same labels, same rows) adopts them, sends nothing again,
+    // and commits them.
+    let rerun = run().load_all([batch(0, 10)]).await.unwrap();
+    assert_eq!(rerun.count(LoadStatus::Precommitted), 3);
+    assert_eq!(rerun.uploaded_bytes, 0);
+    env.client().commit_all("d", &rerun).await.unwrap();
+    assert_eq!(env.row_count("t"), 10);
+    let states = txn_states(&env);
+    assert!(
+        states.iter().all(|(_, s)| s == "VISIBLE"),
+        "nothing may stay pre-committed: {states:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_pre_committed_load_whose_counters_do_not_add_up_is_aborted_not_left() {
     let env = Env::new(DUP).await;
     let loader = Loader::new(

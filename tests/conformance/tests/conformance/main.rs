@@ -8,3 +8,4 @@ mod metadata;
 mod query_plan;
 mod reads;
 mod stream_load;
+mod transactions;

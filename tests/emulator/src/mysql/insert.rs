@@ -10,7 +10,8 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use sqlparser::ast::{
-    Expr, SetExpr, Statement, TableObject, UnaryOperator, Value, visit_expressions_mut,
+    Expr, Ident, SelectItem, SetExpr, Statement, TableObject, UnaryOperator, Value,
+    visit_expressions_mut,
 };
 use sqlparser::dialect::MySqlDialect;
 
@@ -186,6 +187,18 @@ pub(crate) fn parse(
         keep_backslashes(expr);
         ControlFlow::<()>::Continue(())
     });
+    // An INSERT's source columns go by position: `SELECT id, id` is two columns to Doris,
+    // while the SELECT engine wants unique names, so unnamed items get positional ones.
+    if let SetExpr::Select(select) = source.body.as_mut() {
+        for (at, item) in select.projection.iter_mut().enumerate() {
+            if let SelectItem::UnnamedExpr(expr) = item {
+                *item = SelectItem::ExprWithAlias {
+                    expr: expr.clone(),
+                    alias: Ident::new(format!("__insert_column_{at}")),
+                };
+            }
+        }
+    }
     Ok(InsertTarget {
         db,
         table_name,

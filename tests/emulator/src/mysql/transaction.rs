@@ -246,6 +246,10 @@ async fn insert(
     };
     txn.rows += rows;
     txn.writes.push((target.table.clone(), staged));
+    if let Some(f @ Fault::StallTxnInsert { ms }) = shared.faults.take(Point::MysqlTxnInsert) {
+        shared.faults.record(&f, Some(&label), id, false);
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
     Ok((rows, txn_info(&label, "PREPARE", id)))
 }
 
@@ -265,7 +269,22 @@ async fn commit(
         // No INSERT began it: nothing to commit, no label taken.
         return io.ok(0).await;
     };
-    match shared.faults.take(Point::MysqlCommit) {
+    let fault = shared.faults.take(Point::MysqlCommit);
+    if let Some(f @ Fault::StallAfterTxnCommit { ms }) = &fault {
+        let committed = finish(shared, id, txn.writes);
+        shared
+            .faults
+            .record(f, Some(&txn.label), Some(id), committed.is_ok());
+        tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+        return match committed {
+            Ok(()) => {
+                io.ok_with_info(0, &txn_info(&txn.label, "VISIBLE", Some(id)))
+                    .await
+            }
+            Err(message) => refuse(io, &message).await,
+        };
+    }
+    match fault {
         Some(f @ Fault::DropBeforeTxnCommit) => {
             shared.txns.abort(id, "session closed");
             shared.faults.record(&f, Some(&txn.label), Some(id), false);
