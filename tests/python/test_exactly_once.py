@@ -20,6 +20,7 @@ import textwrap
 import time
 import urllib.request
 from collections import Counter
+from dataclasses import dataclass
 
 import daft
 import pyarrow as pa
@@ -37,7 +38,12 @@ CREATE DATABASE x;
 CREATE TABLE x.t (`id` INT NOT NULL, `v` VARCHAR(16) NULL) DUPLICATE KEY(`id`)
   DISTRIBUTED BY HASH(`id`) BUCKETS 3;
 CREATE TABLE x.noise (`id` INT NOT NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
+CREATE TABLE x.u (`id` INT NOT NULL, `v` VARCHAR(16) NULL, `w` INT NULL) UNIQUE KEY(`id`)
+  DISTRIBUTED BY HASH(`id`) BUCKETS 2 PROPERTIES ("enable_unique_key_merge_on_write" = "true");
 """
+
+# The operations a generated case draws, with the table each writes.
+OPERATIONS = ["load", "load", "upsert", "partial_update", "overwrite"]
 
 # Faults that hit the staging loads (BE) or the publishing INSERT (MySQL face).
 FAULTS = [
@@ -132,89 +138,174 @@ def label_known(ports, key):
     return bool(sql(ports, f"SHOW TRANSACTION FROM x WHERE LABEL = 'daft_doris_{key}'"))
 
 
+def keyed_frame(rows, columns, parts, rng):
+    """`rows` (tuples over `columns`) as a DataFrame of `parts` micropartitions."""
+    rows = list(rows)
+    rng.shuffle(rows)
+    types = {"id": pa.int64(), "v": pa.string(), "w": pa.int64()}
+    schema = pa.schema([(c, types[c]) for c in columns])
+    cuts = sorted(rng.sample(range(1, len(rows)), min(parts - 1, len(rows) - 1))) if len(rows) > 1 else []
+    pieces = [rows[a:b] for a, b in zip([0, *cuts], [*cuts, len(rows)], strict=True)] or [[]]
+    frames = [
+        daft.from_arrow(pa.table({c: [r[i] for r in p] for i, c in enumerate(columns)}, schema=schema))
+        for p in pieces
+    ]
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.concat(f)
+    return out
+
+
+def draw_case(rng, op):
+    """(table, columns of the input, the prior rows the table holds, the input rows, the
+    rows the table must hold after the write) for operation `op`."""
+    values = [None, "a", "b", "ü"]
+    if op in ("load", "overwrite"):
+        n = rng.choice([0, 1, rng.randint(2, 40), rng.randint(40, 400)])
+        given = [(rng.randint(0, 30), rng.choice(values)) for _ in range(n)]
+        prior = [(1000 + i, "old") for i in range(rng.choice([0, 3]))]
+        after = Counter(given) if op == "overwrite" else Counter(prior) + Counter(given)
+        return "t", ["id", "v"], prior, given, after
+    # Keyed tables: unique ids per write (Doris keeps an unspecified one of repeated keys).
+    prior = [(i, "old", i) for i in range(0, 20, 2)]
+    ids = rng.sample(range(0, 40), rng.randint(0, 25))
+    state = {r[0]: r for r in prior}
+    if op == "upsert":
+        given = [(i, rng.choice(values), rng.randint(0, 9)) for i in ids]
+        state.update({r[0]: r for r in given})
+        return "u", ["id", "v", "w"], prior, given, Counter(state.values())
+    given = [(i, rng.choice(values)) for i in ids]
+    for i, v in given:
+        state[i] = (i, v, state[i][2] if i in state else None)
+    return "u", ["id", "v"], prior, given, Counter(state.values())
+
+
+def table_state(ports, table):
+    cols = "id, v" if table == "t" else "id, v, w"
+    return Counter(sql(ports, f"SELECT {cols} FROM {table}"))
+
+
+def seed(ports, table, prior):
+    sql(ports, f"TRUNCATE TABLE {table}")
+    if prior:
+        values = ", ".join("(" + ", ".join("NULL" if c is None else repr(c) for c in r) + ")" for r in prior)
+        sql(ports, f"INSERT INTO {table} VALUES {values}")
+
+
+@dataclass
+class GeneratedCase:
+    """One generated write: its number, key, table, input columns and rows, options."""
+
+    number: int
+    key: str
+    table: str
+    columns: list
+    given: list
+    options: dict
+
+
+def write_generated(ports, rng, reasons, case, fault, **options):
+    """One write of `case`'s input under its key (another partitioning each time), with
+    `fault` armed; whether it succeeded."""
+    if fault is not None:
+        faults(ports, "POST", {**fault, "times": rng.randint(1, 3)})
+    try:
+        write_doris(
+            keyed_frame(case.given, case.columns, rng.randint(1, 5), rng),
+            connection=conn(ports),
+            table=DorisTable("x", case.table),
+            idempotence_key=case.key,
+            **case.options,
+            **options,
+        ).collect()
+        return True
+    except (DaftOlapError, RuntimeError) as error:
+        # Without a fault a write must succeed; with one it may fail, loudly, typed.
+        assert fault is not None, f"case {case.number}: {type(error).__name__}: {error}"
+        reasons[f"{fault['kind']} -> {type(error).__name__}"] += 1
+        return False
+    finally:
+        faults(ports, "DELETE")
+
+
 def test_generated_faults_and_reruns_leave_exactly_the_input(doris, capsys):
     rng = random.Random(f"{SEED}-{doris['memory']}")
     tally = Counter()
     reasons = Counter()
     cases = CASES // len(MEMORIES)
     for case in range(cases):
-        sql(doris, "TRUNCATE TABLE t")
-        n = rng.choice([0, 1, rng.randint(2, 40), rng.randint(40, 400)])
-        rows = Counter((rng.randint(0, 30), rng.choice([None, "a", "b", "ü"])) for _ in range(n))
-        want = Counter()
-        for row, count in rows.items():
-            want[row] = count
+        op = rng.choice(OPERATIONS)
+        table, columns, prior, given, want = draw_case(rng, op)
+        seed(doris, table, prior)
+        tally[f"op:{op}"] += 1
         key = f"gen-{SEED}-{doris['memory']}-{case}"
-        fault = rng.choice(FAULTS)
-        if fault is not None:
-            faults(doris, "POST", {**fault, "times": rng.randint(1, 3)})
-        options = {
-            "batch_rows": rng.choice([3, 17, 100, 65_536]),
-            "max_retries": rng.randint(0, 3),
-        }
-        committed = False
-        try:
-            write_doris(
-                frame(want.elements(), rng.randint(1, 5), rng),
-                connection=conn(doris),
-                table=DorisTable("x", "t"),
-                idempotence_key=key,
-                **options,
-            ).collect()
-            tally["first_write_succeeded"] += 1
-            committed = bool(want)
-        except (DaftOlapError, RuntimeError) as error:
-            # Without a fault a write must succeed; with one it may fail, loudly, typed.
-            assert fault is not None, f"case {case}: {type(error).__name__}: {error}"
-            tally["first_write_failed"] += 1
-            reasons[f"{fault['kind']} -> {type(error).__name__}"] += 1
-        faults(doris, "DELETE")
+        case_ = GeneratedCase(
+            number=case,
+            key=key,
+            table=table,
+            columns=columns,
+            given=given,
+            options={
+                "operation": "load" if op == "overwrite" else op,
+                "write_mode": "overwrite" if op == "overwrite" else "append",
+            },
+        )
+
+        def write(fault, case_=case_, **options):
+            return write_generated(doris, rng, reasons, case_, fault, **options)
+
+        first = write(
+            rng.choice(FAULTS),
+            batch_rows=rng.choice([3, 17, 100, 65_536]),
+            max_retries=rng.randint(0, 3),
+        )
+        tally["first_write_failed" if not first else "first_write_succeeded"] += 1
         if doris["memory"] == "labels-3":
             # A busy database: other loads commit before the rerun.
             for i in range(4):
                 sql(doris, f"INSERT INTO noise VALUES ({i})")
-        if committed and not label_known(doris, key):
+        if first and (given or op == "overwrite") and not label_known(doris, key):
             # Committed, and Doris no longer knows the label: only the ledger remembers.
             tally["label_forgotten_before_rerun"] += 1
-        # The rerun: same key, another partitioning and batch size.
-        write_doris(
-            frame(want.elements(), rng.randint(1, 5), rng),
-            connection=conn(doris),
-            table=DorisTable("x", "t"),
-            idempotence_key=key,
-            batch_rows=rng.choice([5, 64, 65_536]),
-        ).collect()
-        duplicated, lost = compare(table_rows(doris), want)
+        # The rerun: same key, another partitioning and batch size, faulted too; until one
+        # succeeds (a faulted rerun may fail, loudly).
+        rerun_fault = rng.choice(FAULTS) if rng.random() < 0.3 else None
+        tally["reruns_faulted"] += rerun_fault is not None
+        while not write(rerun_fault, batch_rows=rng.choice([5, 64, 65_536])):
+            tally["reruns_failed"] += 1
+            rerun_fault = None
+        duplicated, lost = compare(table_state(doris, table), want)
         tally["duplicated"] += duplicated
         tally["lost"] += lost
-        if case % 10 == 0 and want:
+        if case % 10 == 0 and given and op == "load":
             # A new key is a new commit: exactly one more copy.
             write_doris(
-                frame(want.elements(), 2, rng),
+                keyed_frame(given, columns, 2, rng),
                 connection=conn(doris),
-                table=DorisTable("x", "t"),
+                table=DorisTable("x", table),
                 idempotence_key=f"{key}-again",
             ).collect()
-            two = Counter({row: 2 * c for row, c in want.items()})
-            duplicated, lost = compare(table_rows(doris), two)
+            duplicated, lost = compare(table_state(doris, table), want + Counter(given))
             tally["duplicated"] += duplicated
             tally["lost"] += lost
             tally["second_copies"] += 1
     leftovers = [t for (t,) in sql(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
     with capsys.disabled():
+        ops = ", ".join(f"{k[3:]} {v}" for k, v in sorted(tally.items()) if k.startswith("op:"))
         print(
-            f"\n[exactly-once] {cases} generated cases (seed {SEED}, {doris['memory']}): "
-            f"{tally['first_write_failed']} first writes failed, {tally['second_copies']} second copies, "
+            f"\n[exactly-once] {cases} generated cases (seed {SEED}, {doris['memory']}; {ops}): "
+            f"{tally['first_write_failed']} first writes failed, {tally['reruns_faulted']} reruns faulted "
+            f"({tally['reruns_failed']} failed and ran again), {tally['second_copies']} second copies, "
             f"{tally['label_forgotten_before_rerun']} committed keys rerun after Doris forgot their label, "
             f"{tally['duplicated']} duplicated rows, {tally['lost']} lost rows, "
             f"{len(leftovers)} staging tables left"
         )
         for reason, count in sorted(reasons.items()):
-            print(f"[exactly-once]   first write failed: {reason}: {count}")
+            print(f"[exactly-once]   a write failed: {reason}: {count}")
     assert tally["duplicated"] == 0 and tally["lost"] == 0, tally
     assert not leftovers
     if doris["memory"] == "labels-3":
-        # The forgetting is real: most committed keys are rerun with their label gone.
+        # The forgetting is real: many committed keys are rerun with their label gone.
         assert tally["label_forgotten_before_rerun"] >= cases // 4, tally
 
 
@@ -398,3 +489,42 @@ def test_writers_killed_at_chosen_points_are_completed_exactly_once_by_a_rerun(d
                 end="",
             )
         print()
+
+
+def test_two_writers_of_one_key_at_once_publish_it_at_most_once(doris, capsys):
+    """Two processes write the same key at the same moment (an orchestrator that started a
+    job twice): at most one publishes, neither duplicates a row, a rerun completes it."""
+    rng = random.Random(f"{SEED + 2}-{doris['memory']}")
+    outcomes = Counter()
+    for case in range(3):
+        sql(doris, "TRUNCATE TABLE t")
+        n = rng.randint(50, 200)
+        key = f"twice-{SEED}-{doris['memory']}-{case}"
+        faults(doris, "POST", {"kind": "delay", "ms": 15, "times": 10_000})
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", PHASE_WRITER, json.dumps(doris), key, str(n), "atomic"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        finished = []
+        for child in children:
+            out, _ = child.communicate(timeout=120)
+            finished.append("done" in out)
+        faults(doris, "DELETE")
+        outcomes[f"{sum(finished)} of 2 finished"] += 1
+        duplicated, _ = compare(table_rows(doris), Counter((i, "k") for i in range(n)))
+        assert duplicated == 0, (case, finished)
+        write_doris(
+            daft.from_pydict({"id": list(range(n)), "v": ["k"] * n}),
+            connection=conn(doris),
+            table=DorisTable("x", "t"),
+            idempotence_key=key,
+        ).collect()
+        duplicated, lost = compare(table_rows(doris), Counter((i, "k") for i in range(n)))
+        assert (duplicated, lost) == (0, 0), (case, finished)
+    with capsys.disabled():
+        print(f"\n[exactly-once] two writers of one key at once ({doris['memory']}): {dict(outcomes)}")

@@ -278,6 +278,11 @@ fn publish_statement(
 
 /// `tag IN ('a', 'b')`, or `1 = 0` for no tag.
 fn tag_filter(tags: &[String]) -> Result<String> {
+    tag_filter_on("", tags)
+}
+
+/// [`tag_filter`] with the tag column qualified by `qualifier` (`` `s`. ``).
+fn tag_filter_on(qualifier: &str, tags: &[String]) -> Result<String> {
     if tags.is_empty() {
         return Ok("1 = 0".to_owned());
     }
@@ -290,7 +295,7 @@ fn tag_filter(tags: &[String]) -> Result<String> {
         .collect::<Result<Vec<_>>>()?
         .join(", ");
     Ok(format!(
-        "{} IN ({tags})",
+        "{qualifier}{} IN ({tags})",
         quote_ident("column", LOAD_TAG_COLUMN)?
     ))
 }
@@ -477,6 +482,43 @@ pub fn publish_rows_insert(
         target = quote_ident("table", target)?,
         staging = quote_ident("table", &staging.to_string())?,
         filter = tag_filter(tags)?,
+    ))
+}
+
+/// Whether a table holds what an overwrite published, after its answer was lost: one row
+/// with the table's row count and the count of published rows the table lacks (compared
+/// null-safely on `columns`). Doris commits an `INSERT OVERWRITE`'s label when its rows
+/// are in temporary partitions and replaces the partitions after, so a committed label
+/// alone does not prove the replacement; the table holding exactly the published rows
+/// does (whichever way it came to hold them).
+pub fn overwrite_check_query(
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    columns: &[String],
+    tags: &[String],
+) -> Result<String> {
+    if columns.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "a check needs at least one column".into(),
+        ));
+    }
+    let db = quote_ident("database", database)?;
+    let target = quote_ident("table", target)?;
+    let same = columns
+        .iter()
+        .map(|c| {
+            let c = quote_ident("column", c)?;
+            Ok(format!("`__t`.{c} <=> `__s`.{c}"))
+        })
+        .collect::<Result<Vec<_>>>()?
+        .join(" AND ");
+    Ok(format!(
+        "SELECT (SELECT COUNT(*) FROM {db}.{target}) AS `target_rows`, \
+         (SELECT COUNT(*) FROM {db}.{staging} `__s` WHERE {filter} AND NOT EXISTS \
+         (SELECT 1 FROM {db}.{target} `__t` WHERE {same})) AS `missing_rows`",
+        staging = quote_ident("table", &staging.to_string())?,
+        filter = tag_filter_on("`__s`.", tags)?,
     ))
 }
 
@@ -696,6 +738,27 @@ mod tests {
             "Doris refuses a label of its own inside a transaction"
         );
         assert!(publish_rows_insert("d", "t", &staging, &["id".into()], &[]).is_err());
+    }
+
+    #[test]
+    fn an_overwrite_is_checked_by_the_rows_the_table_holds() {
+        let staging = StagingName::new("k", 16, 1);
+        let sql = overwrite_check_query(
+            "d",
+            "t",
+            &staging,
+            &["id".into(), "v".into()],
+            &["a".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            "SELECT (SELECT COUNT(*) FROM `d`.`t`) AS `target_rows`, (SELECT COUNT(*) FROM \
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` `__s` WHERE `__s`.`__dd_load` IN ('a') \
+             AND NOT EXISTS (SELECT 1 FROM `d`.`t` `__t` WHERE `__t`.`id` <=> `__s`.`id` AND \
+             `__t`.`v` <=> `__s`.`v`)) AS `missing_rows`"
+        );
+        assert!(overwrite_check_query("d", "t", &staging, &[], &[]).is_err());
     }
 
     #[test]

@@ -159,6 +159,21 @@ pub enum StreamLoadError {
         message: String,
     },
 
+    /// An atomic overwrite's label committed but the table does not hold its rows: Doris
+    /// commits an `INSERT OVERWRITE`'s label once the rows are in temporary partitions and
+    /// swaps the partitions after, and the swap did not happen (the FE failed between the
+    /// two). The key's label is used, so a rerun with the same key would count as already
+    /// committed: rerun with a new key. The ledger holds no record of the key.
+    #[error(
+        "the overwrite under label {label} committed its label, but the table does not hold its rows ({detail}): rerun it with a new idempotence key"
+    )]
+    OverwriteNotApplied {
+        /// The key's label.
+        label: String,
+        /// What the table holds.
+        detail: String,
+    },
+
     /// A two-phase-commit operation failed.
     #[error("two-phase {operation} of {target} failed: {status}: {message}")]
     TwoPhase {

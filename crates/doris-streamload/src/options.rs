@@ -235,8 +235,10 @@ pub fn quote_column(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
+/// A header value: UTF-8 text as its bytes (Doris's BE reads them so: a `columns` header
+/// may name non-ASCII columns), never a control character.
 fn value(text: &str, what: &str) -> Result<HeaderValue, StreamLoadError> {
-    HeaderValue::from_str(text).map_err(|_| {
+    HeaderValue::from_bytes(text.as_bytes()).map_err(|_| {
         StreamLoadError::Config(format!(
             "the {what} option holds characters an HTTP header cannot carry"
         ))

@@ -81,6 +81,14 @@ pub enum Fault {
         /// How long.
         ms: u64,
     },
+    /// MySQL face: the next `INSERT OVERWRITE` commits its label but its partitions are not
+    /// swapped in (Doris commits the label once the rows are in temporary partitions and
+    /// replaces the partitions after; an FE failure between the two leaves the old rows).
+    /// `answered`: the client gets Doris's error; otherwise the connection closes unanswered.
+    OverwriteSwapFails {
+        /// Whether an error answers the statement.
+        answered: bool,
+    },
     /// MySQL face: the next INSERT inside an explicit transaction stages its rows, then
     /// waits this long before answering (a writer killed meanwhile leaves the transaction
     /// to roll back with its session).
@@ -163,6 +171,7 @@ impl Fault {
             Fault::SlowTxnCommit { .. } => "slow_txn_commit",
             Fault::StallAfterTxnCommit { .. } => "stall_after_txn_commit",
             Fault::StallTxnInsert { .. } => "stall_txn_insert",
+            Fault::OverwriteSwapFails { .. } => "overwrite_swap_fails",
             Fault::ClearPasswordGreeting => "clear_password_greeting",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::FlightLocation { .. } => "flight_location",
@@ -179,6 +188,7 @@ impl Fault {
             Fault::AnnounceFlightRows { .. } | Fault::FlightLocation { .. } => Point::FlightInfo,
             Fault::DropAfterInsertCommit => Point::MysqlInsert,
             Fault::StallTxnInsert { .. } => Point::MysqlTxnInsert,
+            Fault::OverwriteSwapFails { .. } => Point::MysqlOverwrite,
             Fault::DropBeforeTxnCommit
             | Fault::DropAfterTxnCommit
             | Fault::HoldTxnCommit { .. }
@@ -215,6 +225,8 @@ pub enum Point {
     MysqlCommit,
     /// An `INSERT` inside an explicit transaction on the MySQL face.
     MysqlTxnInsert,
+    /// An `INSERT OVERWRITE` on the MySQL face, between its label's commit and the swap.
+    MysqlOverwrite,
     /// The greeting of a MySQL connection.
     MysqlGreeting,
 }

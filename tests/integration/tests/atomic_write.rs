@@ -228,3 +228,97 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
     assert_eq!(e.faults().fired().len(), 1);
     assert_eq!(ids(&e), [1, 2]);
 }
+
+/// A run of key `key` with two rows (ids 1, 2) staged under tag `t1`, on a session.
+async fn staged_run(
+    e: &Emulator,
+    key: &str,
+) -> (
+    doris_read::mysql::session::Session,
+    doris_streamload::atomic::AtomicWrite,
+) {
+    use doris_streamload::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
+    let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
+        .await
+        .unwrap();
+    let mut session = doris_read::mysql::session::Session::open(&endpoint)
+        .await
+        .unwrap();
+    let policy = AtomicPolicy {
+        poll_interval: std::time::Duration::from_millis(20),
+        ..AtomicPolicy::default()
+    };
+    let Begun::Fresh(run) = AtomicWrite::begin(
+        &mut session,
+        "demo",
+        &schema,
+        key_label("svc", key).unwrap(),
+        CommitRecord::default(),
+        policy,
+    )
+    .await
+    .unwrap() else {
+        panic!("a new key")
+    };
+    session
+        .execute(&format!(
+            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES ('t1', 1, 'a'), ('t1', 2, 'b')",
+            run.staging_table()
+        ))
+        .await
+        .unwrap();
+    (session, run)
+}
+
+/// Doris commits an `INSERT OVERWRITE`'s label once the rows are in temporary partitions and
+/// swaps the partitions after; when the FE fails between the two, the label says committed
+/// while the table holds its old rows. The overwrite is then checked against the table and
+/// reported as not applied (never as done, and never recorded in the ledger), whether the
+/// statement got an error or no answer; a lost answer after a real swap is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done() {
+    use doris_streamload::StreamLoadError;
+
+    let e = emulator(2000).await;
+    let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let mut admin = doris_read::mysql::session::Session::open(&endpoint)
+        .await
+        .unwrap();
+    admin
+        .execute("INSERT INTO demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
+        .await
+        .unwrap();
+    let columns = ["id".to_owned(), "name".to_owned()];
+    for (key, answered) in [("ow-lost", false), ("ow-refused", true)] {
+        let (mut session, run) = staged_run(&e, key).await;
+        e.faults().arm(Fault::OverwriteSwapFails { answered }, 1);
+        let err = run
+            .with_overwrite(true)
+            .publish(&mut session, &columns, &[("t1".into(), 2)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, StreamLoadError::OverwriteNotApplied { .. }),
+            "{key}: {err}"
+        );
+        assert_eq!(ids(&e), [7, 8, 9], "{key}: the old rows are still there");
+        let records = admin
+            .query(&format!(
+                "SELECT key_label FROM demo.__daft_doris_commits WHERE key_label = 'svc_{key}'"
+            ))
+            .await
+            .unwrap();
+        assert!(records.rows.is_empty(), "{key}: no ledger record");
+    }
+    // The swap happened and only the answer was lost: the table holds the rows, done.
+    let (mut session, run) = staged_run(&e, "ow-done").await;
+    e.faults().arm(Fault::DropAfterInsertCommit, 1);
+    let published = run
+        .with_overwrite(true)
+        .publish(&mut session, &columns, &[("t1".into(), 2)])
+        .await
+        .unwrap();
+    assert!(published.by_this_run && published.rows.is_none());
+    assert_eq!(ids(&e), [1, 2]);
+}

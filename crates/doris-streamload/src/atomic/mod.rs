@@ -35,9 +35,9 @@ use doris_sql::TableSchema;
 pub use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
 use doris_sql::staging::{
     DEFAULT_LEDGER_TABLE, LedgerRecord, StagingName, begin_with_label, ledger_insert_from_staging,
-    ledger_probe_insert, ledger_table_ddl, privilege_probe_insert, publish_insert,
-    publish_overwrite, publish_rows_insert, staged_counts_query, staging_columns_header,
-    staging_table_ddl,
+    ledger_probe_insert, ledger_table_ddl, overwrite_check_query, privilege_probe_insert,
+    publish_insert, publish_overwrite, publish_rows_insert, staged_counts_query,
+    staging_columns_header, staging_table_ddl,
 };
 pub use housekeeping::cleanup;
 pub use record::{CommittedBy, LabelState, label_state};
@@ -346,6 +346,20 @@ impl AtomicWrite {
                 statements,
                 staged_rows: tags.iter().map(|(_, n)| n).sum(),
                 committed_at,
+                overwrite_check: if self.overwrite {
+                    Some(
+                        overwrite_check_query(
+                            &self.database,
+                            &self.table,
+                            &self.staging,
+                            columns,
+                            &names,
+                        )
+                        .map_err(StreamLoadError::Statement)?,
+                    )
+                } else {
+                    None
+                },
             };
             let usual = session.set_timeout(self.policy.publish_timeout);
             let outcome = publish.run(session).await;

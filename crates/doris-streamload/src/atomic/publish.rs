@@ -50,6 +50,10 @@ pub(crate) struct Publish<'a> {
     pub(crate) staged_rows: u64,
     /// The time the ledger record carries.
     pub(crate) committed_at: String,
+    /// An overwrite's check that the table holds its rows
+    /// (`doris_sql::staging::overwrite_check_query`), run when the outcome was told by the
+    /// label rather than by the statement's own answer.
+    pub(crate) overwrite_check: Option<String>,
 }
 
 /// How one attempt ended.
@@ -94,6 +98,7 @@ impl Publish<'_> {
                     {
                         let by_this_run = !message.contains("has already been used");
                         if by_this_run {
+                            self.confirm_overwrite(session).await?;
                             self.record_after_single(session, Some(self.staged_rows))
                                 .await?;
                         }
@@ -118,6 +123,7 @@ impl Publish<'_> {
                         .await?
                         .is_some()
                     {
+                        self.confirm_overwrite(session).await?;
                         self.record_after_single(session, Some(self.staged_rows))
                             .await?;
                         return Ok((None, true));
@@ -197,6 +203,40 @@ impl Publish<'_> {
                 "COMMIT was answered, yet the key's transaction did not commit".into(),
             ),
             Err(e) => Attempt::Unanswered(e.to_string()),
+        }
+    }
+
+    /// An overwrite whose outcome the label told: the table must hold exactly the published
+    /// rows (their number, none missing), else the swap of partitions did not happen.
+    async fn confirm_overwrite<S: SqlSession>(
+        &self,
+        session: &mut S,
+    ) -> Result<(), StreamLoadError> {
+        let Some(check) = &self.overwrite_check else {
+            return Ok(());
+        };
+        let rows = session
+            .query(check)
+            .await
+            .map_err(|f| super::housekeeping::sql_error("check the overwritten table", f))?;
+        let cell = |name: &str| -> Option<u64> {
+            rows.column(name)?
+                .next()
+                .flatten()
+                .and_then(|n| n.parse().ok())
+        };
+        match (cell("target_rows"), cell("missing_rows")) {
+            (Some(held), Some(0)) if held == self.staged_rows => Ok(()),
+            (Some(held), Some(missing)) => Err(StreamLoadError::OverwriteNotApplied {
+                label: self.label.to_string(),
+                detail: format!(
+                    "{held} rows where {} were published, {missing} of them missing",
+                    self.staged_rows
+                ),
+            }),
+            _ => Err(StreamLoadError::Malformed(
+                "the overwrite check returned no counts".into(),
+            )),
         }
     }
 

@@ -62,7 +62,10 @@ fn rest_failed(msg: &str) -> Response {
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
+    // Doris's BE reads a header's bytes as they came: UTF-8 column names in `columns` work.
+    headers
+        .get(name)
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
 }
 
 /// The HTTP-200 envelope with `code: 401` that the FE answers auth failures with.

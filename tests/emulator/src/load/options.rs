@@ -95,8 +95,12 @@ pub struct LoadOptions {
     pub mappings: Vec<(String, String)>,
 }
 
+/// A header as text: its bytes as UTF-8, as Doris's BE reads them (so `columns` may name
+/// non-ASCII columns).
 pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
+    headers
+        .get(name)
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
 }
 
 pub(super) fn bool_header(headers: &HeaderMap, name: &str) -> Result<bool, String> {

@@ -55,6 +55,10 @@ pub async fn run(
             io.ok_with_info(rows, &txn_info(&label, "VISIBLE", Some(txn)))
                 .await
         }
+        Ok(Inserted::Dropped) => Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "fault: the FE failed between the overwrite's commit and its swap",
+        )),
         Err(e) => io.error(e.code, e.state, &e.message).await,
     }
 }
@@ -70,6 +74,8 @@ pub fn txn_info(label: &str, status: &str, txn: Option<i64>) -> String {
 enum Inserted {
     /// It planned to an empty set: no transaction, no label.
     Nothing,
+    /// The connection is to close without an answer (a fault).
+    Dropped,
     /// A transaction committed this many rows.
     Committed {
         /// Rows committed.
@@ -308,6 +314,21 @@ async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Insert
         analysis(message)
     };
     let (staged, rows) = stage_rows(shared, session, &target, &batches, &label).map_err(fail)?;
+    if target.overwrite
+        && let Some(f @ Fault::OverwriteSwapFails { answered }) =
+            shared.faults.take(Point::MysqlOverwrite)
+    {
+        // The label commits with the rows in temporary partitions; the swap never comes.
+        shared.txns.make_visible(txn);
+        shared.faults.record(&f, Some(&label), Some(txn), true);
+        return if answered {
+            Err(analysis(
+                "replace partition failed: the FE stopped between the commit and the swap",
+            ))
+        } else {
+            Ok(Inserted::Dropped)
+        };
+    }
     // INSERT OVERWRITE replaces every row of the table in the one transaction.
     if target.overwrite {
         target
