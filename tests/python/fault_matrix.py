@@ -13,6 +13,8 @@ compares the table (or the rows read) with what the operation claimed:
 - a read either returns exactly the table's rows or raises; "short" and "extra" are
   failures of the guarantee;
 - an operation that raises must have reached its fault ("UNPROVOKED" otherwise);
+- keyed (UNIQUE) tables start with every key of the case at an `old` value, so a write
+  that was skipped or lost shows as an `old` value where a new one is expected;
 - a write either succeeds with every row in the table once, or raises; rows it reported as
   written must be there (else "lost"), and no row may be there more often than it was
   given (else "duplicated"). Modes with a rerun promise (atomic, per-load labels) are then
@@ -171,6 +173,13 @@ class Harness:
         ).to_pydict()
         return table, Counter(zip(ids, data["v"], strict=True)), summary
 
+    def seed_keys(self, table: str, case: int) -> None:
+        """Keyed tables start with every key of the case at the value `old`: a write that
+        is skipped or lost shows as `old`, not as an absent row a UNIQUE table would hide."""
+        if table == "uniq":
+            ids = range(case * 1000, case * 1000 + WRITE_ROWS)
+            self.sql("INSERT INTO uniq VALUES " + ", ".join(f"({i}, 'old')" for i in ids))
+
     def table(self, name: str, low: int, high: int) -> Counter:
         return Counter(self.sql(f"SELECT id, v FROM {name} WHERE id >= {low} AND id < {high}"))
 
@@ -201,6 +210,8 @@ def run_matrix(ports: dict) -> list[dict]:
         for fault_name, fault in FAULTS:
             case += 1
             h.faults("DELETE")
+            if operation in WRITES:
+                h.seed_keys(target_of(operation), case)
             if fault is not None:
                 h.faults("POST", {**fault, "times": 3})
             row = {"operation": operation, "fault": fault_name, "lost": 0, "duplicated": 0}
@@ -226,8 +237,9 @@ def run_matrix(ports: dict) -> list[dict]:
                         time.sleep(0.05)
                         got = h.table(table, case * 1000, case * 1000 + WRITE_ROWS)
                     row["outcome"] = f"written ({status})"
+                    # Keyed: every key must hold its new value (an `old` one was lost).
                     row["lost"] = sum((want - got).values())
-                    row["duplicated"] = sum((got - want).values())
+                    row["duplicated"] = sum((got - want).values()) if table != "uniq" else 0
             except Exception as error:  # every way a failure reaches the user
                 row["outcome"] = f"raised {classify_error(error)}"
                 row["fired"] = h.fired(fault)
@@ -240,7 +252,12 @@ def run_matrix(ports: dict) -> list[dict]:
                     ids = range(case * 1000, case * 1000 + WRITE_ROWS)
                     want = Counter((i, f"w{i}") for i in ids)
                     got = h.table(table, case * 1000, case * 1000 + WRITE_ROWS)
-                    row["duplicated"] = sum((got - want).values())
+                    if table == "uniq":
+                        # Each key holds its old or its new value; none may be gone.
+                        row["lost"] = len(set(ids) - {i for i, _ in got})
+                        got = got & want
+                    else:
+                        row["duplicated"] = sum((got - want).values())
                     if "atomic" in operation or "two-phase" in operation:
                         # All-or-nothing per write (atomic) or per load (two-phase, never a
                         # pre-committed leftover): a failed write leaves nothing half-visible
@@ -254,7 +271,7 @@ def run_matrix(ports: dict) -> list[dict]:
                         got = h.table(table, case * 1000, case * 1000 + WRITE_ROWS)
                         row["outcome"] += "; rerun with the key"
                         row["lost"] = sum((want - got).values())
-                        row["duplicated"] = sum((got - want).values())
+                        row["duplicated"] = sum((got - want).values()) if table != "uniq" else 0
                 precommitted = [
                     t for t in txns(ports) if t["state"] == "PRECOMMITTED" and t["table"] in ("dup", "uniq")
                 ]

@@ -4,6 +4,7 @@ the write modes whose guarantees do not hold under task retries are refused ther
 Daft fixes its runner once per process, so the Ray part runs in a child interpreter.
 """
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -173,4 +174,180 @@ def test_an_atomic_write_whose_ray_worker_is_killed_ends_with_every_row_once(dor
     assert result["ids"] == list(range(5000, 5400))
     # Whether Ray retried the task (success) or the write failed, the key's rerun is a no-op
     # or completes it: never a second copy.
+    assert result["again"] in ("already_committed", "success")
+
+
+DRIVER_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import daft, ray
+    from daft_doris import DorisConnection, DorisTable, write_doris
+
+    ports, key = json.loads(sys.argv[1]), sys.argv[2]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    daft.set_runner_ray()
+    rows = daft.from_pydict({"id": list(range(7000, 7400)), "v": list(range(400))})
+    print("ready", flush=True)
+    write_doris(rows.repartition(4), table=DorisTable("w", "t"), idempotence_key=key, batch_rows=10,
+                connection=DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"],
+                                           mysql_port=ports["query_port"])).collect()
+    print("done", flush=True)
+    """
+)
+
+
+def emulator_get(ports, path):
+    import urllib.request
+
+    url = f"http://127.0.0.1:{ports['fe_http_port']}{path}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)
+
+
+def emulator_faults(ports, method, body=None):
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    url = f"http://127.0.0.1:{ports['fe_http_port']}/_emulator/faults"
+    urllib.request.urlopen(urllib.request.Request(url, data=data, method=method), timeout=10).read()
+
+
+def staging_loads_of(ports, earlier):
+    txns = emulator_get(ports, "/_emulator/txns/w")["txns"]
+    return [t for t in txns if t["table"].startswith("__dd_stage_") and t["txn_id"] not in earlier]
+
+
+def test_an_atomic_write_whose_ray_driver_is_killed_is_completed_once_by_a_rerun(doris, capsys):
+    """The driver process (Daft's Ray runner) is SIGKILLed once the write's staging loads
+    are committing; the rerun of the key, from another process on the native runner,
+    leaves every row exactly once."""
+    import os
+    import signal
+    import time
+
+    import daft
+    from daft_doris import DorisConnection, DorisTable, write_doris
+
+    earlier = {t["txn_id"] for t in staging_loads_of(doris, set())}
+    emulator_faults(doris, "POST", {"kind": "delay", "ms": 60, "times": 100_000})
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER_SCRIPT, json.dumps(doris), "ray-driver-kill"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert driver.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 180
+        while sum(t["state"] == "VISIBLE" for t in staging_loads_of(doris, earlier)) < 3:
+            assert driver.poll() is None, "the driver ended before its loads were staged"
+            assert time.monotonic() < deadline, "the write never staged three loads"
+            time.sleep(0.02)
+        staged_at_kill = sum(t["state"] == "VISIBLE" for t in staging_loads_of(doris, earlier))
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        # The Ray processes the driver started die with its session.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+        emulator_faults(doris, "DELETE")
+    summary = write_doris(
+        daft.from_pydict({"id": list(range(7000, 7400)), "v": list(range(400))}),
+        connection=DorisConnection(
+            host="127.0.0.1", http_port=doris["fe_http_port"], mysql_port=doris["query_port"]
+        ),
+        table=DorisTable("w", "t"),
+        idempotence_key="ray-driver-kill",
+    ).to_pydict()
+    conn = pymysql.connect(host="127.0.0.1", port=doris["query_port"], user="root", database="w")
+    with conn, conn.cursor() as cur:
+        cur.execute("SELECT id FROM t WHERE id >= 7000 AND id < 7400")
+        ids = sorted(r[0] for r in cur.fetchall())
+    with capsys.disabled():
+        print(
+            f"\n[ray] driver killed with {staged_at_kill} staging loads committed: "
+            f"rerun {summary['status'][0]}, {len(ids)} rows for 400"
+        )
+    assert summary["status"][0] == "success", "the killed driver never published"
+    assert ids == list(range(7000, 7400))
+
+
+CLUSTER_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, threading, time, urllib.request
+    import daft, ray
+    from ray.cluster_utils import Cluster
+    from daft_doris import DorisConnection, DorisTable, read_doris, write_doris
+
+    ports = json.loads(sys.argv[1])
+    fe = f"http://127.0.0.1:{ports['fe_http_port']}"
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    daft.set_runner_ray(address=cluster.address)
+
+    def staging_loads():
+        txns = json.load(urllib.request.urlopen(f"{fe}/_emulator/txns/w", timeout=10))["txns"]
+        return [t for t in txns if t["table"].startswith("__dd_stage_") and t["state"] == "VISIBLE"]
+
+    earlier = len(staging_loads())
+    removed = []
+    def remove_a_node():
+        deadline = time.time() + 180
+        while time.time() < deadline and len(staging_loads()) - earlier < 3:
+            time.sleep(0.02)
+        cluster.remove_node(workers[0], allow_graceful=False)
+        removed.append(len(staging_loads()) - earlier)
+
+    connection = DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"],
+                                 mysql_port=ports["query_port"])
+    rows = daft.from_pydict({"id": list(range(9000, 9400)), "v": list(range(400))})
+    remover = threading.Thread(target=remove_a_node, daemon=True)
+    remover.start()
+    try:
+        first = write_doris(rows.repartition(6), connection=connection, table=DorisTable("w", "t"),
+                            idempotence_key="ray-node-lost", batch_rows=10).to_pydict()["status"][0]
+    except Exception as e:
+        first = f"raised {type(e).__name__}"
+    remover.join(timeout=60)
+    again = write_doris(rows.repartition(2), connection=connection, table=DorisTable("w", "t"),
+                        idempotence_key="ray-node-lost").to_pydict()["status"][0]
+    written = read_doris(host="127.0.0.1", mysql_port=ports["query_port"], http_port=ports["fe_http_port"],
+                         database="w", table="t", transport="mysql").to_pydict()
+    print("RESULT " + json.dumps({"removed_after": removed, "first": first, "again": again,
+                                  "ids": sorted(i for i in written["id"] if 9000 <= i < 9400)}),
+          flush=True)
+    ray.shutdown()
+    cluster.shutdown()
+    """
+)
+
+
+def test_an_atomic_write_on_a_three_node_ray_cluster_survives_losing_a_node(doris, capsys):
+    """A local Ray cluster of three nodes (ray.cluster_utils.Cluster); a worker node is
+    removed without grace once the write's staging loads are committing. Ray reruns the
+    lost tasks (or the write fails loudly); either way the key's rerun ends with every row
+    exactly once."""
+    emulator_faults(doris, "POST", {"kind": "delay", "ms": 40, "times": 100_000})
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", CLUSTER_SCRIPT, json.dumps(doris)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        emulator_faults(doris, "DELETE")
+    assert out.returncode == 0, out.stderr[-3000:]
+    # Ray's shutdown may print after the result: take the marked line.
+    result = json.loads(next(line[7:] for line in out.stdout.splitlines() if line.startswith("RESULT ")))
+    with capsys.disabled():
+        print(
+            f"\n[ray] a node of 3 removed after {result['removed_after']} staging loads: "
+            f"first write {result['first']}, rerun {result['again']}"
+        )
+    assert result["removed_after"], "the node was never removed"
+    assert result["ids"] == list(range(9000, 9400))
     assert result["again"] in ("already_committed", "success")

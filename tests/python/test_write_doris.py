@@ -845,6 +845,25 @@ def test_non_ascii_column_names_work_in_every_write_mode(doris):
         assert read.to_pydict()["名前"] == ["neu", "ß", None, "vier"], transport
 
 
+def test_cleanup_commit_ledger_deletes_only_records_older_than_the_age(doris):
+    """Old records go, recent ones stay (their keys still rerun as no-ops)."""
+    from daft_doris import cleanup_commit_ledger
+
+    table = DorisTable("w", "carried")
+    rows = frame(2, 7700).select("id", "name")
+    write_doris(rows, connection=conn(doris), table=table, idempotence_key="kept-key")
+    query(
+        doris,
+        "INSERT INTO __daft_doris_commits VALUES ('daft_doris_ancient', 'carried', 5, '2020-01-01 00:00:00')",
+    )
+    assert cleanup_commit_ledger(conn(doris), "w", older_than_seconds=86_400) == 1
+    labels = {r[0] for r in query(doris, "SELECT key_label FROM __daft_doris_commits")}
+    assert "daft_doris_ancient" not in labels and "daft_doris_kept-key" in labels
+    again = summary(write_doris(rows, connection=conn(doris), table=table, idempotence_key="kept-key"))
+    assert again["status"] == "already_committed"
+    assert cleanup_commit_ledger(conn(doris), "w", older_than_seconds=86_400) == 0
+
+
 def test_cleanup_staging_drops_only_staging_tables_older_than_the_age(doris):
     import time
 

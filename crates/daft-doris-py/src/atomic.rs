@@ -196,3 +196,24 @@ pub(crate) fn atomic_cleanup(
     })
     .map_err(|e| load_error(&e))
 }
+
+/// Deletes the commit ledger's records of `database` older than `older_than_seconds`;
+/// returns how many.
+#[pyfunction]
+pub(crate) fn atomic_cleanup_ledger(
+    py: Python<'_>,
+    connection: PyRef<'_, Connection>,
+    password: &str,
+    database: &str,
+    ledger: &str,
+    older_than_seconds: f64,
+) -> PyResult<u64> {
+    let connection: &Connection = &connection;
+    let age =
+        std::time::Duration::try_from_secs_f64(older_than_seconds.max(0.0)).unwrap_or_default();
+    block_on(py, || async {
+        let mut session = open(connection, password).await?;
+        atomic::cleanup_ledger(&mut session, database, ledger, age).await
+    })
+    .map_err(|e| load_error(&e))
+}

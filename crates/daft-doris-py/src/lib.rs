@@ -52,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atomic::atomic_summary, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_discard, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(atomic::atomic_cleanup_ledger, m)?)?;
     m.add_class::<catalog::CatalogOptions>()?;
     m.add_function(wrap_pyfunction!(catalog::catalog_list_databases, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_list_tables, m)?)?;

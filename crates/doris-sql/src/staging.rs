@@ -449,6 +449,22 @@ pub fn ledger_insert_values(
     ))
 }
 
+/// `DELETE FROM ledger WHERE committed_at < '<before>'`: the records written before a time
+/// (UTC, `YYYY-MM-DD HH:MM:SS`, checked). A plain literal on the right, as Doris's delete
+/// conditions take them.
+pub fn ledger_cleanup_statement(database: &str, ledger: &str, before: &str) -> Result<String> {
+    let _: crate::literal::DateTime = before
+        .parse()
+        .map_err(|_| SqlError::InvalidQuery("a ledger time is YYYY-MM-DD HH:MM:SS".into()))?;
+    Ok(format!(
+        "DELETE FROM {}.{} WHERE {} < {}",
+        quote_ident("database", database)?,
+        quote_ident("table", ledger)?,
+        quote_ident("column", LEDGER_COLUMNS[3])?,
+        string(before)?,
+    ))
+}
+
 /// `BEGIN WITH LABEL <label>`: the publishing transaction, under the key's label.
 pub fn begin_with_label(label: &str) -> Result<String> {
     validate_label(label)?;
@@ -720,6 +736,15 @@ mod tests {
             "INSERT INTO `d`.`l` (`key_label`, `target_table`, `row_count`, `committed_at`) \
              SELECT `key_label`, `target_table`, `row_count`, `committed_at` FROM `d`.`l` WHERE 1 = 0"
         );
+    }
+
+    #[test]
+    fn old_ledger_records_are_deleted_by_a_plain_time_condition() {
+        assert_eq!(
+            ledger_cleanup_statement("d", "l", "2026-11-01 00:00:00").unwrap(),
+            "DELETE FROM `d`.`l` WHERE `committed_at` < '2026-11-01 00:00:00'"
+        );
+        assert!(ledger_cleanup_statement("d", "l", "yesterday").is_err());
     }
 
     #[test]

@@ -79,6 +79,24 @@ const ACCEPTED: &[(&str, &str, &str, &str)] = &[
         "9",
     ),
     (
+        "INSERT (more rows)",
+        "INSERT INTO t VALUES (1, 'a'), (2, NULL), (3, 'c')",
+        "SELECT count(*) FROM t",
+        "4",
+    ),
+    (
+        "DELETE … WHERE",
+        "DELETE FROM t WHERE `a` >= 2 AND `b` = 'c'",
+        "SELECT count(*) FROM t",
+        "3",
+    ),
+    (
+        "DELETE … WHERE (NULL rows kept)",
+        "DELETE FROM t WHERE `b` = 'zzz'",
+        "SELECT count(*) FROM t WHERE `b` IS NULL",
+        "1",
+    ),
+    (
         "TRUNCATE TABLE",
         "TRUNCATE TABLE t",
         "SELECT count(*) FROM t",
@@ -201,7 +219,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("CREATE ROLE r1", "CREATE ROLE"),
     ("DROP ROLE IF EXISTS r1", "DROP ROLE"),
     ("SHOW GRANTS FOR root", "SHOW GRANTS"),
-    ("DELETE FROM k.t WHERE a = 1", "DELETE FROM"),
     ("UPDATE k.t SET b = 'x' WHERE a = 1", "UPDATE"),
     ("GRANT 'r1' TO root", "GRANT of roles"),
     ("GRANT GRANT_PRIV ON *.* TO root", "GRANT_PRIV"),

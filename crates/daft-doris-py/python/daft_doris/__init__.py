@@ -45,6 +45,7 @@ from daft_doris.write import (
     DorisDataSink,
     DorisTable,
     DorisWriteOptions,
+    cleanup_commit_ledger,
     cleanup_staging,
     write_doris,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "UnsupportedPredicateError",
     "__version__",
     "read_doris",
+    "cleanup_commit_ledger",
     "cleanup_staging",
     "diagnose",
     "write_doris",

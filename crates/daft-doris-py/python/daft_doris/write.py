@@ -518,3 +518,30 @@ def cleanup_staging(
             endpoint.native(), endpoint.password_value(), database, float(older_than_seconds)
         )
     )
+
+
+def cleanup_commit_ledger(
+    connection: DorisConnection,
+    database: str,
+    older_than_seconds: float = 30 * 86_400.0,
+    commit_ledger: str = DEFAULT_COMMIT_LEDGER,
+) -> int:
+    """Deletes the commit ledger's records of ``database`` written more than
+    ``older_than_seconds`` ago (30 days by default); returns how many.
+
+    A key whose record is gone and whose label Doris forgot is no longer recognised: its
+    rerun writes again. Keep records at least as long as anything may rerun a key.
+
+    >>> cleanup_commit_ledger(connection, "demo", older_than_seconds=365 * 86_400)
+    0
+    """
+    if not isinstance(connection, DorisConnection):
+        raise ConfigurationError("connection must be a DorisConnection")
+    _native.check_identifier("database", database)
+    _native.check_identifier("commit_ledger", commit_ledger)
+    endpoint = connection.endpoint()
+    return int(
+        _native.atomic_cleanup_ledger(
+            endpoint.native(), endpoint.password_value(), database, commit_ledger, float(older_than_seconds)
+        )
+    )

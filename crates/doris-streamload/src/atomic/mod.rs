@@ -40,7 +40,7 @@ use doris_sql::staging::{
     staging_columns_header, staging_table_ddl,
 };
 pub use housekeeping::cleanup;
-pub use record::{CommittedBy, LabelState, label_state};
+pub use record::{CommittedBy, LabelState, cleanup_ledger, label_state};
 
 use housekeeping::{
     drop_staging_of, drop_statement, drop_table, is_privilege_denial, privilege_error, sql_error,

@@ -180,10 +180,39 @@ pub(crate) async fn record_alone<S: SqlSession>(
     ))
 }
 
+/// Deletes the commit ledger's records written more than `older_than` ago (by the
+/// writers' clocks); returns how many. A key whose record is gone and whose label Doris
+/// forgot is no longer recognised (its rerun writes again): keep records at least as long
+/// as anything may rerun a key. A database without a ledger has nothing to delete.
+pub async fn cleanup_ledger<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    ledger: &str,
+    older_than: std::time::Duration,
+) -> Result<u64, StreamLoadError> {
+    let before = utc_at(
+        std::time::SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(std::time::UNIX_EPOCH),
+    );
+    let sql = doris_sql::staging::ledger_cleanup_statement(database, ledger, &before)
+        .map_err(StreamLoadError::Statement)?;
+    match session.execute(&sql).await {
+        Ok(deleted) => Ok(deleted),
+        Err(SqlFailure::Refused(message)) if super::is_missing_table(&message) => Ok(0),
+        Err(f) => Err(sql_error("delete old commit records", f)),
+    }
+}
+
 /// Now, UTC, as the ledger writes it (`YYYY-MM-DD HH:MM:SS`).
 pub(crate) fn now_utc() -> String {
+    utc_at(std::time::SystemTime::now())
+}
+
+/// A time, UTC, as the ledger writes it.
+fn utc_at(at: std::time::SystemTime) -> String {
     use chrono::{Datelike, Timelike};
-    let seconds = std::time::SystemTime::now()
+    let seconds = at
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let at = chrono::DateTime::from_timestamp(i64::try_from(seconds).unwrap_or(0), 0)

@@ -8,6 +8,8 @@
 //! not handle (COM_STMT_FETCH, COM_STMT_SEND_LONG_DATA, …).
 
 #[cfg(feature = "sql")]
+mod delete;
+#[cfg(feature = "sql")]
 mod insert;
 pub mod prepared;
 pub(crate) mod query;

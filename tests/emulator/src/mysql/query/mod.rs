@@ -71,6 +71,13 @@ pub async fn run(
     if is_begin(sql) {
         return super::transaction::begin(session, strip(sql), io).await;
     }
+    #[cfg(feature = "sql")]
+    if strip(sql)
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("DELETE "))
+    {
+        return super::delete::run(shared, session, strip(sql), io).await;
+    }
     if strip(sql)
         .get(..7)
         .is_some_and(|w| w.eq_ignore_ascii_case("INSERT "))
