@@ -106,27 +106,6 @@ def table_rows(ports):
     return Counter(sql(ports, "SELECT id, v FROM t"))
 
 
-def frame(rows, parts, rng):
-    """`rows` as a DataFrame of `parts` micropartitions, chunked at random points."""
-    rows = list(rows)
-    rng.shuffle(rows)
-    cuts = (
-        sorted(rng.sample(range(1, len(rows)), min(parts - 1, max(len(rows) - 1, 0))))
-        if len(rows) > 1
-        else []
-    )
-    pieces = [rows[a:b] for a, b in zip([0, *cuts], [*cuts, len(rows)], strict=True)] or [[]]
-    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    frames = [
-        daft.from_arrow(pa.table({"id": [r[0] for r in p], "v": [r[1] for r in p]}, schema=schema))
-        for p in pieces
-    ]
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.concat(f)
-    return out
-
-
 def compare(got, want):
     """(duplicated rows, lost rows) of `got` against the multiset `want`."""
     extra = got - want

@@ -223,7 +223,7 @@ pub fn publish_insert(
         database,
         target,
         staging,
-        label,
+        Some(label),
         columns,
         tags,
     )
@@ -245,22 +245,29 @@ pub fn publish_overwrite(
         database,
         target,
         staging,
-        label,
+        Some(label),
         columns,
         tags,
     )
 }
 
+/// `<verb> target [WITH LABEL l] (columns) SELECT columns FROM staging WHERE tag IN (tags)`.
 fn publish_statement(
     verb: &str,
     database: &str,
     target: &str,
     staging: &StagingName,
-    label: &str,
+    label: Option<&str>,
     columns: &[String],
     tags: &[String],
 ) -> Result<String> {
-    validate_label(label)?;
+    let with_label = match label {
+        Some(label) => {
+            validate_label(label)?;
+            format!(" WITH LABEL {label}")
+        }
+        None => String::new(),
+    };
     if columns.is_empty() {
         return Err(SqlError::InvalidQuery(
             "a publish needs at least one column".into(),
@@ -268,7 +275,7 @@ fn publish_statement(
     }
     let cols = column_list(columns)?;
     Ok(format!(
-        "{verb} {db}.{target} WITH LABEL {label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
+        "{verb} {db}.{target}{with_label} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
         db = quote_ident("database", database)?,
         target = quote_ident("table", target)?,
         staging = quote_ident("table", &staging.to_string())?,
@@ -486,19 +493,15 @@ pub fn publish_rows_insert(
             "a publish needs at least one tag".into(),
         ));
     }
-    if columns.is_empty() {
-        return Err(SqlError::InvalidQuery(
-            "a publish needs at least one column".into(),
-        ));
-    }
-    let cols = column_list(columns)?;
-    Ok(format!(
-        "INSERT INTO {db}.{target} ({cols}) SELECT {cols} FROM {db}.{staging} WHERE {filter}",
-        db = quote_ident("database", database)?,
-        target = quote_ident("table", target)?,
-        staging = quote_ident("table", &staging.to_string())?,
-        filter = tag_filter(tags)?,
-    ))
+    publish_statement(
+        "INSERT INTO",
+        database,
+        target,
+        staging,
+        None,
+        columns,
+        tags,
+    )
 }
 
 /// Whether a table holds what an overwrite published, after its answer was lost: one row

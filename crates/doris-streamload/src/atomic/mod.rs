@@ -385,29 +385,25 @@ impl AtomicWrite {
     ) -> Result<Statements, StreamLoadError> {
         let config = StreamLoadError::Statement;
         let label = self.label.as_str();
-        if self.overwrite {
-            return publish_overwrite(
-                &self.database,
-                &self.table,
-                &self.staging,
-                label,
-                columns,
-                tags,
-            )
-            .map(Statements::Single)
-            .map_err(config);
-        }
-        let CommitRecord::Ledger(ledger) = &self.record else {
-            return publish_insert(
-                &self.database,
-                &self.table,
-                &self.staging,
-                label,
-                columns,
-                tags,
-            )
-            .map(Statements::Single)
-            .map_err(config);
+        let ledger = match &self.record {
+            CommitRecord::Ledger(ledger) if !self.overwrite => ledger,
+            _ => {
+                let statement = if self.overwrite {
+                    publish_overwrite
+                } else {
+                    publish_insert
+                };
+                return statement(
+                    &self.database,
+                    &self.table,
+                    &self.staging,
+                    label,
+                    columns,
+                    tags,
+                )
+                .map(Statements::Single)
+                .map_err(config);
+            }
         };
         let entry = LedgerRecord {
             label,

@@ -7,11 +7,10 @@ use sqlparser::dialect::MySqlDialect;
 use std::ops::ControlFlow;
 
 use super::Session;
-use super::insert::analysis;
-use super::select::{SelectError, plan, resolve_table};
+use super::insert::{analysis, writable_table};
+use super::select::{SelectError, plan};
 use super::wire::PacketIo;
 use crate::Shared;
-use crate::auth::{Privilege, missing_privilege};
 
 /// Runs one DELETE and answers OK (rows deleted, with the label's info text) or an error.
 pub async fn run(
@@ -53,18 +52,7 @@ async fn execute(
     let TableFactor::Table { name, .. } = &table.relation else {
         return Err(analysis("DELETE takes one table"));
     };
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
-        .collect();
-    let (db, table_name, table) = resolve_table(shared, session, &parts)?;
-    if !shared
-        .users
-        .has(&session.user, &db, &table_name, Privilege::Load)
-    {
-        return Err(analysis(missing_privilege(Privilege::Load)));
-    }
+    let (db, table_name, table) = writable_table(shared, session, name)?;
     let Some(predicate) = selection else {
         return Err(analysis(
             "Delete without where clause is not supported (use TRUNCATE TABLE)",

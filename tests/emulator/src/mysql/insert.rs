@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use sqlparser::ast::{
-    Expr, Ident, SelectItem, SetExpr, Statement, TableObject, UnaryOperator, Value,
+    Expr, Ident, ObjectName, SelectItem, SetExpr, Statement, TableObject, UnaryOperator, Value,
     visit_expressions_mut,
 };
 use sqlparser::dialect::MySqlDialect;
@@ -122,12 +122,7 @@ pub(crate) fn parse(
     let TableObject::TableName(name) = &insert.table else {
         return Err(analysis("INSERT into a table function is not supported"));
     };
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
-        .collect();
-    let (db, table_name, table) = resolve_table(shared, session, &parts)?;
+    let (db, table_name, table) = writable_table(shared, session, name)?;
     // `INSERT [OVERWRITE] … t PARTITION (p, …)`: rows must fall in those partitions (the
     // others are filtered), and OVERWRITE replaces only them.
     let named_partitions = match &insert.partitioned {
@@ -149,12 +144,6 @@ pub(crate) fn parse(
             Some(indexes)
         }
     };
-    if !shared
-        .users
-        .has(&session.user, &db, &table_name, Privilege::Load)
-    {
-        return Err(analysis(missing_privilege(Privilege::Load)));
-    }
     let targets: Vec<String> = if insert.columns.is_empty() {
         table
             .schema
@@ -216,6 +205,28 @@ pub(crate) fn parse(
         targets,
         source: source.to_string(),
     })
+}
+
+/// The table a statement writes (`INSERT`, `DELETE`): resolved in the session's database,
+/// and the user must hold LOAD on it, as Doris requires.
+pub(crate) fn writable_table(
+    shared: &Shared,
+    session: &Session,
+    name: &ObjectName,
+) -> Result<(String, String, Arc<Table>), SelectError> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
+        .collect();
+    let (db, table_name, table) = resolve_table(shared, session, &parts)?;
+    if !shared
+        .users
+        .has(&session.user, &db, &table_name, Privilege::Load)
+    {
+        return Err(analysis(missing_privilege(Privilege::Load)));
+    }
+    Ok((db, table_name, table))
 }
 
 /// Computes the INSERT's source rows (through the SELECT engine).
