@@ -66,3 +66,23 @@ def test_the_docstring_examples_run_and_show_what_they_say(doris, name, capsys):
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, capsys.readouterr().out
+
+
+def test_the_native_stub_names_exactly_what_the_module_holds():
+    """``_native.pyi`` (what IDEs and type checkers read) cannot drift from the binding: a
+    function or class added or removed in Rust must be added or removed there too."""
+    import ast
+    import pathlib
+
+    from daft_doris import _native
+
+    stub = pathlib.Path(daft_doris.__file__).with_name("_native.pyi")
+    tree = ast.parse(stub.read_text())
+    declared = {
+        node.name if not isinstance(node, ast.AnnAssign) else node.target.id
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AnnAssign))
+    }
+    present = {name for name in dir(_native) if not name.startswith("__")} | {"__version__"}
+    assert declared == present, (sorted(declared - present), sorted(present - declared))
+    assert stub.with_name("py.typed").exists()

@@ -314,21 +314,6 @@ pub(crate) fn summarize_loads<'py>(
     )
 }
 
-/// The pre-committed loads of the tasks' reports, as `(txn_id, label)` pairs.
-#[pyfunction]
-pub(crate) fn precommitted_loads(
-    results: Bound<'_, PyList>,
-) -> PyResult<Vec<(i64, Option<String>)>> {
-    Ok(reports(&results)?
-        .iter()
-        .flat_map(|r| r.precommitted.iter())
-        .map(|t| match t {
-            TxnRef::Id(id) => (*id, None),
-            TxnRef::Label(l) => (-1, Some(l.to_string())),
-        })
-        .collect())
-}
-
 /// How the write of `options` commits: `atomic`, `per_load_labels`, `two_phase` or
 /// `plain`.
 #[pyfunction]

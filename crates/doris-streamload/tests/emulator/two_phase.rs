@@ -350,3 +350,35 @@ async fn a_commit_that_reached_doris_without_an_answer_is_ambiguous_and_one_that
         "{e:?}"
     );
 }
+
+#[tokio::test]
+async fn a_commit_whose_outcome_is_unknown_is_never_aborted() {
+    let (addr, seen) = silent_server().await;
+    let mut config = ClientConfig::new(
+        format!("http://{addr}").parse().unwrap(),
+        Credentials::new("root", ""),
+    );
+    config.retry.max_attempts = 2;
+    config.retry.initial_backoff = Duration::from_millis(5);
+    let client = StreamLoadClient::new(config).unwrap();
+    let txns = [TxnRef::Id(7), TxnRef::Id(8)];
+    let err = client.commit_or_abort_all("d", &txns).await.unwrap_err();
+    let StreamLoadError::PartialCommit {
+        committed,
+        aborted,
+        left,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert!(committed.is_empty() && aborted.is_empty(), "{err}");
+    // The first may have committed (its commit reached the server): listed as left, and
+    // never sent an abort; the second was only ever aborted (and that went unanswered too).
+    assert_eq!(left, &vec![txns[0].describe(), txns[1].describe()]);
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "two commit attempts for the first, two abort attempts for the second, none else"
+    );
+}
