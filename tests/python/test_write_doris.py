@@ -4,6 +4,7 @@ import datetime
 import decimal
 import json
 import pickle
+import re
 import urllib.request
 
 import daft
@@ -21,6 +22,7 @@ from daft_doris import (
     DorisWriteError,
     DorisWriteOptions,
     SecretRef,
+    cleanup_staging,
     read_doris,
     write_doris,
 )
@@ -489,6 +491,68 @@ def test_a_failing_load_aborts_the_loads_it_follows_in_the_same_micropartition(d
     assert set(ours.values()) == {"ABORTED"} and len(ours) >= 2, ours
     assert "PRECOMMITTED" not in states.values()
     assert query(doris, "SELECT count(*) FROM part")[0][0] == 0
+
+
+@pytest.mark.parametrize("mode", ["two_phase", "atomic"])
+def test_an_interrupt_before_the_commit_leaves_nothing_behind(doris, monkeypatch, mode):
+    """A KeyboardInterrupt (any BaseException, not only the connector's errors) once every
+    load is done and before the commit: a two-phase write's pre-committed loads are
+    aborted, an atomic write's staging table is dropped, the table is unchanged; the same
+    write rerun then commits its rows once."""
+
+    def interrupted(self, results):
+        raise KeyboardInterrupt
+
+    if mode == "two_phase":
+        settings = {"two_phase_commit": True, "label_prefix": "ctrl-c"}
+    else:
+        settings = {"idempotence_key": "ctrl-c"}
+    monkeypatch.setattr(DorisDataSink, "finalize", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_doris(frame(20), connection=conn(doris), table=DorisTable("w", "dup"), batch_rows=5, **settings)
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+    states = txn_states(doris, "dup")
+    assert "PRECOMMITTED" not in states.values(), states
+    if mode == "two_phase":
+        ours = {label: state for label, state in states.items() if label.startswith("ctrl-c")}
+        assert len(ours) >= 4 and set(ours.values()) == {"ABORTED"}, ours
+    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    monkeypatch.undo()
+    done = summary(
+        write_doris(frame(20), connection=conn(doris), table=DorisTable("w", "dup"), batch_rows=5, **settings)
+    )
+    assert done["status"] == "success" and done["loaded_rows"] == 20, done
+    assert sorted(r[0] for r in query(doris, "SELECT id FROM dup")) == list(range(20))
+    query(doris, "TRUNCATE TABLE dup")
+
+
+def test_a_staging_table_left_after_the_commit_is_named_in_a_warning(doris, monkeypatch):
+    """The publish committed but the staging table could not be dropped (here the DROP
+    privilege is revoked mid-write): the write succeeds, a warning names the table, and
+    cleanup_staging removes it."""
+    query(doris, "CREATE USER 'dropper'@'%' IDENTIFIED BY 'dr0pper-pw'")
+    query(doris, "GRANT SELECT_PRIV, LOAD_PRIV, CREATE_PRIV, DROP_PRIV ON w.* TO 'dropper'@'%'")
+    finalize = DorisDataSink.finalize
+
+    def revoke_then_finalize(self, results):
+        query(doris, "REVOKE DROP_PRIV ON w.* FROM 'dropper'@'%'")
+        return finalize(self, results)
+
+    monkeypatch.setattr(DorisDataSink, "finalize", revoke_then_finalize)
+    dropper = conn(doris, username="dropper", password="dr0pper-pw")
+    with pytest.warns(UserWarning, match="could not be dropped") as caught:
+        done = summary(
+            write_doris(
+                frame(7), connection=dropper, table=DorisTable("w", "dup"), idempotence_key="undroppable"
+            )
+        )
+    assert done["status"] == "success" and done["loaded_rows"] == 7, done
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 7
+    named = re.findall(r"__dd_stage\w+", str(caught[0].message))
+    assert [r[0] for r in query(doris, "SHOW TABLES LIKE '__dd_stage%'")] == named and len(named) == 1
+    assert cleanup_staging(conn(doris), "w", older_than_seconds=0) == named
+    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    query(doris, "TRUNCATE TABLE dup")
 
 
 def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):

@@ -71,8 +71,6 @@ impl TableWriter {
         let connection: &Connection = &connection;
         let args: WriteArgs<'_> = options.extract()?;
         let mut spec = write_spec(&args)?;
-        // A write without its own timeout takes the connection's.
-        spec.timeout.get_or_insert(connection.query_timeout);
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = ClientConfig::new(
@@ -86,10 +84,7 @@ impl TableWriter {
         config.redirect_policy = connection.redirect_policy;
         config.ca_bundle_pem = connection.ca_bundle();
         config.connect_timeout = connection.connect_timeout;
-        if let Some(t) = spec.timeout {
-            config.request_timeout = t;
-        }
-        config.retry.max_attempts = spec.max_retries + 1;
+        spec.configure_client(&mut config, connection.query_timeout);
         let load_options = spec.load_options().map_err(|e| load_error(&e))?;
         let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
         Ok(Self {

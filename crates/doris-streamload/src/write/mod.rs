@@ -40,6 +40,7 @@ pub use labels::{PartitionLabels, content_fingerprint};
 pub use summary::{StatusCounts, TaskReport, WriteStatus, WriteSummary};
 
 use crate::atomic::CommitRecord;
+use crate::config::ClientConfig;
 use crate::error::StreamLoadError;
 use crate::label::{Label, LabelScheme};
 use crate::options::{CsvOptions, Format, LoadOptions, MergeType, UpdateMode};
@@ -253,6 +254,15 @@ impl WriteSpec {
             prefix: prefix.clone(),
         }
         .validate()
+    }
+
+    /// Settles what the write takes from its connection: a write without its own timeout
+    /// takes the connection's `default_timeout` (for the Stream Load `timeout` and the
+    /// client's wait for an answer), and the client retries a load `max_retries` times.
+    pub fn configure_client(&mut self, config: &mut ClientConfig, default_timeout: Duration) {
+        let timeout = *self.timeout.get_or_insert(default_timeout);
+        config.request_timeout = timeout;
+        config.retry.max_attempts = self.max_retries.saturating_add(1);
     }
 
     /// The Stream Load options of every load: the operation, format and settings, then the
