@@ -258,6 +258,42 @@ def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
     for alias, where in pushed[1:]:
         if alias is not None:
             assert alias == "score" and where["kind"] == "is_null", "a pushed count(col) keeps its NULL rule"
+    # A count is one statement on either transport, even where the read would split; a
+    # limit over it gives the limited count.
+    for transport in ("mysql", "flight"):
+        for split in ("single", "auto"):
+            frame = read(doris, "events", transport=transport, split=split)
+            before = len(pushed)
+            assert frame.count_rows() == 400
+            assert pushed[before:] and all(alias is not None for alias, _ in pushed[before:])
+            assert frame.limit(5).count_rows() == 5
+            assert frame.limit(1000).count_rows() == 400
+    # Where a count is pushed with a limit, the plan caps it in its one statement, which
+    # Doris (here the emulator) runs: at most `limit` rows are counted.
+    from daft_doris import _native
+    from daft_doris._endpoint import Endpoint
+
+    endpoint = Endpoint(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        user="root",
+        password=ROOT_PASSWORD,
+    )
+    request = _native.ReadRequest("py", "events", split="auto")
+    for limit, expected in ((5, 5), (1000, 400), (0, 0)):
+        _schema, groups, _, _, _ = _native.plan_read(
+            endpoint.native(), ROOT_PASSWORD, request, count_alias="n", limit=limit
+        )
+        assert len(groups) == 1 and len(groups[0]) == 1, groups
+        (statement,) = groups[0]
+        assert f"least(count(*), {limit})" in statement
+        c = pymysql.connect(
+            host="127.0.0.1", port=doris["query_port"], user="root", password=ROOT_PASSWORD, database="py"
+        )
+        with c, c.cursor() as cur:
+            cur.execute(statement)
+            assert cur.fetchall() == ((expected,),)
 
 
 def test_split_auto_returns_exactly_the_rows_of_a_single_read(doris):

@@ -242,19 +242,8 @@ pub(crate) fn port(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u16> {
 pub(crate) fn host(value: &Bound<'_, PyAny>) -> PyResult<String> {
     let host: String = value
         .extract()
-        .ok()
-        .filter(|h: &String| !h.is_empty())
-        .ok_or_else(|| config("host must be a non-empty string".into()))?;
-    if host.chars().any(char::is_whitespace) || host.contains(['/', '?', '#', '@', '[', ']']) {
-        return Err(config(
-            "host must be a bare host name or IP address (no scheme, path or userinfo)".into(),
-        ));
-    }
-    if host.contains(':') && host.parse::<std::net::Ipv6Addr>().is_err() {
-        return Err(config(
-            "host must not contain a port; use the *_port arguments".into(),
-        ));
-    }
+        .map_err(|_| config("host must be a non-empty string".into()))?;
+    doris_sql::connection::check_host(&host).map_err(|e| config(e.to_string()))?;
     Ok(host)
 }
 

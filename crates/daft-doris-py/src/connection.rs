@@ -1,19 +1,20 @@
 //! The FE a call talks to, as a typed Python object (`daft_doris._native.Connection`).
 //!
 //! The Python layer builds one per process from its picklable `Endpoint` and passes it to
-//! every native call; defaults and checks live here, once. It holds no password (that
-//! arrives beside it, resolved in the process that uses it) and prints only the host,
-//! ports and user.
+//! every native call. It converts Python's arguments into a
+//! [`doris_sql::ConnectionSettings`] (where the defaults and the timeout rules live) plus
+//! the transport-specific settings, and builds each crate's endpoint from them. It holds no
+//! password (that arrives beside it, resolved in the process that uses it) and prints only
+//! the host, ports and user.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use doris_plan::PlanEndpoint;
-use doris_read::{FlightSqlEndpoint, MySqlEndpoint, SslMode};
-use doris_sql::HostPort;
-use doris_streamload::RedirectPolicy;
+use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
+use doris_sql::{ConnectionSettings, Credentials, HostPort, SslMode};
+use doris_streamload::{ClientConfig, RedirectPolicy};
 use pyo3::prelude::*;
-use pyo3::types::PyBool;
 
 use crate::args;
 use crate::errors::{ErrorClass, raise};
@@ -22,28 +23,18 @@ use crate::errors::{ErrorClass, raise};
 #[pyclass(frozen, module = "daft_doris._native")]
 #[derive(Debug, Clone)]
 pub(crate) struct Connection {
-    pub(crate) host: String,
-    pub(crate) mysql_port: u16,
-    pub(crate) http_port: u16,
-    pub(crate) http_secure: bool,
-    pub(crate) user: String,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) query_timeout: Duration,
-    pub(crate) flight_port: u16,
-    pub(crate) flight_secure: bool,
+    /// Host, ports, TLS, timeouts and the user (the password is empty here).
+    settings: ConnectionSettings,
     /// `host:port` → `host:port` for BE locations the client cannot reach.
-    pub(crate) flight_endpoint_rewrite: HashMap<String, String>,
-    pub(crate) flight_max_parallel: usize,
+    flight_endpoint_rewrite: HashMap<String, String>,
+    /// Most endpoints fetched at once (`None`: the client's default).
+    flight_max_parallel: Option<usize>,
     /// Flight locations allowed besides the BEs the FE reports.
-    pub(crate) flight_allowed_locations: Vec<HostPort>,
-    /// CA certificates (PEM) trusted on the HTTPS, Flight and MySQL links besides the web
-    /// PKI roots.
-    pub(crate) ca_pem: Option<Vec<u8>>,
-    pub(crate) mysql_ssl_mode: SslMode,
+    flight_allowed_locations: Vec<HostPort>,
     /// Stream Load redirect targets allowed besides the BEs the FE reports.
-    pub(crate) redirect_targets: Vec<HostPort>,
+    redirect_targets: Vec<HostPort>,
     /// Which redirect targets are followed (`None`: the client's default).
-    pub(crate) redirect_policy: Option<RedirectPolicy>,
+    redirect_policy: Option<RedirectPolicy>,
 }
 
 #[pymethods]
@@ -62,7 +53,7 @@ impl Connection {
         flight_port = None,
         flight_secure = None,
         flight_endpoint_rewrite = HashMap::new(),
-        flight_max_parallel = 4,
+        flight_max_parallel = None,
         flight_allowed_locations = None,
         ca_pem = None,
         mysql_ssl_mode = None,
@@ -84,7 +75,7 @@ impl Connection {
         flight_port: Option<Bound<'_, PyAny>>,
         flight_secure: Option<Bound<'_, PyAny>>,
         flight_endpoint_rewrite: HashMap<String, String>,
-        flight_max_parallel: usize,
+        flight_max_parallel: Option<usize>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
         ca_pem: Option<String>,
         mysql_ssl_mode: Option<Bound<'_, PyAny>>,
@@ -94,54 +85,44 @@ impl Connection {
         redirect_policy: Option<Bound<'_, PyAny>>,
         verify_tls: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let py = host.py();
         let host = args::host(&host)?;
-        let user: String = user
-            .extract()
-            .ok()
-            .filter(|u: &String| !u.is_empty())
-            .ok_or_else(|| {
-                raise(
-                    ErrorClass::ConfigurationError,
-                    "username must be a non-empty string",
-                )
-            })?;
-        // `None` is the default: 8030 (HTTP), 8070 (Flight), 10 s to connect, 300 s a query.
-        let http_port = args::port(
-            "http_port",
-            &args::or_default(&http_port, 8030u16.into_pyobject(py)?.into_any()),
-        )?;
-        let flight_port = args::port(
-            "flight_port",
-            &args::or_default(&flight_port, 8070u16.into_pyobject(py)?.into_any()),
-        )?;
-        let false_ = || PyBool::new(py, false).to_owned().into_any();
-        let http_secure = args::flag("http_secure", &args::or_default(&http_secure, false_()))?;
-        let flight_secure =
-            args::flag("flight_secure", &args::or_default(&flight_secure, false_()))?;
-        let (connect_timeout, query_timeout) = match args::given(request_timeout_seconds) {
-            // The writer's one timeout: every request's, and connecting's up to 30 s.
+        let user: String = user.extract().map_err(|_| {
+            raise(
+                ErrorClass::ConfigurationError,
+                "username must be a non-empty string",
+            )
+        })?;
+        let mut settings = ConnectionSettings::new(host, Credentials::new(user, ""))
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
+        settings.mysql_port = args::port("mysql_port", &mysql_port)?;
+        // `None` keeps the default of `ConnectionSettings`.
+        if let Some(port) = args::given(http_port) {
+            settings.http_port = args::port("http_port", &port)?;
+        }
+        if let Some(port) = args::given(flight_port) {
+            settings.flight_port = args::port("flight_port", &port)?;
+        }
+        if let Some(flag) = args::given(http_secure) {
+            settings.http_secure = args::flag("http_secure", &flag)?;
+        }
+        if let Some(flag) = args::given(flight_secure) {
+            settings.flight_secure = args::flag("flight_secure", &flag)?;
+        }
+        match args::given(request_timeout_seconds) {
+            // The writer's one timeout.
             Some(request) => {
-                let t = args::seconds("request_timeout_seconds", &request)?;
-                (t.min(Duration::from_secs(30)), t)
+                settings = settings
+                    .with_request_timeout(args::seconds("request_timeout_seconds", &request)?);
             }
-            None => (
-                args::seconds(
-                    "connect_timeout_seconds",
-                    &args::or_default(
-                        &connect_timeout_seconds,
-                        10.0f64.into_pyobject(py)?.into_any(),
-                    ),
-                )?,
-                args::seconds(
-                    "query_timeout_seconds",
-                    &args::or_default(
-                        &query_timeout_seconds,
-                        300.0f64.into_pyobject(py)?.into_any(),
-                    ),
-                )?,
-            ),
-        };
+            None => {
+                if let Some(t) = args::given(connect_timeout_seconds) {
+                    settings.connect_timeout = args::seconds("connect_timeout_seconds", &t)?;
+                }
+                if let Some(t) = args::given(query_timeout_seconds) {
+                    settings.query_timeout = args::seconds("query_timeout_seconds", &t)?;
+                }
+            }
+        }
         if let Some(verify) = args::given(verify_tls)
             && !args::flag("verify_tls", &verify)?
         {
@@ -150,6 +131,22 @@ impl Connection {
                 "verify_tls=False is not supported: TLS is always verified",
             ));
         }
+        if let Some(mode) = args::given(mysql_ssl_mode) {
+            settings.mysql_ssl_mode = mode
+                .extract::<String>()
+                .ok()
+                .and_then(|m| SslMode::parse(&m))
+                .ok_or_else(|| {
+                    raise(
+                        ErrorClass::ConfigurationError,
+                        format!("ssl_mode must be one of {}", SslMode::NAMES.join(", ")),
+                    )
+                })?;
+        }
+        settings.ca_pem = ca_pem.map(String::into_bytes);
+        settings
+            .http_url()
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
         let redirect_targets = redirect_targets(redirect_hosts, redirect_ports)?;
         let redirect_policy = match args::given(redirect_policy) {
             None => None,
@@ -164,52 +161,39 @@ impl Connection {
                 _ => None,
             },
         };
-        if !(1..=64).contains(&flight_max_parallel) {
+        if let Some(n) = flight_max_parallel
+            && !(1..=FlightSqlEndpoint::MOST_PARALLEL).contains(&n)
+        {
             return Err(raise(
                 ErrorClass::ConfigurationError,
-                "flight_options max_parallel_endpoints must be an integer from 1 to 64",
+                format!(
+                    "flight_options max_parallel_endpoints must be an integer from 1 to {}",
+                    FlightSqlEndpoint::MOST_PARALLEL
+                ),
             ));
         }
-        let allowed = args::host_ports("flight_allowed_locations", flight_allowed_locations)?;
-        let mysql_ssl_mode = args::or_default(
-            &mysql_ssl_mode,
-            "preferred".into_pyobject(py)?.into_any(),
-        )
-        .extract::<String>()
-        .ok()
-        .and_then(|m| SslMode::parse(&m))
-        .ok_or_else(|| {
-            raise(
-                ErrorClass::ConfigurationError,
-                "ssl_mode must be one of disabled, preferred, required, verify_ca, verify_identity",
-            )
-        })?;
-        let connection = Self {
-            host,
-            mysql_port: args::port("mysql_port", &mysql_port)?,
-            http_port,
-            http_secure,
-            user,
-            connect_timeout,
-            query_timeout,
-            flight_port,
-            flight_secure,
+        Ok(Self {
+            settings,
             flight_endpoint_rewrite,
             flight_max_parallel,
-            flight_allowed_locations: allowed,
-            ca_pem: ca_pem.map(String::into_bytes),
-            mysql_ssl_mode,
+            flight_allowed_locations: args::host_ports(
+                "flight_allowed_locations",
+                flight_allowed_locations,
+            )?,
             redirect_targets,
             redirect_policy,
-        };
-        connection.http_url()?;
-        Ok(connection)
+        })
     }
 
     fn __repr__(&self) -> String {
+        let s = &self.settings;
         format!(
             "Connection(host={:?}, mysql_port={}, http_port={}, flight_port={}, user={:?})",
-            self.host, self.mysql_port, self.http_port, self.flight_port, self.user
+            s.host,
+            s.mysql_port,
+            s.http_port,
+            s.flight_port,
+            s.credentials.user()
         )
     }
 }
@@ -240,59 +224,61 @@ fn redirect_targets(
 }
 
 impl Connection {
-    /// The trusted CA bundle, if one was given.
-    pub(crate) fn ca_bundle(&self) -> Option<Vec<u8>> {
-        self.ca_pem.clone()
+    /// The user.
+    pub(crate) fn user(&self) -> &str {
+        self.settings.credentials.user()
+    }
+
+    /// The settings with `password`.
+    pub(crate) fn settings(&self, password: &str) -> ConnectionSettings {
+        let mut settings = self.settings.clone();
+        settings.credentials = Credentials::new(self.user(), password);
+        settings
     }
 
     /// The MySQL endpoint of the FE.
     pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
-        let mut endpoint = MySqlEndpoint::new(&self.host, self.mysql_port, &self.user, password);
-        endpoint.ssl_mode = self.mysql_ssl_mode;
-        endpoint.ssl_ca_pem = self.ca_bundle();
+        let mut endpoint = MySqlEndpoint::from_settings(&self.settings(password));
         endpoint.database = database.map(str::to_owned);
-        endpoint.connect_timeout = self.connect_timeout;
-        endpoint.read_timeout = self.query_timeout;
         endpoint
+    }
+
+    /// The FE's HTTP face (`_query_plan`, `/api/backends`).
+    pub(crate) fn fe_http(&self, password: &str) -> PyResult<PlanEndpoint> {
+        PlanEndpoint::from_settings(&self.settings(password))
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))
     }
 
     /// The FE's Flight SQL endpoint; its locations are checked against the BEs the FE's
     /// HTTP face reports.
     pub(crate) fn flight(&self, password: &str) -> PyResult<FlightSqlEndpoint> {
-        let mut endpoint =
-            FlightSqlEndpoint::new(&self.host, self.flight_port, &self.user, password);
-        endpoint.tls = self.flight_secure;
-        endpoint.ca_bundle_pem = self.ca_bundle();
+        let mut endpoint = FlightSqlEndpoint::from_settings(&self.settings(password))
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
         endpoint.rewrite = self.flight_endpoint_rewrite.clone();
         endpoint
             .allowlist
             .targets
             .extend(self.flight_allowed_locations.iter().cloned());
-        let mut http = PlanEndpoint::new(self.http_url()?, &self.user, password);
-        http.ca_bundle_pem = self.ca_bundle();
-        http.timeout = self.connect_timeout.max(Duration::from_secs(1)) * 3;
-        endpoint.fe_http = Some(http);
-        endpoint.max_parallel = self.flight_max_parallel;
-        endpoint.connect_timeout = self.connect_timeout;
-        endpoint.read_timeout = self.query_timeout;
+        if let Some(n) = self.flight_max_parallel {
+            endpoint.max_parallel = n;
+        }
         Ok(endpoint)
     }
 
-    /// The FE's HTTP base URL.
-    pub(crate) fn http_url(&self) -> PyResult<url::Url> {
-        let scheme = if self.http_secure { "https" } else { "http" };
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        format!("{scheme}://{host}:{}", self.http_port)
-            .parse()
-            .map_err(|_| {
-                raise(
-                    ErrorClass::ConfigurationError,
-                    "the FE host does not form a valid URL",
-                )
-            })
+    /// A Stream Load client configuration for the FE, with the redirect settings.
+    pub(crate) fn stream_load(&self, password: &str) -> PyResult<ClientConfig> {
+        let mut config = ClientConfig::from_settings(&self.settings(password))
+            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
+        config
+            .allowlist
+            .targets
+            .extend(self.redirect_targets.iter().cloned());
+        config.redirect_policy = self.redirect_policy;
+        Ok(config)
+    }
+
+    /// The longest wait for an answer.
+    pub(crate) fn query_timeout(&self) -> Duration {
+        self.settings.query_timeout
     }
 }

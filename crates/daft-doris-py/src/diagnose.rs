@@ -1,6 +1,5 @@
 //! `daft_doris.diagnose`: conversion only; the checks are `doris_read::diagnose`'s.
 
-use doris_plan::PlanEndpoint;
 use doris_read::diagnose::{Targets, diagnose as run_checks};
 use pyo3::prelude::*;
 
@@ -24,9 +23,7 @@ pub(crate) fn diagnose(
 ) -> PyResult<Vec<CheckRow>> {
     let connection: &Connection = &connection;
     let mut targets = Targets::new(connection.mysql(password, None));
-    let mut http = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
-    http.ca_bundle_pem = connection.ca_bundle();
-    targets.fe_http = Some(http);
+    targets.fe_http = Some(connection.fe_http(password)?);
     if flight {
         targets.flight = Some(connection.flight(password)?);
     }

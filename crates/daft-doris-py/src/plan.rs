@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use doris_plan::{DiscoveryPolicy, PlanEndpoint};
+use doris_plan::DiscoveryPolicy;
 use doris_read::{Split, TableReadOptions, plan_read_of_schema, plan_table_read};
 use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
 use pyo3::prelude::*;
@@ -17,8 +17,8 @@ use crate::connection::Connection;
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
 
-/// `(pyarrow schema, [SQL per task], residual left, limit pushed, fallback warning)`.
-type PlannedRead = (Py<PyAny>, Vec<String>, bool, bool, Option<String>);
+/// `(pyarrow schema, [[SQL] per task], residual left, limit pushed, fallback warning)`.
+type PlannedRead = (Py<PyAny>, Vec<Vec<String>>, bool, bool, Option<String>);
 
 /// What a read plans against: the table, the split (`"single"`, or `"auto"`: one task per
 /// tablet group from the FE's `_query_plan`), the discovery policy when planning fails
@@ -189,12 +189,14 @@ impl ReadRequest {
 
 /// Plans a read of `request` with Daft's pushdowns: the columns (table order), the filter
 /// (the IR `daft_doris._filters` builds), a limit, or a count under `count_alias`.
-/// Returns `(pyarrow schema, [SQL per task], residual left, limit pushed, warning)`.
+/// Returns `(pyarrow schema, [[SQL] per task], residual left, limit pushed, warning)`: the
+/// statements grouped `queries_per_task` to a task ([`doris_read::ReadPlan::grouped`]; by
+/// default one group per core).
 ///
 /// `schema`: the columns to read, in order, as `describe_table` gave them; without it the
 /// table is described again (one more MySQL session and `DESC`).
 #[pyfunction]
-#[pyo3(signature = (connection, password, request, columns=None, filter=None, limit=None, count_alias=None, schema=None))]
+#[pyo3(signature = (connection, password, request, columns=None, filter=None, limit=None, count_alias=None, schema=None, queries_per_task=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan_read(
     py: Python<'_>,
@@ -206,17 +208,16 @@ pub(crate) fn plan_read(
     limit: Option<u64>,
     count_alias: Option<String>,
     schema: Option<PySchema>,
+    queries_per_task: Option<usize>,
 ) -> PyResult<PlannedRead> {
     let connection: &Connection = &connection;
     let filter: Option<Expr> = match filter.filter(|f| !f.is_none()) {
         Some(f) => Some(from_python("filter", &f)?),
         None => None,
     };
-    // A count reads one number: it is never split.
-    let split = if request.auto_split && count_alias.is_none() {
-        let mut fe = PlanEndpoint::new(connection.http_url()?, &connection.user, password);
+    let split = if request.auto_split {
+        let mut fe = connection.fe_http(password)?;
         fe.timeout = request.planning_timeout;
-        fe.ca_bundle_pem = connection.ca_bundle();
         Split::Auto {
             fe,
             target_tasks: request.target_tasks,
@@ -244,10 +245,13 @@ pub(crate) fn plan_read(
         }
     }
     .map_err(read_error)?;
-    let schema = PySchema::new(plan.schema).into_pyarrow(py)?;
+    let schema = PySchema::new(plan.schema.clone()).into_pyarrow(py)?;
     Ok((
         schema.unbind(),
-        plan.tasks,
+        plan.grouped(
+            queries_per_task,
+            std::thread::available_parallelism().map_or(1, usize::from),
+        ),
         plan.residual.is_some(),
         plan.limit_pushed,
         plan.warning,

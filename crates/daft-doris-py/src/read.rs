@@ -72,10 +72,7 @@ impl BatchReader {
         batch_bytes: usize,
     ) -> PyResult<Self> {
         let connection: &Connection = &connection;
-        let limits = BatchLimits {
-            rows: batch_rows,
-            bytes: batch_bytes,
-        };
+        let limits = BatchLimits::new(batch_rows, batch_bytes).map_err(read_error)?;
         let schema = schema.into_inner();
         let transport = match transport.parse::<TransportKind>().map_err(read_error)? {
             TransportKind::MySql => Transport::MySql(connection.mysql(password, None)),

@@ -4,17 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use doris_read::SslMode;
+use doris_read::{BatchLimits, FlightSqlEndpoint, SslMode};
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
 
 use crate::args;
-use crate::errors::{ErrorClass, raise};
+use crate::errors::{ErrorClass, raise, read_error};
 
-/// Most rows of one batch a read hands on.
-const MAX_BATCH_ROWS: i64 = 1_000_000;
-/// Most bytes of one batch a read hands on.
-const MAX_BATCH_BYTES: i64 = 1 << 30;
 /// Connection settings `mysql_options` must not set: the connection's own arguments say them.
 const MYSQL_RESERVED: &[&str] = &[
     "autocommit",
@@ -54,12 +50,12 @@ pub(crate) struct ReadOptions {
     batch_bytes: u64,
     /// Tablet groups one Daft task reads at once (`None`: groups ÷ cores).
     queries_per_task: Option<usize>,
-    /// The MySQL link's TLS mode (lower case).
-    mysql_ssl_mode: String,
+    /// The MySQL link's TLS mode (lower case; `None`: the crates' default).
+    mysql_ssl_mode: Option<String>,
     /// `mysql_options["ssl_ca"]`: a CA file path, read where the source is made.
     mysql_ssl_ca: Option<String>,
-    /// Flight endpoints fetched at once.
-    flight_max_parallel: usize,
+    /// Flight endpoints fetched at once (`None`: the crates' default).
+    flight_max_parallel: Option<usize>,
     /// `host:port` → `host:port` for BE locations the client cannot reach, sorted.
     flight_endpoint_rewrite: Vec<(String, String)>,
     /// Flight locations allowed besides the BEs the FE reports.
@@ -94,8 +90,18 @@ impl ReadOptions {
     ) -> PyResult<Self> {
         let transport =
             args::choice("transport", &transport, &doris_read::TransportKind::NAMES)?.to_owned();
-        let batch_rows = args::int_in("batch_rows", &batch_rows, 1, MAX_BATCH_ROWS)? as usize;
-        let batch_bytes = args::int_in("batch_bytes", &batch_bytes, 1, MAX_BATCH_BYTES)? as u64;
+        // The bounds are doris-read's (`BatchLimits`).
+        let limits = BatchLimits::new(
+            args::int_in("batch_rows", &batch_rows, 1, BatchLimits::MAX_ROWS as i64)? as usize,
+            args::int_in(
+                "batch_bytes",
+                &batch_bytes,
+                1,
+                BatchLimits::MAX_BYTES as i64,
+            )? as usize,
+        )
+        .map_err(read_error)?;
+        let (batch_rows, batch_bytes) = (limits.rows, limits.bytes as u64);
         let queries_per_task = args::given(queries_per_task)
             .map(|q| args::int_in("queries_per_task", &q, 1, args::MAX_TASKS))
             .transpose()?
@@ -124,16 +130,18 @@ impl ReadOptions {
             return Err(config("mysql_options charset is fixed to utf8mb4"));
         }
         let mysql_ssl_mode = match mysql.remove("ssl_mode") {
-            None => "preferred".to_owned(),
-            Some(mode) => text(&mode)
-                .filter(|m| SslMode::parse(m).is_some())
-                .map(|m| m.to_ascii_lowercase())
-                .ok_or_else(|| {
-                    config(
-                        "ssl_mode must be one of disabled, preferred, required, verify_ca, \
-                         verify_identity",
-                    )
-                })?,
+            None => None,
+            Some(mode) => Some(
+                text(&mode)
+                    .filter(|m| SslMode::parse(m).is_some())
+                    .map(|m| m.to_ascii_lowercase())
+                    .ok_or_else(|| {
+                        config(format!(
+                            "ssl_mode must be one of {}",
+                            SslMode::NAMES.join(", ")
+                        ))
+                    })?,
+            ),
         };
         let mysql_ssl_ca =
             match mysql.remove("ssl_ca") {
@@ -164,15 +172,20 @@ impl ReadOptions {
                 FLIGHT_OPTIONS.join(", ")
             )));
         }
+        let most = FlightSqlEndpoint::MOST_PARALLEL;
         let flight_max_parallel = match flight.get("max_parallel_endpoints") {
-            None => 4,
-            Some(n) => Some(n)
-                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| (1..=64).contains(n))
-                .ok_or_else(|| {
-                    config("flight_options max_parallel_endpoints must be an integer from 1 to 64")
-                })?,
+            None => None,
+            Some(n) => Some(
+                Some(n)
+                    .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (1..=most).contains(n))
+                    .ok_or_else(|| {
+                        config(format!(
+                            "flight_options max_parallel_endpoints must be an integer from 1 to {most}"
+                        ))
+                    })?,
+            ),
         };
         let flight_endpoint_rewrite = strings(
             "flight_endpoint_rewrite",

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use doris_streamload::prepare::BatchRules;
 use doris_streamload::write::{PartitionLabels, TaskReport, WriteMode, WriteSpec, WriteSummary};
 use doris_streamload::{
-    ClientConfig, Credentials, Label, LabelScheme, LoadOptions, Loader, LoaderConfig,
-    StreamLoadClient, TxnRef,
+    Label, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -73,18 +72,8 @@ impl TableWriter {
         let mut spec = write_spec(&args)?;
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
-        let mut config = ClientConfig::new(
-            connection.http_url()?,
-            Credentials::new(&connection.user, password),
-        );
-        config
-            .allowlist
-            .targets
-            .extend(connection.redirect_targets.iter().cloned());
-        config.redirect_policy = connection.redirect_policy;
-        config.ca_bundle_pem = connection.ca_bundle();
-        config.connect_timeout = connection.connect_timeout;
-        spec.configure_client(&mut config, connection.query_timeout);
+        let mut config = connection.stream_load(password)?;
+        spec.configure_client(&mut config, connection.query_timeout());
         let load_options = spec.load_options().map_err(|e| load_error(&e))?;
         let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
         Ok(Self {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use doris_sql::{BackendsAnswerError, Credentials, HostPort};
+use doris_sql::{BackendsAnswerError, ConnectionSettings, Credentials, HostPort};
 use url::Url;
 
 /// Where the FE is and how to authenticate. `Debug` hides the password.
@@ -36,6 +36,18 @@ impl PlanEndpoint {
     /// An endpoint with a 30 s timeout and a 16 MiB answer cap.
     pub fn new(fe: Url, user: impl Into<String>, password: impl Into<String>) -> Self {
         Self::with_credentials(fe, Credentials::new(user, password))
+    }
+
+    /// The FE's HTTP face as `settings` describe it: its URL, credentials and trusted CAs,
+    /// and [`ConnectionSettings::planning_timeout`] as the whole-request timeout.
+    pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, PlanError> {
+        let fe = settings
+            .http_url()
+            .map_err(|e| PlanError::Config(e.to_string()))?;
+        let mut endpoint = Self::with_credentials(fe, settings.credentials.clone());
+        endpoint.timeout = settings.planning_timeout();
+        endpoint.ca_bundle_pem = settings.ca_pem.clone();
+        Ok(endpoint)
     }
 
     /// The same defaults, with credentials a service already holds.

@@ -44,11 +44,11 @@ pub mod schema;
 pub mod table;
 pub mod transport;
 
-pub use doris_sql::Credentials;
+pub use doris_sql::{ConnectionSettings, Credentials, SslMode};
 pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
 pub use merge::{merge, start_merged};
-pub use mysql::connect::{MySqlEndpoint, SslMode};
+pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
 pub use table::{ReadPlan, Split, TableReadOptions, plan_read_of_schema, plan_table_read};

@@ -75,7 +75,37 @@ pub struct ReadPlan {
     pub warning: Option<String>,
 }
 
-fn from_plan_error(e: PlanError) -> ReadError {
+impl ReadPlan {
+    /// The tasks in groups an engine task reads together: `per_task` statements each, or
+    /// by default `parallelism` groups (as many as the engine runs tasks at once, so every
+    /// statement, and every BE holding one, is read at once however few tasks run).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_schema::Schema;
+    /// # use doris_read::ReadPlan;
+    /// let plan = ReadPlan {
+    ///     schema: Arc::new(Schema::empty()),
+    ///     tasks: (0..5).map(|i| format!("SELECT {i}")).collect(),
+    ///     residual: None,
+    ///     limit_pushed: false,
+    ///     warning: None,
+    /// };
+    /// assert_eq!(plan.grouped(None, 2).iter().map(Vec::len).collect::<Vec<_>>(), [3, 2]);
+    /// assert_eq!(plan.grouped(Some(1), 2).len(), 5);
+    /// ```
+    pub fn grouped(&self, per_task: Option<usize>, parallelism: usize) -> Vec<Vec<String>> {
+        let per_task = per_task
+            .unwrap_or_else(|| self.tasks.len().div_ceil(parallelism.max(1)))
+            .max(1);
+        self.tasks
+            .chunks(per_task)
+            .map(<[String]>::to_vec)
+            .collect()
+    }
+}
+
+pub(crate) fn from_plan_error(e: PlanError) -> ReadError {
     match e {
         PlanError::Auth(m) => ReadError::Auth(m),
         PlanError::Permission(m) => ReadError::Permission(m),
@@ -117,7 +147,11 @@ pub async fn plan_read_of_schema(
     let translation = options.filter.as_ref().map(translate_filter);
     let sql_error = ReadError::Statement;
     if let Some(alias) = &options.count {
+        // A count is one number: it is never split, and a limit caps it.
         let mut builder = SelectBuilder::new(table_ref).count(alias.clone());
+        if let Some(n) = options.limit {
+            builder = builder.limit(n);
+        }
         if let Some(t) = &options.trusted_where {
             builder = builder.trusted_where(t.clone());
         }

@@ -61,6 +61,7 @@
 //! [`Credentials`] keep the password in a [`secrecy::SecretString`] (the crate is
 //! re-exported as [`secrecy`]); `Debug` prints it as `[REDACTED]`.
 
+pub mod connection;
 pub mod create_table;
 pub mod credentials;
 pub mod error;
@@ -84,6 +85,7 @@ pub mod write_target;
 /// The secret type [`Credentials`] hands out ([`Credentials::basic_authorization`]).
 pub use secrecy;
 
+pub use connection::{ConnectionSettings, ConnectionSettingsError, SslMode};
 pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
 pub use credentials::Credentials;
 pub use error::{Result, SqlError};

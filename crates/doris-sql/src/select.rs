@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! SELECT <projection> FROM `db`.`tbl` [TABLET(id, …)] [WHERE (<trusted>) AND <pushed> …] [LIMIT n]
-//! SELECT count(*) AS `<alias>` FROM `db`.`tbl` [TABLET(id, …)] [WHERE …]
+//! SELECT count(*) | least(count(*), n) AS `<alias>` FROM `db`.`tbl` [TABLET(id, …)] [WHERE …]
 //! ```
 //!
 //! ```
@@ -92,7 +92,9 @@ impl SelectBuilder {
         self
     }
 
-    /// Turns the statement into `SELECT count(*) AS `alias``; columns and limit are ignored.
+    /// Turns the statement into `SELECT count(*) AS `alias``; columns are ignored, and a
+    /// [`limit`](Self::limit) caps the count (`least(count(*), n)`: a count under a limit
+    /// counts at most the rows the limited read would return).
     ///
     /// Refused by [`build`](Self::build) when the filter left a residual: the count would
     /// include rows the residual removes.
@@ -129,7 +131,7 @@ impl SelectBuilder {
         self
     }
 
-    /// Adds `LIMIT n` (ignored for the count form).
+    /// Adds `LIMIT n` (for the count form: caps the count at `n`).
     ///
     /// Refused by [`build`](Self::build) when the filter left a residual: Doris would stop
     /// after `n` rows before the residual runs, dropping rows that pass it.
@@ -172,7 +174,12 @@ impl SelectBuilder {
             }
             Shape::Count { alias } => {
                 validate_ident("column", alias)?;
-                sql.push_str("count(*) AS ");
+                match self.limit {
+                    Some(n) => {
+                        let _ = write!(sql, "least(count(*), {n}) AS ");
+                    }
+                    None => sql.push_str("count(*) AS "),
+                }
                 push_quoted_ident(&mut sql, alias);
             }
         }
@@ -259,7 +266,7 @@ mod tests {
                 .limit(5)
                 .build()
                 .unwrap(),
-            "SELECT count(*) AS `n` FROM `d``b`.`t` WHERE (kind = 'v' OR x > 1)"
+            "SELECT least(count(*), 5) AS `n` FROM `d``b`.`t` WHERE (kind = 'v' OR x > 1)"
         );
         assert_eq!(
             SelectBuilder::new(table())
@@ -268,6 +275,18 @@ mod tests {
                 .build()
                 .unwrap(),
             "SELECT count(*) AS `n` FROM `d``b`.`t` TABLET(7)"
+        );
+    }
+
+    #[test]
+    fn a_limit_caps_the_count_form() {
+        assert_eq!(
+            SelectBuilder::new(table())
+                .count("n")
+                .limit(5)
+                .build()
+                .unwrap(),
+            "SELECT least(count(*), 5) AS `n` FROM `d``b`.`t`"
         );
     }
 

@@ -10,7 +10,7 @@ use crate::error::StreamLoadError;
 
 /// A Doris user and password, shared with the other crates of the workspace
 /// ([`doris_sql::Credentials`]): `Debug` never shows the password.
-pub use doris_sql::Credentials;
+pub use doris_sql::{ConnectionSettings, Credentials};
 
 /// The `Authorization` header for `credentials`, marked sensitive so `http` never prints it.
 pub(crate) fn basic_header(credentials: &Credentials) -> http::HeaderValue {
@@ -142,6 +142,20 @@ impl ClientConfig {
         }
     }
 
+    /// A configuration for the FE `settings` describe: its HTTP URL, credentials, trusted
+    /// CAs and connect timeout, and its `query_timeout` as the time one attempt may take
+    /// (the other fields keep [`ClientConfig::new`]'s defaults).
+    pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, StreamLoadError> {
+        let fe = settings
+            .http_url()
+            .map_err(|e| StreamLoadError::Config(e.to_string()))?;
+        let mut config = Self::new(fe, settings.credentials.clone());
+        config.ca_bundle_pem = settings.ca_pem.clone();
+        config.connect_timeout = settings.connect_timeout;
+        config.request_timeout = settings.query_timeout;
+        Ok(config)
+    }
+
     /// Checks the URLs before anything is sent.
     pub(crate) fn validate(&self) -> Result<(), StreamLoadError> {
         let mut urls = vec![("FE", &self.fe)];
@@ -195,6 +209,21 @@ pub(crate) fn host_port(url: &Url) -> Option<(String, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_config_from_settings_takes_the_http_link_and_timeouts() {
+        let mut settings =
+            ConnectionSettings::new("fe.example", Credentials::new("loader", "pw")).unwrap();
+        settings.http_port = 8443;
+        settings.http_secure = true;
+        let settings = settings.with_request_timeout(Duration::from_secs(5));
+        let config = ClientConfig::from_settings(&settings).unwrap();
+        assert_eq!(config.fe.as_str(), "https://fe.example:8443/");
+        assert_eq!(config.connect_timeout, Duration::from_secs(5));
+        assert_eq!(config.request_timeout, Duration::from_secs(5));
+        assert_eq!(config.credentials.user(), "loader");
+        assert!(config.validate().is_ok());
+    }
 
     #[test]
     fn debug_never_shows_the_password() {

@@ -47,7 +47,8 @@ pub mod write;
 
 pub use client::{LoadReport, LoadStatus, StreamLoadClient, TwoPhaseOutcome, TxnRef};
 pub use config::{
-    ClientConfig, Credentials, HostPort, RedirectAllowlist, RedirectPolicy, RetryPolicy, Route,
+    ClientConfig, ConnectionSettings, Credentials, HostPort, RedirectAllowlist, RedirectPolicy,
+    RetryPolicy, Route,
 };
 pub use encode::{Encoded, Limits, encode};
 pub use error::StreamLoadError;

@@ -11,7 +11,8 @@ from daft_doris.secrets import Secret, resolve_secret
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Host, ports, user, password and timeouts, as the native layer takes them."""
+    """Host, ports, user, password and timeouts, as the native layer takes them; ``None``
+    takes the default of the Rust crates (``doris_sql::ConnectionSettings``)."""
 
     host: str
     mysql_port: int
@@ -19,23 +20,23 @@ class Endpoint:
     user: str
     password: Secret = field(repr=False, compare=False)
     http_secure: bool = False
-    connect_timeout_seconds: float = 10.0
-    query_timeout_seconds: float = 300.0
-    flight_port: int = 8070
+    connect_timeout_seconds: float | None = None
+    query_timeout_seconds: float | None = None
+    flight_port: int | None = None
     flight_secure: bool = False
     flight_endpoint_rewrite: tuple[tuple[str, str], ...] = ()
-    flight_max_parallel: int = 4
+    flight_max_parallel: int | None = None
     flight_allowed_locations: tuple[str, ...] = ()
     # CA certificates (PEM text, read from ``tls_ca_file`` where the endpoint is made, so
     # workers need no file) and the MySQL link's TLS mode.
     ca_pem: str | None = field(default=None, repr=False)
-    mysql_ssl_mode: str = "preferred"
+    mysql_ssl_mode: str | None = None
     # The writer's settings: one timeout for every request (connecting: up to 30 s of it),
     # Stream Load redirect targets (hosts × ports) and policy, and the TLS switch.
     request_timeout_seconds: float | None = None
     redirect_hosts: tuple[str, ...] = ()
     redirect_ports: tuple[int, ...] = ()
-    redirect_policy: str = ""
+    redirect_policy: str | None = None
     verify_tls: bool = True
 
     def native(self) -> Any:

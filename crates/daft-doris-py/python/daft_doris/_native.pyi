@@ -27,7 +27,7 @@ class Connection:
         flight_port: int | None = None,
         flight_secure: bool | None = None,
         flight_endpoint_rewrite: Mapping[str, str] = ...,
-        flight_max_parallel: int = 4,
+        flight_max_parallel: int | None = None,
         flight_allowed_locations: Sequence[str] | None = None,
         ca_pem: bytes | None = None,
         mysql_ssl_mode: str | None = None,
@@ -132,6 +132,7 @@ def plan_read(
     limit: int | None = None,
     count_alias: str | None = None,
     schema: pa.Schema | None = None,
+    queries_per_task: int | None = None,
 ) -> Any: ...
 def check_write_target(
     connection: Connection, password: str, database: str, table: str, schema: pa.Schema, operation: str

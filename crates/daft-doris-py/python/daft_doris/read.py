@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import os
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -85,9 +84,7 @@ class DorisTask(DataSourceTask):
         arrow_schema: pa.Schema,
         batch_rows: int,
         batch_bytes: int,
-        count_limit: int | None = None,
     ) -> None:
-        self._count_limit = count_limit
         self._transport = transport
         self._endpoint = endpoint
         self._statements = [sql] if isinstance(sql, str) else list(sql)
@@ -134,10 +131,6 @@ class DorisTask(DataSourceTask):
                 batch = await asyncio.to_thread(reader.next_batch)
                 if batch is None:
                     return
-                if self._count_limit is not None:
-                    # count(*) under a limit: at most `limit` rows would have been read.
-                    counted = min(batch.column(0)[0].as_py(), self._count_limit)
-                    batch = pa.record_batch([pa.array([counted], pa.uint64())], schema=batch.schema)
                 yield RecordBatch.from_arrow_record_batches([batch], batch.schema)
         finally:
             reader.close()
@@ -294,13 +287,12 @@ class DorisDataSource(DataSource):
         return {"count_alias": alias, "filter": ir}
 
     async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
-        count_limit = None
         # The columns to read, as described when the source was made: planning does not
         # describe the table a second time.
         projected = None
         if pushdowns.aggregation is not None:
-            request = self._count_request(pushdowns)
-            count_limit = pushdowns.limit
+            # A count under a limit counts at most `limit` rows (the plan caps it).
+            request = {**self._count_request(pushdowns), "limit": pushdowns.limit}
         else:
             wanted = set(pushdowns.columns or self._arrow_schema.names)
             wanted |= _filters.required_columns(pushdowns.filters)
@@ -311,30 +303,28 @@ class DorisDataSource(DataSource):
             request = {"columns": columns, "filter": ir, "limit": limit}
             projected = pa.schema([self._arrow_schema.field(n) for n in columns])
         endpoint = self._endpoint
-        schema, tasks, _residual, _limit_pushed, warning = await asyncio.to_thread(
+        schema, groups, _residual, _limit_pushed, warning = await asyncio.to_thread(
             _native.plan_read,
             endpoint.native(),
             endpoint.password_value(),
             self._read_request,
             schema=projected,
+            queries_per_task=self._queries_per_task,
             **request,
         )
         if warning:
             log.warning("%s", warning)
         schema = _daft_layout(schema)
-        # Daft's native runner reads as many tasks at once as there are cores: a task holds
-        # several tablet groups, read together, so that every group (and every BE holding
-        # one) is read at once however few tasks run.
-        per_task = self._queries_per_task or max(1, -(-len(tasks) // (os.cpu_count() or 1)))
-        for first in range(0, len(tasks), per_task):
+        # A task reads its statements together (grouped by the plan: by default one group
+        # per core, as many as Daft's native runner reads at once).
+        for statements in groups:
             yield DorisTask(
                 self._transport,
                 endpoint,
-                tasks[first : first + per_task],
+                statements,
                 schema,
                 self._batch_rows,
                 self._batch_bytes,
-                count_limit,
             )
 
 

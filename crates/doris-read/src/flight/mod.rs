@@ -30,7 +30,7 @@ use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
 use arrow_flight::{FlightDescriptor, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
 use doris_plan::PlanEndpoint;
-use doris_sql::{AddressAllowlist, Credentials};
+use doris_sql::{AddressAllowlist, ConnectionSettings, Credentials};
 use prost::Message;
 use secrecy::ExposeSecret as _;
 use tokio::sync::Semaphore;
@@ -112,16 +112,23 @@ impl FlightSqlEndpoint {
         user: impl Into<String>,
         password: impl Into<String>,
     ) -> Self {
+        Self::with_credentials(host, port, Credentials::new(user, password))
+    }
+
+    /// The same defaults, with credentials a service already holds.
+    pub fn with_credentials(host: impl Into<String>, port: u16, credentials: Credentials) -> Self {
         let host = host.into();
-        let credentials = Credentials::new(user, password);
         let http_host = if host.contains(':') {
             format!("[{host}]")
         } else {
             host.clone()
         };
-        let fe_http = url::Url::parse(&format!("http://{http_host}:8030"))
-            .ok()
-            .map(|url| PlanEndpoint::with_credentials(url, credentials.clone()));
+        let fe_http = url::Url::parse(&format!(
+            "http://{http_host}:{}",
+            ConnectionSettings::DEFAULT_HTTP_PORT
+        ))
+        .ok()
+        .map(|url| PlanEndpoint::with_credentials(url, credentials.clone()));
         Self {
             host,
             port,
@@ -131,12 +138,36 @@ impl FlightSqlEndpoint {
             rewrite: HashMap::new(),
             allowlist: AddressAllowlist::default(),
             fe_http,
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(300),
+            connect_timeout: ConnectionSettings::DEFAULT_CONNECT_TIMEOUT,
+            read_timeout: ConnectionSettings::DEFAULT_QUERY_TIMEOUT,
             max_parallel: 4,
             max_message_bytes: 256 * 1024 * 1024,
             reuse_session: true,
         }
+    }
+
+    /// The largest [`FlightSqlEndpoint::max_parallel`] a caller should set (each endpoint
+    /// fetched at once holds a gRPC stream and its batches).
+    pub const MOST_PARALLEL: usize = 64;
+
+    /// The FE's Flight SQL endpoint as `settings` describe it: host, `flight_port`, TLS
+    /// (`flight_secure`) and trusted CAs, credentials, timeouts, and the FE's HTTP face
+    /// (`/api/backends`, which admits BE locations) at `settings`' HTTP URL. The other
+    /// fields keep [`FlightSqlEndpoint::new`]'s defaults.
+    pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, ReadError> {
+        let fe_http =
+            PlanEndpoint::from_settings(settings).map_err(crate::table::from_plan_error)?;
+        let mut endpoint = Self::with_credentials(
+            settings.host.clone(),
+            settings.flight_port,
+            settings.credentials.clone(),
+        );
+        endpoint.tls = settings.flight_secure;
+        endpoint.ca_bundle_pem = settings.ca_pem.clone();
+        endpoint.fe_http = Some(fe_http);
+        endpoint.connect_timeout = settings.connect_timeout;
+        endpoint.read_timeout = settings.query_timeout;
+        Ok(endpoint)
     }
 
     fn uri(&self, host_port: &str) -> String {
@@ -377,6 +408,33 @@ mod tests {
     use arrow_flight::FlightEndpoint;
     use arrow_schema::{DataType, Field, Schema};
     use doris_sql::HostPort;
+
+    #[test]
+    fn an_endpoint_from_settings_takes_every_link_setting() {
+        let mut settings =
+            ConnectionSettings::new("::1", Credentials::new("reader", "pw")).unwrap();
+        settings.flight_port = 18070;
+        settings.http_port = 18030;
+        settings.http_secure = true;
+        settings.flight_secure = true;
+        settings.ca_pem = Some(b"pem".to_vec());
+        let settings = settings.with_request_timeout(Duration::from_secs(90));
+        let flight = FlightSqlEndpoint::from_settings(&settings).unwrap();
+        assert_eq!((flight.host.as_str(), flight.port), ("::1", 18070));
+        assert!(flight.tls && flight.ca_bundle_pem.as_deref() == Some(&b"pem"[..]));
+        assert_eq!(flight.connect_timeout, Duration::from_secs(30));
+        assert_eq!(flight.read_timeout, Duration::from_secs(90));
+        let fe = flight.fe_http.expect("the FE's HTTP face");
+        assert_eq!(fe.fe.as_str(), "https://[::1]:18030/");
+        assert_eq!(fe.timeout, Duration::from_secs(90));
+        assert_eq!(fe.credentials.user(), "reader");
+        let mysql = crate::MySqlEndpoint::from_settings(&settings);
+        assert_eq!(
+            (mysql.port, mysql.read_timeout),
+            (9030, Duration::from_secs(90))
+        );
+        assert_eq!(mysql.ssl_mode, doris_sql::SslMode::Preferred);
+    }
 
     #[test]
     fn batches_are_cut_by_rows_and_bytes() {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use doris_sql::Credentials;
+use doris_sql::{ConnectionSettings, Credentials, SslMode};
 use futures::FutureExt as _;
 use sqlx::Connection;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
@@ -34,43 +34,6 @@ pub struct MySqlEndpoint {
     pub ssl_ca_pem: Option<Vec<u8>>,
 }
 
-/// TLS on the MySQL link, as MySQL clients name the modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SslMode {
-    /// Plain TCP.
-    Disabled,
-    /// TLS when the server offers it, certificate not verified (Doris's `enable_ssl`
-    /// certificates are self-signed by default).
-    #[default]
-    Preferred,
-    /// TLS or fail; certificate not verified.
-    Required,
-    /// TLS, certificate chain verified.
-    VerifyCa,
-    /// TLS, certificate chain and host name verified.
-    VerifyIdentity,
-}
-
-impl SslMode {
-    /// Reads `disabled | preferred | required | verify_ca | verify_identity`.
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text.to_ascii_lowercase().as_str() {
-            "disabled" => Self::Disabled,
-            "preferred" => Self::Preferred,
-            "required" => Self::Required,
-            "verify_ca" => Self::VerifyCa,
-            "verify_identity" => Self::VerifyIdentity,
-            _ => return None,
-        })
-    }
-
-    /// Whether the server's certificate is verified (only then may a password travel in
-    /// clear text inside the TLS link).
-    pub fn verifies(self) -> bool {
-        matches!(self, Self::VerifyCa | Self::VerifyIdentity)
-    }
-}
-
 impl fmt::Debug for MySqlEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MySqlEndpoint")
@@ -90,17 +53,38 @@ impl MySqlEndpoint {
         user: impl Into<String>,
         password: impl Into<String>,
     ) -> Self {
+        Self::with_credentials(host, port, Credentials::new(user, password))
+    }
+
+    /// The same defaults, with credentials a service already holds.
+    pub fn with_credentials(host: impl Into<String>, port: u16, credentials: Credentials) -> Self {
         Self {
             host: host.into(),
             port,
-            credentials: Credentials::new(user, password),
+            credentials,
             database: None,
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(300),
+            connect_timeout: ConnectionSettings::DEFAULT_CONNECT_TIMEOUT,
+            read_timeout: ConnectionSettings::DEFAULT_QUERY_TIMEOUT,
             time_zone: Some("+00:00".into()),
             ssl_mode: SslMode::default(),
             ssl_ca_pem: None,
         }
+    }
+
+    /// The FE's MySQL endpoint as `settings` describe it: host, `mysql_port`, credentials,
+    /// TLS mode and trusted CAs, connect timeout, and `query_timeout` as the wait for the
+    /// next row.
+    pub fn from_settings(settings: &ConnectionSettings) -> Self {
+        let mut endpoint = Self::with_credentials(
+            settings.host.clone(),
+            settings.mysql_port,
+            settings.credentials.clone(),
+        );
+        endpoint.ssl_mode = settings.mysql_ssl_mode;
+        endpoint.ssl_ca_pem = settings.ca_pem.clone();
+        endpoint.connect_timeout = settings.connect_timeout;
+        endpoint.read_timeout = settings.query_timeout;
+        endpoint
     }
 
     /// sqlx options that send nothing Doris rejects on connect: no `sql_mode` subquery

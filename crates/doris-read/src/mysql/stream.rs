@@ -30,6 +30,38 @@ pub struct BatchLimits {
     pub bytes: usize,
 }
 
+impl BatchLimits {
+    /// The most rows a batch may be given.
+    pub const MAX_ROWS: usize = 1_000_000;
+    /// The most bytes a batch may be given (1 GiB).
+    pub const MAX_BYTES: usize = 1 << 30;
+
+    /// Bounds of `rows` (1 to [`Self::MAX_ROWS`]) and `bytes` (1 to [`Self::MAX_BYTES`]);
+    /// anything else is [`ReadError::Config`] naming the bound.
+    ///
+    /// ```
+    /// use doris_read::BatchLimits;
+    /// assert!(BatchLimits::new(65_536, 64 << 20).is_ok());
+    /// assert!(BatchLimits::new(0, 1).is_err());
+    /// assert!(BatchLimits::new(1, (1 << 30) + 1).is_err());
+    /// ```
+    pub fn new(rows: usize, bytes: usize) -> Result<Self, ReadError> {
+        if !(1..=Self::MAX_ROWS).contains(&rows) {
+            return Err(ReadError::Config(format!(
+                "batch_rows must be an integer from 1 to {}",
+                Self::MAX_ROWS
+            )));
+        }
+        if !(1..=Self::MAX_BYTES).contains(&bytes) {
+            return Err(ReadError::Config(format!(
+                "batch_bytes must be an integer from 1 to {}",
+                Self::MAX_BYTES
+            )));
+        }
+        Ok(Self { rows, bytes })
+    }
+}
+
 impl Default for BatchLimits {
     fn default() -> Self {
         Self {
