@@ -112,6 +112,10 @@ def test_files_appearing_over_time_land_exactly_once_and_the_tvfs_follow():
         assert [t["Status"] for t in task_rows].count("RUNNING") == 1
         assert sum(t["LoadStatistic"]["scannedRows"] for t in task_rows) == 12
         assert all(t["JobID"] == info.id for t in task_rows)
+        # Neither holds a credential anywhere: not in ExecuteSql, Properties or messages.
+        assert "very-secret" not in repr(row) and "very-secret" not in repr(task_rows)
+        assert "AK'" not in row["ExecuteSql"] and "'*XXX'" in row["ExecuteSql"]
+        assert "very-secret" not in repr(info)
         # The same rows through the MySQL face, as a Doris client sees them: strings.
         with pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root") as raw:
             with raw.cursor() as cur:

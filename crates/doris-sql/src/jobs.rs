@@ -29,10 +29,43 @@ use crate::error::{Result, SqlError};
 use crate::ident::{TableRef, quote_ident};
 use crate::literal::push_string_literal;
 
+/// Words that make a property key a credential's, matched in the lower-cased key with
+/// `.`, `-` and `_` taken as one separator (`AWS_ACCESS_KEY_ID`, `fs.s3a.access.key`,
+/// `azure.account_key`, `gcs.private-key`, …).
+const SECRET_KEY_WORDS: &[&str] = &[
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "credential",
+    "private_key",
+    "access_key",
+    "account_key",
+    "api_key",
+    "apikey",
+    "sas_",
+    "session_key",
+];
+
 /// Whether a property key names a credential (its value is never shown).
+///
+/// ```
+/// use doris_sql::jobs::is_secret_key;
+/// for key in ["s3.secret_key", "s3.access_key", "AWS_ACCESS_KEY_ID", "fs.s3a.access.key",
+///             "azure.account_key", "gcs.private-key", "hive.credentials", "x.password"] {
+///     assert!(is_secret_key(key), "{key}");
+/// }
+/// for key in ["uri", "format", "s3.endpoint", "s3.region", "column_separator"] {
+///     assert!(!is_secret_key(key), "{key}");
+/// }
+/// ```
 pub fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    k == "s3.access_key" || k.contains("secret") || k.contains("password") || k.contains("token")
+    let k: String = key
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if matches!(c, '.' | '-') { '_' } else { c })
+        .collect();
+    SECRET_KEY_WORDS.iter().any(|word| k.contains(word))
 }
 
 /// A statement as Doris shows it back (`ExecuteSql` of `jobs()`), with the value of every
@@ -55,7 +88,14 @@ pub fn redact_statement(sql: &str) -> String {
         let (before, from) = rest.split_at(at);
         let quote = from.as_bytes()[0];
         let Some(len) = quoted_len(from, quote) else {
-            out.push_str(rest);
+            // An unclosed literal (a statement cut short) that is a credential's value is
+            // masked whole; any other is kept as it is.
+            out.push_str(before);
+            if pending_secret && before.trim() == "=" {
+                out.push_str("'*XXX'");
+            } else {
+                out.push_str(from);
+            }
             return out;
         };
         let (text, after) = from.split_at(len);
@@ -524,7 +564,11 @@ pub fn parse_job_row(row: NamedRow<'_>) -> Result<JobRow> {
             .ok_or_else(|| SqlError::MetadataParse("Properties is not a JSON object".into()))?
             .iter()
             .map(|(k, v)| {
-                let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                let text = if is_secret_key(k) {
+                    "*XXX".to_owned()
+                } else {
+                    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                };
                 (k.clone(), text)
             })
             .collect()
@@ -547,8 +591,8 @@ pub fn parse_job_row(row: NamedRow<'_>) -> Result<JobRow> {
         current_offset: S3Offset::parse(cell(row, "CurrentOffset")?)?,
         end_offset: S3Offset::parse(cell(row, "EndOffset")?)?,
         load_statistic: LoadStatistic::parse(cell(row, "LoadStatistic")?)?,
-        error_msg: cell(row, "ErrorMsg")?.to_owned(),
-        job_runtime_msg: optional_cell(row, "JobRuntimeMsg"),
+        error_msg: redact_statement(cell(row, "ErrorMsg")?),
+        job_runtime_msg: redact_statement(&optional_cell(row, "JobRuntimeMsg")),
     })
 }
 
@@ -560,7 +604,7 @@ pub fn parse_task_row(row: NamedRow<'_>) -> Result<TaskRow> {
         job_name: cell(row, "JobName")?.to_owned(),
         label: cell(row, "Label")?.to_owned(),
         status: cell(row, "Status")?.to_owned(),
-        error_msg: cell(row, "ErrorMsg")?.to_owned(),
+        error_msg: redact_statement(cell(row, "ErrorMsg")?),
         create_time: optional_cell(row, "CreateTime"),
         start_time: optional_cell(row, "StartTime"),
         finish_time: optional_cell(row, "FinishTime"),
@@ -602,12 +646,99 @@ mod tests {
             shown.contains("'uri' = 's3://bucket/in/part_*.csv'"),
             "{shown}"
         );
-        // Unclosed or odd text is kept as it is, never cut short into a value.
+        // A credential's value cut short is masked whole; other unclosed text is kept.
         assert_eq!(
             redact_statement("'s3.secret_key' = 'abc"),
-            "'s3.secret_key' = 'abc"
+            "'s3.secret_key' = '*XXX'"
         );
+        assert_eq!(redact_statement("'uri' = 's3://b/k"), "'uri' = 's3://b/k");
         assert_eq!(redact_statement("no quotes"), "no quotes");
+    }
+
+    proptest::proptest! {
+        /// Every prefix of a statement (a message cut short anywhere) shows no character
+        /// of a credential's value: the value is masked whole, closed or not.
+        #[test]
+        fn no_prefix_of_a_statement_shows_a_credential(
+            secret in "[QZ][QZ0-9]{0,23}",
+            plain in "[a-p/:. ]{0,16}",
+            key in proptest::sample::select(vec![
+                "s3.secret_key", "s3.access_key", "azure.account_key", "AWS_SECRET_ACCESS_KEY",
+            ]),
+            quote in proptest::sample::select(vec!['\'', '"']),
+            space in "[ ]{0,2}",
+        ) {
+            let q = quote;
+            let sql = format!(
+                "INSERT INTO t SELECT * FROM S3('uri' = '{plain}', \
+                 {q}{key}{q}{space}={space}{q}{secret}{q}, 'format' = 'csv')"
+            );
+            for cut in 0..=sql.len() {
+                let shown = redact_statement(&sql[..cut]);
+                proptest::prop_assert!(
+                    !shown.contains(['Q', 'Z']),
+                    "{:?} shows {:?}",
+                    &sql[..cut],
+                    shown
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn job_rows_mask_credential_properties_and_messages() {
+        let names = [
+            "Id",
+            "Name",
+            "Definer",
+            "ExecuteType",
+            "RecurringStrategy",
+            "Status",
+            "ExecuteSql",
+            "CreateTime",
+            "SucceedTaskCount",
+            "FailedTaskCount",
+            "CanceledTaskCount",
+            "Comment",
+            "Properties",
+            "CurrentOffset",
+            "EndOffset",
+            "LoadStatistic",
+            "ErrorMsg",
+            "JobRuntimeMsg",
+        ];
+        let values = [
+            "1",
+            "j",
+            "root",
+            "STREAMING",
+            "",
+            "RUNNING",
+            "INSERT INTO t SELECT * FROM S3('s3.secret_key' = 'SK-1')",
+            "",
+            "0",
+            "0",
+            "0",
+            "",
+            r#"{"s3.max_batch_files": "1", "azure.account_key": "AK-2", "gcs.private-key": "PK-3"}"#,
+            "",
+            "",
+            "",
+            "failed: 's3.access_key' = 'AK-4' refused",
+            "'session_token' = 'TK-5",
+        ];
+        let cells: Vec<(&str, Option<&str>)> = names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (*n, Some(v)))
+            .collect();
+        let row = parse_job_row(&row(&cells)).unwrap();
+        let shown = format!("{row:?}");
+        for secret in ["SK-1", "AK-2", "PK-3", "AK-4", "TK-5"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert_eq!(row.properties["s3.max_batch_files"], "1");
+        assert_eq!(row.properties["azure.account_key"], "*XXX");
     }
 
     #[test]

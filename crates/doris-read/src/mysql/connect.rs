@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use doris_sql::{ConnectionSettings, Credentials, SslMode};
 use futures::FutureExt as _;
-use sqlx::Connection;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
+use sqlx::{ConnectOptions as _, Connection};
 
 use crate::error::ReadError;
 
@@ -89,7 +89,8 @@ impl MySqlEndpoint {
 
     /// sqlx options that send nothing Doris rejects on connect: no `sql_mode` subquery
     /// (Doris: `Set statement does't support non-constant expr.`), no time zone, no
-    /// `SET NAMES`.
+    /// `SET NAMES`. sqlx's statement logging is off: it would log every statement's text
+    /// (literals, a job's S3 credentials) at DEBUG, and slow ones at WARN.
     pub fn options(&self) -> MySqlConnectOptions {
         let mut o = MySqlConnectOptions::new()
             .host(&self.host)
@@ -100,6 +101,7 @@ impl MySqlEndpoint {
             .timezone(None)
             .set_names(false)
             .statement_cache_capacity(0)
+            .disable_statement_logging()
             .ssl_mode(match self.ssl_mode {
                 SslMode::Disabled => MySqlSslMode::Disabled,
                 SslMode::Preferred => MySqlSslMode::Preferred,
