@@ -555,6 +555,37 @@ def test_a_staging_table_left_after_the_commit_is_named_in_a_warning(doris, monk
     query(doris, "TRUNCATE TABLE dup")
 
 
+def test_a_settlement_stopped_part_way_lists_each_load_and_chains_its_cause(doris, monkeypatch):
+    """A two-phase commit whose first transaction cannot be committed (here an unknown id
+    put first): the rest are aborted, and DorisPartialCommitError lists them as attributes
+    with the failure that stopped it as __cause__."""
+    from daft_doris import DorisPartialCommitError
+
+    settle = DorisDataSink.settle
+
+    def with_an_unknown_transaction_first(self, commit):
+        self._precommitted.insert(0, (987_654_321, None))
+        return settle(self, commit)
+
+    monkeypatch.setattr(DorisDataSink, "settle", with_an_unknown_transaction_first)
+    with pytest.raises(DorisPartialCommitError) as info:
+        write_doris(
+            frame(6),
+            connection=conn(doris),
+            table=DorisTable("w", "dup"),
+            two_phase_commit=True,
+            batch_rows=3,
+        )
+    error = info.value
+    assert error.committed == [] and len(error.aborted) >= 2, (error.committed, error.aborted, error.left)
+    assert all(entry.startswith(("transaction [", "label [")) for entry in error.aborted + error.left)
+    cause = error.__cause__
+    assert isinstance(cause, DorisWriteError) and cause.status, repr(cause)
+    assert str(cause) not in str(error), "the cause is chained, not repeated in the message"
+    assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
+    assert "PRECOMMITTED" not in txn_states(doris, "dup").values()
+
+
 def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):
     with pytest.raises(AuthenticationError) as info:
         write_doris(
@@ -582,9 +613,17 @@ def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
     # Rows Doris itself filters (no partition holds 5000, strict mode): a DorisWriteError
     # naming the label, and nothing of the load committed.
     data = daft.from_pydict({"id": [1, 5000], "name": ["a", "b"]})
-    with pytest.raises(DorisWriteError, match="too many filtered rows"):
+    with pytest.raises(DorisWriteError, match="too many filtered rows") as refused:
         write_doris(data, connection=conn(doris), table=DorisTable("w", "part"))
     assert query(doris, "SELECT count(*) FROM part")[0][0] == 0
+    # What Doris said is on the error as attributes; the error log (it shows the rejected
+    # rows) is a field, never part of the message.
+    error = refused.value
+    assert error.label and error.label in str(error), error.label
+    assert error.error_url and error.error_url.startswith("http"), error.error_url
+    assert error.error_url not in str(error) and "error log" not in str(error)
+    with urllib.request.urlopen(error.error_url, timeout=10) as log:
+        assert b"no partition for this tuple" in log.read(), "the log gives the rejection's reason"
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,15 @@ pub(crate) fn check_identifier(what: &str, value: &Bound<'_, PyAny>) -> PyResult
     args::identifier(what, value)
 }
 
+/// The table `database`.`table` as Doris SQL names it (`doris_sql::TableRef`: each name
+/// in backticks, an inner backtick doubled).
+#[pyfunction]
+pub(crate) fn qualified_name(database: &str, table: &str) -> PyResult<String> {
+    doris_sql::TableRef::new(database, table)
+        .map(|t| t.to_sql())
+        .map_err(|e| config(e.to_string()))
+}
+
 /// A boolean switch (an integer is not one); returns it.
 #[pyfunction]
 pub(crate) fn check_flag(what: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {

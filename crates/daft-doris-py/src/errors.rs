@@ -6,7 +6,7 @@
 //! body into an error.
 
 use doris_read::ReadError;
-use doris_streamload::StreamLoadError;
+use doris_streamload::{LoaderError, StreamLoadError};
 use pyo3::prelude::*;
 
 /// The classes of `daft_doris.errors`, imported when first raised.
@@ -160,9 +160,107 @@ pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
     }
 }
 
-/// A Stream Load error as its exception class.
+/// A Stream Load error as its exception class, with the error's fields as attributes
+/// (`label`, `txn_id`, `status`, `error_url`, `attempts`, `column`, and for a partial
+/// settlement `committed`, `aborted`, `left`; see `daft_doris.errors`) and the error it
+/// wraps as `__cause__`.
 pub(crate) fn load_error(e: &StreamLoadError) -> PyErr {
-    raise(load_error_class(e), e.to_string())
+    let err = raise(load_error_class(e), e.to_string());
+    with_fields(&err, e);
+    err
+}
+
+/// A failed loader as the exception class of its error, with that error's fields and the
+/// labels of the pre-committed loads it aborted (`aborted`) or could not abort (`left`).
+pub(crate) fn loader_error(e: &LoaderError) -> PyErr {
+    let err = raise(load_error_class(&e.error), e.to_string());
+    with_fields(&err, &e.error);
+    Python::attach(|py| {
+        let value = err.value(py);
+        for (name, list) in [("aborted", &e.aborted), ("left", &e.left_precommitted)] {
+            if let Ok(items) = pyo3::types::PyList::new(py, list) {
+                let _ = value.setattr(name, items);
+            }
+        }
+    });
+    err
+}
+
+/// Sets `e`'s fields as attributes of the exception `err` (and its cause as `__cause__`).
+fn with_fields(err: &PyErr, e: &StreamLoadError) {
+    Python::attach(|py| {
+        let value = err.value(py);
+        // Setting an attribute on a fresh exception instance cannot fail.
+        let set = |name: &str, v: Bound<'_, PyAny>| {
+            let _ = value.setattr(name, v);
+        };
+        match e {
+            StreamLoadError::Rejected {
+                label, error_url, ..
+            } => {
+                set("label", string(py, label));
+                if let Some(url) = error_url {
+                    set("error_url", string(py, url));
+                }
+            }
+            StreamLoadError::LabelExists {
+                label,
+                existing,
+                txn_id,
+            } => {
+                set("label", string(py, label));
+                set(
+                    "status",
+                    string(py, &format!("{existing:?}").to_uppercase()),
+                );
+                if let Some(t) = txn_id {
+                    set("txn_id", integer(py, *t));
+                }
+            }
+            StreamLoadError::Ambiguous {
+                label, attempts, ..
+            }
+            | StreamLoadError::Transport {
+                label, attempts, ..
+            } => {
+                set("label", string(py, label));
+                set("attempts", integer(py, i64::from(*attempts)));
+            }
+            StreamLoadError::CounterMismatch { label, .. }
+            | StreamLoadError::OverwriteNotApplied { label, .. } => {
+                set("label", string(py, label));
+            }
+            StreamLoadError::ValueRejected { column, .. } => set("column", string(py, column)),
+            StreamLoadError::TwoPhase { status, .. } => set("status", string(py, status)),
+            StreamLoadError::PartialCommit {
+                committed,
+                aborted,
+                left,
+                source,
+            } => {
+                for (name, list) in [
+                    ("committed", committed),
+                    ("aborted", aborted),
+                    ("left", left),
+                ] {
+                    if let Ok(items) = pyo3::types::PyList::new(py, list) {
+                        set(name, items.into_any());
+                    }
+                }
+                err.set_cause(py, Some(load_error(source)));
+            }
+            _ => {}
+        }
+    });
+}
+
+fn string<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyAny> {
+    pyo3::types::PyString::new(py, text).into_any()
+}
+
+fn integer(py: Python<'_>, n: i64) -> Bound<'_, PyAny> {
+    n.into_pyobject(py)
+        .map_or_else(|_| py.None().into_bound(py), Bound::into_any)
 }
 
 /// The exception class of a Stream Load error.

@@ -63,6 +63,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<jobs::Insert>()?;
     m.add_class::<jobs::Stage>()?;
     m.add_function(wrap_pyfunction!(checks::check_identifier, m)?)?;
+    m.add_function(wrap_pyfunction!(checks::qualified_name, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_flag, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_choice, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_columns, m)?)?;

@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
 
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, load_error, load_error_class, raise};
+use crate::errors::{ErrorClass, load_error, loader_error, raise};
 use crate::runtime::block_on;
 use crate::target::WriteTarget;
 use crate::write_options::{WriteArgs, write_spec};
@@ -139,15 +139,18 @@ impl TableWriter {
         }
         let outcome = block_on(py, move || async move {
             let loader = Loader::new(client, &db, &table, options, config)
-                .map_err(|e| (load_error_class(&e), e.to_string()))?;
+                .map_err(|e| Box::new(LoaderFailure::Start(e)))?;
             // A failure waits for the loads in flight and aborts what this micropartition
             // pre-committed (two-phase mode) before it is raised.
             loader
                 .load_all(batches)
                 .await
-                .map_err(|e| (load_error_class(&e.error), e.to_string()))
+                .map_err(|e| Box::new(LoaderFailure::Loads(e)))
         });
-        let summary = outcome.map_err(|(class, message)| raise(class, message))?;
+        let summary = outcome.map_err(|failure| match *failure {
+            LoaderFailure::Start(e) => load_error(&e),
+            LoaderFailure::Loads(e) => loader_error(&e),
+        })?;
         let mut report = TaskReport::of_loads(&summary).map_err(|e| load_error(&e))?;
         report.tag = self.tag.clone();
         report.columns = fields;
@@ -186,6 +189,13 @@ impl TableWriter {
         .map(|_| ())
         .map_err(|e| load_error(&e))
     }
+}
+
+/// Why a micropartition's loader failed: it could not start, or a load failed (with what
+/// had loaded before).
+enum LoaderFailure {
+    Start(doris_streamload::StreamLoadError),
+    Loads(doris_streamload::LoaderError),
 }
 
 /// A task report as the dict that travels in Daft's `WriteResult`.

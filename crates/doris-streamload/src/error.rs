@@ -30,7 +30,9 @@ pub enum StreamLoadError {
 
     /// Doris answered `Fail` (or the FE answered `status: FAILED`): nothing of this load is
     /// visible and the label is free again.
-    #[error("Stream Load {label} failed: {message}{}", error_url.as_deref().map(|u| format!(" (error log: {u})")).unwrap_or_default())]
+    /// (The error log's URL is a field, not part of the message: the log shows rejected
+    /// rows to whoever can reach the BE, so it is handed on only to who asks for it.)
+    #[error("Stream Load {label} failed: {message}")]
     Rejected {
         /// The label of the load.
         label: String,
@@ -123,7 +125,7 @@ pub enum StreamLoadError {
     /// `aborted` were rolled back, `left` are still pre-committed (Doris aborts them at
     /// its pre-commit timeout). Each entry is `transaction [id]` or `label [l]`.
     #[error(
-        "two-phase settlement stopped: committed [{}], aborted [{}], left pre-committed [{}]: {source}",
+        "two-phase settlement stopped: committed [{}], aborted [{}], left pre-committed [{}]",
         committed.join(", "), aborted.join(", "), left.join(", ")
     )]
     PartialCommit {

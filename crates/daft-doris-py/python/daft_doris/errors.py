@@ -12,7 +12,21 @@ from __future__ import annotations
 
 
 class DaftOlapError(RuntimeError):
-    """Base error raised by daft_doris."""
+    """Base error raised by daft_doris.
+
+    An error of a load carries what Doris said as attributes (``None`` where they do not
+    apply): ``label``, ``txn_id``, ``status`` (of an existing label, or of a two-phase
+    step), ``error_url`` (the BE's log of the rejected rows; it shows row data to whoever
+    can reach the BE, so it is not in the message), ``attempts`` and ``column`` (of a
+    rejected value). An error that wraps another has it as ``__cause__``.
+    """
+
+    label: str | None = None
+    txn_id: int | None = None
+    status: str | None = None
+    error_url: str | None = None
+    attempts: int | None = None
+    column: str | None = None
 
 
 class ConfigurationError(DaftOlapError, ValueError):
@@ -91,7 +105,14 @@ class DorisPartialCommitError(DorisWriteError):
     committed (their rows are visible), those aborted, and any left pre-committed (Doris
     aborts those at its pre-commit timeout). Doris commits one transaction at a time, so a
     two-phase write is all-or-nothing per load, not across loads.
+
+    ``committed``, ``aborted`` and ``left`` list them (``"transaction [id]"`` or
+    ``"label [l]"``); ``__cause__`` is the failure that stopped the settlement.
     """
+
+    committed: list[str] | None = None
+    aborted: list[str] | None = None
+    left: list[str] | None = None
 
 
 class DorisLabelExistsError(DorisWriteError):

@@ -120,8 +120,7 @@ class DorisTable:
         >>> DorisTable("sales", "order`s").qualified
         '`sales`.`order``s`'
         """
-        quote = lambda part: "`" + part.replace("`", "``") + "`"  # noqa: E731
-        return f"{quote(self.database)}.{quote(self.name)}"
+        return _native.qualified_name(self.database, self.name)
 
 
 @dataclass(frozen=True)
@@ -486,7 +485,9 @@ def write_doris(
         while cause is not None and not isinstance(cause, DaftOlapError):
             cause = cause.__cause__
         if isinstance(cause, DaftOlapError):
-            raise cause from None
+            # The typed error, without Daft's wrapper in its context, keeping its own cause.
+            cause.__suppress_context__ = True
+            raise cause  # noqa: B904
         raise
 
 

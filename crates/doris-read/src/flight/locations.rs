@@ -64,6 +64,16 @@ async fn reported_backends(
     else {
         return Ok(Vec::new());
     };
+    if endpoint.tls && http.fe.scheme() != "https" {
+        // The list is fetched with the user's credentials (Basic auth): a read the user
+        // put on TLS never sends them in clear.
+        return Err(ReadError::Config(
+            "the Flight link uses TLS but the FE's HTTP port is plain HTTP: the BEs it reports \
+             (/api/backends) are not fetched with the credentials in clear; set http_secure=True, \
+             or allow the BE locations explicitly or by a rewrite"
+                .into(),
+        ));
+    }
     let key = http.fe.as_str().to_owned();
     if !refresh
         && let Some(list) = reported_cache()

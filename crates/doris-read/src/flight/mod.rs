@@ -583,4 +583,27 @@ mod tests {
             "{refused:?}"
         );
     }
+
+    #[tokio::test]
+    async fn a_tls_read_never_lists_the_bes_over_plain_http() {
+        // The FE's HTTP face is plain HTTP on a port where nothing listens: a Config error
+        // (not a connection error) shows that no request was tried.
+        let mut endpoint = FlightSqlEndpoint::new("127.0.0.1", 8070, "u", "p");
+        endpoint.tls = true;
+        let eps = [FlightEndpoint::new().with_location("grpc+tls://10.0.0.9:8050")];
+        let refused = admitted_addresses(&endpoint, &eps).await.unwrap_err();
+        assert!(
+            matches!(&refused, ReadError::Config(m) if m.contains("http_secure=True")),
+            "{refused:?}"
+        );
+        // An explicitly allowed location needs no list.
+        endpoint
+            .allowlist
+            .targets
+            .push(HostPort::new("10.0.0.9", 8050));
+        assert_eq!(
+            admitted_addresses(&endpoint, &eps).await.unwrap(),
+            ["10.0.0.9:8050"]
+        );
+    }
 }
