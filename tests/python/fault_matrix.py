@@ -83,7 +83,7 @@ FAULTS: list[tuple[str, dict | None]] = [
     ("hold_txn_commit", {"kind": "hold_txn_commit", "ms": 400}),
 ]
 
-READS = ["read mysql", "read flight", "read split (mysql)"]
+READS = ["read mysql", "read flight", "read split (mysql)", "read split (flight)"]
 WRITES = [
     "write load",
     "write upsert",

@@ -86,3 +86,18 @@ def test_the_native_stub_names_exactly_what_the_module_holds():
     present = {name for name in dir(_native) if not name.startswith("__")} | {"__version__"}
     assert declared == present, (sorted(declared - present), sorted(present - declared))
     assert stub.with_name("py.typed").exists()
+
+
+def test_the_version_is_above_the_reference_and_has_one_source():
+    """`pip install -U daft-doris` must upgrade the reference connector 1.1: the version is
+    above it, and the module, the installed distribution and the crate agree."""
+    import importlib.metadata
+    import re
+    from pathlib import Path
+
+    from packaging.version import Version
+
+    assert Version(daft_doris.__version__) > Version("1.1")
+    assert importlib.metadata.version("daft-doris") == daft_doris.__version__
+    manifest = (Path(__file__).resolve().parents[2] / "crates/daft-doris-py/Cargo.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', manifest, re.M).group(1) == daft_doris.__version__

@@ -39,6 +39,8 @@ CREATE TABLE py.empty (`id` INT NOT NULL, `v` VARCHAR(8) NULL) DUPLICATE KEY(`id
 DISTRIBUTED BY HASH(`id`) BUCKETS 2;
 CREATE USER 'reader'@'%' IDENTIFIED BY 's3cret-pw';
 GRANT SELECT_PRIV ON py.* TO 'reader'@'%';
+CREATE USER 'loader'@'%' IDENTIFIED BY 'l0ader-pw';
+GRANT LOAD_PRIV ON py.* TO 'loader'@'%';
 """
 
 
@@ -325,6 +327,30 @@ def test_a_result_cut_mid_stream_fails_the_read_never_short(doris):
         frame.to_pydict()
 
 
+@pytest.mark.parametrize("split", ["single", "auto"])
+def test_a_flight_doget_that_fails_before_its_first_row_fails_the_read(doris, split):
+    """A DoGet whose stream fails before any row (single or one of a split read's
+    endpoints): the read raises TransportError; it never returns the rows of the other
+    endpoints as if complete."""
+    import json
+    import urllib.request
+
+    from daft.exceptions import DaftCoreException
+
+    frame = read(doris, "events", transport="flight", split=split, batch_rows=16)
+    arm = urllib.request.Request(
+        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
+        data=json.dumps({"kind": "cut_flight_stream", "rows": 0}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(arm).read()
+    with pytest.raises(DaftCoreException, match="TransportError"):
+        frame.to_pydict()
+    # Without the fault the same read is whole.
+    assert len(rows(read(doris, "events", transport="flight", split=split))) == 400
+
+
 def test_small_batches_and_early_stop(doris):
     frame = read(doris, "events", batch_rows=7)
     assert len(rows(frame)) == 400
@@ -404,6 +430,49 @@ def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
         read(doris, "events", username="reader", password=SecretRef.env("DORIS_PW"))
 
 
+@pytest.mark.parametrize("transport", ["mysql", "flight"])
+def test_an_empty_plan_runs_one_limit_0_query_for_the_schema(doris, transport):
+    """A WHERE Doris folds to false plans no tablet at all: the read neither fails nor
+    reads everything; it runs one LIMIT 0 query, and the empty frame keeps its types."""
+    from daft_doris import _native
+    from daft_doris._endpoint import Endpoint
+
+    endpoint = Endpoint(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        user="root",
+        password=ROOT_PASSWORD,
+    )
+    request = _native.ReadRequest("py", "events", split="auto", unsafe_where_sql="1 = 0")
+    _schema, groups, _, _, warning = _native.plan_read(
+        endpoint.native(), ROOT_PASSWORD, request, columns=["id"]
+    )
+    assert warning is None and groups == [["SELECT `id` FROM `py`.`events` WHERE (1 = 0) LIMIT 0"]], groups
+    frame = read(doris, "events", transport=transport, split="auto", unsafe_where_sql="1 = 0")
+    out = frame.to_arrow()
+    assert out.num_rows == 0
+    assert out.schema.names == ["id", "kind", "score", "dt"]
+    assert out.schema.field("dt").type == pa.date32() and out.schema.field("id").type == pa.int64()
+
+
+def test_a_user_without_select_is_told_apart_from_bad_credentials(doris):
+    """Valid credentials without SELECT on the table: Doris's _query_plan answers a
+    permission error, not the 401 of a wrong password; the read raises
+    DatabasePermissionError (and never falls back to an unsplit read)."""
+    from daft_doris import DatabasePermissionError
+
+    for policy in ("error", "single"):
+        frame = read(
+            doris, "events", username="loader", password="l0ader-pw", split="auto", discovery_policy=policy
+        )
+        with pytest.raises(DatabasePermissionError, match="SELECT") as refused:
+            frame.collect()
+        assert not isinstance(refused.value, AuthenticationError)
+    with pytest.raises(AuthenticationError):
+        read(doris, "events", username="loader", password="wrong-l0ader", split="auto").collect()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -417,6 +486,9 @@ def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
         ({"columns": ["id", "id"]}, "repeat"),
         ({"query_parameters": {"a": 1}}, "unsafe_where_sql"),
         ({"mysql_options": {"password": "x"}}, "password"),
+        # A PyMySQL setting the connection's own arguments say: the message names which.
+        ({"mysql_options": {"read_timeout": 5}}, r"read_timeout \(use query_timeout_seconds\)"),
+        ({"mysql_options": {"user": "u"}}, r"user \(use username\)"),
         ({"password": 12}, "password"),
         (
             {"transport": "flight", "flight_options": {"adbc.flight.sql.rpc.timeout_seconds.query": "1"}},

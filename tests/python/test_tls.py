@@ -182,3 +182,36 @@ def test_flight_reads_verify_the_fe_and_be_certificates(doris, trust):
     else:
         with pytest.raises(Exception, match="TransportError|transport error"):
             frame.to_pydict()
+
+
+def test_a_catalog_read_keeps_the_connections_tls_mode(doris):
+    """A read through DorisCatalog (and so daft.sql) uses the whole connection: with
+    `mysql_ssl_mode="verify_identity"` and a CA that did not sign the server's certificate
+    the read fails; it is not made with the default `preferred`, which would not verify."""
+    import daft
+    from daft_doris import DorisCatalog
+
+    def catalog(ca):
+        connection = DorisConnection(
+            host="127.0.0.1",
+            http_port=doris["fe_http_port"],
+            mysql_port=doris["query_port"],
+            http_secure=True,
+            tls_ca_file=ca,
+            mysql_ssl_mode="verify_identity",
+            request_timeout_seconds=20.0,
+        )
+        return DorisCatalog(connection, name="doris", transport="mysql")
+
+    table = catalog(doris["ca"]).get_table("s.t")
+    assert table.read().count_rows() == count(doris)
+    session = daft.Session()
+    session.attach(catalog(doris["ca"]), alias="doris")
+    assert session.sql("SELECT id FROM doris.s.t").count_rows() == count(doris)
+    # The table object made without any I/O: only its read talks to the server, and it
+    # verifies (the catalog's own metadata calls would fail first otherwise).
+    from daft_doris.catalog import DorisCatalogTable
+
+    unverifiable = DorisCatalogTable(catalog(doris["other_ca"]), "s", "t")
+    with pytest.raises(DaftOlapError):
+        unverifiable.read().collect()

@@ -102,6 +102,23 @@ pub(crate) fn bench(quick: bool, prebuilt: bool, scaling_only: bool) -> Result<(
         install_release_package(&python, &release)?;
         format!("{release}/release/doris-emulator")
     };
+    // Where the atomic write's time goes (default write, atomic write, the publish's
+    // statements alone): a figure of the report.
+    let mut breakdown = Command::new(&python);
+    breakdown
+        .current_dir(root())
+        .env("DAFT_PROGRESS_BAR", "0")
+        .arg("crates/daft-doris-py/benches/publish_breakdown.py")
+        .args(["--emulator-bin", &emulator]);
+    if quick {
+        breakdown.args(["--rows", "20000", "--runs", "1"]);
+    }
+    extras.push(json_step(
+        "bench: where the atomic write's time goes",
+        breakdown,
+        &dir,
+        "publish_breakdown",
+    )?);
     let mut run = Command::new(&python);
     run.current_dir(root())
         .env("DAFT_PROGRESS_BAR", "0")

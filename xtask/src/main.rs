@@ -135,6 +135,7 @@ fn ci() -> Result<(), String> {
     // unify features differently and rebuild DataFusion (~6 min).
     bench(true, true, false)?;
     let (passed, failed) = (rust_passed + py_passed, rust_failed + py_failed);
+    run::print_step_times();
     // One closing line that CI reads, whatever runners produced the counts.
     println!("tests: {passed} passed, {failed} failed");
     if failed > 0 {

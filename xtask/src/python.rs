@@ -91,7 +91,7 @@ pub(crate) fn python_tests() -> Result<(u64, u64), String> {
     let text = String::from_utf8_lossy(&out.stdout);
     print!("{text}");
     eprint!("{}", String::from_utf8_lossy(&out.stderr));
-    println!("<== python tests: {:.1}s", started.elapsed().as_secs_f64());
+    crate::run::finished("python tests", started);
     // pytest's summary: "3 passed in 0.4s" or "1 failed, 2 passed in 0.5s".
     let summary = text.lines().last().unwrap_or_default();
     let count = |word: &str| {

@@ -65,12 +65,37 @@ pub(crate) fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     let status = cmd
         .status()
         .map_err(|e| format!("{name}: could not start: {e}"))?;
-    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    finished(name, started);
     if status.success() {
         Ok(())
     } else {
         Err(format!("{name} failed ({status})"))
     }
+}
+
+/// The steps run so far in this process, with their seconds.
+static TIMES: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
+
+/// Prints a step's time and keeps it for [`print_step_times`].
+pub(crate) fn finished(name: &str, started: Instant) {
+    let seconds = started.elapsed().as_secs_f64();
+    println!("<== {name}: {seconds:.1}s");
+    if let Ok(mut times) = TIMES.lock() {
+        times.push((name.to_owned(), seconds));
+    }
+}
+
+/// A table of every step's time, longest first, and their total.
+pub(crate) fn print_step_times() {
+    let Ok(times) = TIMES.lock() else { return };
+    let mut sorted: Vec<&(String, f64)> = times.iter().collect();
+    sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+    println!("\nstep times (s):");
+    for (name, seconds) in &sorted {
+        println!("{seconds:>9.1}  {name}");
+    }
+    let total: f64 = times.iter().map(|(_, s)| s).sum();
+    println!("{total:>9.1}  total of the steps");
 }
 
 /// Runs a `cargo test` step, echoing its output and adding up its `test result:` lines.
@@ -99,7 +124,7 @@ pub(crate) fn counted_step(name: &str, mut cmd: Command) -> Result<(u64, u64), S
         }
     }
     let status = child.wait().map_err(|e| format!("{name}: {e}"))?;
-    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    finished(name, started);
     if status.success() {
         Ok((passed, failed))
     } else {

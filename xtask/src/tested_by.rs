@@ -12,11 +12,12 @@
 //!   docs/testing.md name a test per promise);
 //! - anywhere in a document, every backticked `test_…` name.
 //!
-//! A `test_…` name must be defined (`fn name` or `def name`) in a Rust or Python file of the
-//! repository; another name must be defined or at least appear in source code (Doris
-//! configuration names such as `label_keep_max_second` are cited beside tests); a path
-//! must be a file of the repository (whole, or as a suffix, so `src/ident.rs` in a crate's
-//! README resolves).
+//! A `test_…` name must be a pytest test (`def test_…`); another name that is a function
+//! must be a test (a Rust `fn` under a `#[test]`-like attribute or inside `proptest!`, a
+//! Python `def test_…`), and a name that is no function must at least appear in code outside
+//! comments (Doris configuration names such as `label_keep_max_second` are cited beside
+//! tests); a path must be a file of the repository (whole, or as a suffix, so `src/ident.rs`
+//! in a crate's README resolves).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -175,50 +176,105 @@ fn is_path(token: &str) -> bool {
             .any(|ext| token.ends_with(ext))
 }
 
-/// The names defined in, and the words of, the repository's Rust and Python files.
+/// The functions defined in the repository's Rust and Python files, which of them are
+/// tests, and the words of their code outside comments.
+#[derive(Default)]
 struct Sources {
     defined: BTreeSet<String>,
+    tests: BTreeSet<String>,
     words: BTreeSet<String>,
 }
 
 impl Sources {
     fn read(root: &Path, files: &[PathBuf]) -> Self {
-        let mut sources = Self {
-            defined: BTreeSet::new(),
-            words: BTreeSet::new(),
-        };
+        let mut sources = Self::default();
         for file in files {
-            let is_code = file.extension().is_some_and(|e| e == "rs" || e == "py");
-            if let (true, Ok(text)) = (is_code, std::fs::read_to_string(root.join(file))) {
-                sources.add(&text);
+            let language = match file.extension().and_then(|e| e.to_str()) {
+                Some("rs") => Language::Rust,
+                Some("py") => Language::Python,
+                _ => continue,
+            };
+            if let Ok(text) = std::fs::read_to_string(root.join(file)) {
+                sources.add(&text, language);
             }
         }
         sources
     }
 
-    fn add(&mut self, text: &str) {
-        let words: Vec<&str> = text
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .filter(|w| !w.is_empty())
-            .collect();
-        for pair in words.windows(2) {
-            if pair[0] == "fn" || pair[0] == "def" {
-                self.defined.insert(pair[1].to_owned());
+    fn add(&mut self, text: &str, language: Language) {
+        // A Rust test: `fn` after an attribute naming a test (`#[test]`, `#[tokio::test(…)]`)
+        // with only attributes or doc comments between, or any `fn` inside `proptest!`.
+        let mut test_attribute = false;
+        let mut in_attribute = false;
+        let mut in_proptest = false;
+        let mut depth = 0i64;
+        let mut proptest_depth = 0i64;
+        for line in text.lines() {
+            let code = strip_comment(line, language);
+            let trimmed = code.trim();
+            // A multi-line attribute: its inner lines keep what its first line said.
+            let attribute_line = in_attribute || trimmed.starts_with("#[");
+            in_attribute = attribute_line && !trimmed.ends_with(']');
+            if trimmed.starts_with("proptest!") || trimmed.starts_with("proptest::proptest!") {
+                in_proptest = true;
+                proptest_depth = depth;
             }
+            if trimmed.starts_with("#[") && trimmed.contains("test") {
+                test_attribute = true;
+            }
+            let words: Vec<&str> = code
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            for pair in words.windows(2) {
+                if pair[0] == "fn" || pair[0] == "def" {
+                    let name = pair[1].to_owned();
+                    let python_test = pair[0] == "def" && name.starts_with("test_");
+                    if python_test || (pair[0] == "fn" && (test_attribute || in_proptest)) {
+                        self.tests.insert(name.clone());
+                    }
+                    self.defined.insert(name);
+                    test_attribute = false;
+                }
+            }
+            if !(trimmed.is_empty() || attribute_line || words.contains(&"fn")) {
+                test_attribute = false;
+            }
+            depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
+            if in_proptest && depth <= proptest_depth && trimmed.ends_with('}') {
+                in_proptest = false;
+            }
+            self.words.extend(words.into_iter().map(str::to_owned));
         }
-        self.words.extend(words.into_iter().map(str::to_owned));
     }
 
     fn resolves(&self, reference: &Reference, files: &[PathBuf]) -> bool {
         match reference {
-            Reference::PythonTest(name) => self.defined.contains(name),
-            Reference::Name(name) => self.defined.contains(name) || self.words.contains(name),
+            Reference::PythonTest(name) => self.tests.contains(name),
+            Reference::Name(name) if self.defined.contains(name) => self.tests.contains(name),
+            Reference::Name(name) => self.words.contains(name),
             Reference::Path(path) => files.iter().any(|file| {
                 let file = file.to_string_lossy();
                 file == path.as_str() || file.ends_with(&format!("/{path}"))
             }),
         }
     }
+}
+
+/// The language of a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Language {
+    Rust,
+    Python,
+}
+
+/// A line without its comment (`//` in Rust, `#` in Python).
+fn strip_comment(line: &str, language: Language) -> &str {
+    let marker = match language {
+        Language::Rust => "//",
+        Language::Python => "#",
+    };
+    line.find(marker).map_or(line, |i| &line[..i])
 }
 
 /// Every file under `dir`, relative to `root`, skipping [`SKIPPED_FOLDERS`].
@@ -271,17 +327,26 @@ mod tests {
     }
 
     #[test]
-    fn a_pytest_name_must_be_defined_and_another_name_at_least_present() {
-        let mut sources = Sources {
-            defined: BTreeSet::new(),
-            words: BTreeSet::new(),
-        };
-        sources.add("fn a_test_that_exists() {}\ndef test_py():\n  x = label_keep_max_second\n# test_only_mentioned");
+    fn a_name_must_be_a_test_where_it_is_a_function_and_code_where_it_is_not() {
+        let mut sources = Sources::default();
+        sources.add(
+            "#[test]\nfn a_test_that_exists() {}\n\n#[tokio::test(\n    flavor = \"multi_thread\"\n)]\n/// Doc.\nasync fn an_async_test_here() {}\nfn a_helper_not_a_test() {}\nproptest::proptest! {\n    #[allow(x)]\n    fn a_generated_case_test(x in 0..1) {}\n}\nfn after_the_macro_helper() {}\n// a_test_only_in_a_comment\n",
+            Language::Rust,
+        );
+        sources.add(
+            "def test_py():\n    x = label_keep_max_second // 2\n# test_only_mentioned\n",
+            Language::Python,
+        );
         let files = [PathBuf::from("crates/doris-sql/src/ident.rs")];
         let ok = |r: Reference| sources.resolves(&r, &files);
         assert!(ok(Reference::Name("a_test_that_exists".into())));
+        assert!(ok(Reference::Name("an_async_test_here".into())));
+        assert!(ok(Reference::Name("a_generated_case_test".into())));
+        assert!(!ok(Reference::Name("a_helper_not_a_test".into())));
+        assert!(!ok(Reference::Name("after_the_macro_helper".into())));
         assert!(ok(Reference::Name("label_keep_max_second".into())));
         assert!(!ok(Reference::Name("a_test_that_was_renamed".into())));
+        assert!(!ok(Reference::Name("a_test_only_in_a_comment".into())));
         assert!(ok(Reference::PythonTest("test_py".into())));
         assert!(!ok(Reference::PythonTest("test_only_mentioned".into())));
         assert!(ok(Reference::Path("src/ident.rs".into())));

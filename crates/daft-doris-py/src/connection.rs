@@ -185,6 +185,24 @@ impl Connection {
         })
     }
 
+    /// The wait to connect, in seconds (a read made from this connection takes it).
+    #[getter]
+    fn connect_timeout_seconds(&self) -> f64 {
+        self.settings.connect_timeout.as_secs_f64()
+    }
+
+    /// The wait for an answer, in seconds.
+    #[getter]
+    fn query_timeout_seconds(&self) -> f64 {
+        self.settings.query_timeout.as_secs_f64()
+    }
+
+    /// The MySQL link's TLS mode.
+    #[getter]
+    fn mysql_ssl_mode(&self) -> &'static str {
+        self.settings.mysql_ssl_mode.name()
+    }
+
     fn __repr__(&self) -> String {
         let s = &self.settings;
         format!(

@@ -11,27 +11,31 @@ use pyo3::types::{PyMapping, PyString};
 use crate::args;
 use crate::errors::{ErrorClass, raise, read_error};
 
-/// Connection settings `mysql_options` must not set: the connection's own arguments say them.
-const MYSQL_RESERVED: &[&str] = &[
-    "autocommit",
-    "binary_prefix",
-    "connect_timeout",
-    "conv",
-    "cursorclass",
-    "database",
-    "db",
-    "defer_connect",
-    "host",
-    "password",
-    "passwd",
-    "port",
-    "read_default_file",
-    "read_default_group",
-    "read_timeout",
-    "unix_socket",
-    "use_unicode",
-    "user",
-    "write_timeout",
+/// Connection settings `mysql_options` must not set, each with what says it instead (a
+/// `read_doris` argument, or the connector itself).
+const MYSQL_RESERVED: &[(&str, &str)] = &[
+    ("autocommit", "the connector reads in autocommit mode"),
+    ("binary_prefix", "the connector decodes text rows itself"),
+    ("connect_timeout", "use connect_timeout_seconds"),
+    ("conv", "the connector decodes text rows itself"),
+    ("cursorclass", "the connector decodes text rows itself"),
+    ("database", "use database"),
+    ("db", "use database"),
+    ("defer_connect", "the connector connects when a task runs"),
+    ("host", "use host"),
+    ("password", "use password"),
+    ("passwd", "use password"),
+    ("port", "use mysql_port"),
+    ("read_default_file", "pass the settings as arguments"),
+    ("read_default_group", "pass the settings as arguments"),
+    ("read_timeout", "use query_timeout_seconds"),
+    (
+        "unix_socket",
+        "Doris is reached over TCP: use host and mysql_port",
+    ),
+    ("use_unicode", "text is always UTF-8"),
+    ("user", "use username"),
+    ("write_timeout", "use query_timeout_seconds"),
 ];
 /// The `flight_options` the native Flight transport knows.
 const FLIGHT_OPTIONS: &[&str] = &["max_parallel_endpoints"];
@@ -107,10 +111,10 @@ impl ReadOptions {
             .transpose()?
             .map(|q| q as usize);
         let mut mysql = mapping("mysql_options", args::given(mysql_options))?;
-        let reserved: Vec<&str> = MYSQL_RESERVED
+        let reserved: Vec<String> = MYSQL_RESERVED
             .iter()
-            .copied()
-            .filter(|k| mysql.contains_key(*k))
+            .filter(|(k, _)| mysql.contains_key(*k))
+            .map(|(k, instead)| format!("{k} ({instead})"))
             .collect();
         if !reserved.is_empty() {
             return Err(config(format!(

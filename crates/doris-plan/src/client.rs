@@ -219,6 +219,13 @@ pub(crate) fn parse_answer(body: &[u8]) -> Result<QueryPlan, PlanError> {
         Some(serde_json::Value::Number(n)) if n.as_i64() == Some(500) => {
             return Err(PlanError::Internal(exception));
         }
+        // Doris's handler answers every failure after the password check (a missing
+        // SELECT privilege included) with `data.status` "1" and the message.
+        Some(serde_json::Value::Number(_)) | Some(serde_json::Value::String(_))
+            if exception.contains("Access denied") =>
+        {
+            return Err(PlanError::Permission(exception));
+        }
         Some(serde_json::Value::Number(_)) | Some(serde_json::Value::String(_)) => {
             return Err(PlanError::Rejected(exception));
         }
@@ -288,7 +295,7 @@ pub async fn fetch_plan(
         .send()
         .await
         .map_err(|e| PlanError::Request(e.without_url()))?;
-    let body = read_capped(endpoint, &mut response).await?;
+    let body = read_capped(endpoint, "_query_plan", &mut response).await?;
     parse_answer(&body)
 }
 
@@ -321,9 +328,11 @@ fn authorized(
     )
 }
 
-/// Reads a `200 OK` answer up to the endpoint's cap; other statuses are typed errors.
+/// Reads a `200 OK` answer of `what` (the endpoint, for the error) up to the endpoint's
+/// cap; other statuses are typed errors.
 async fn read_capped(
     endpoint: &PlanEndpoint,
+    what: &str,
     response: &mut reqwest::Response,
 ) -> Result<Vec<u8>, PlanError> {
     let status = response.status();
@@ -342,7 +351,7 @@ async fn read_capped(
     {
         if body.len() + chunk.len() > endpoint.max_response_bytes {
             return Err(PlanError::Transport(format!(
-                "the answer is larger than {} bytes",
+                "the {what} answer is larger than {} bytes",
                 endpoint.max_response_bytes
             )));
         }
@@ -360,7 +369,7 @@ pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, Pl
         .send()
         .await
         .map_err(|e| PlanError::Request(e.without_url()))?;
-    let body = read_capped(endpoint, &mut response).await?;
+    let body = read_capped(endpoint, "/api/backends", &mut response).await?;
     doris_sql::parse_backends(&body).map_err(|e| match e {
         BackendsAnswerError::Unauthorized(m) => PlanError::Auth(m),
         other => PlanError::Malformed(other.to_string()),
@@ -381,13 +390,15 @@ mod tests {
             vec![10005, 10007]
         );
         assert_eq!(plan.tablets[0].routings, vec!["a:9060", "b:9060"]);
-        let cases: [(&[u8], &str); 8] = [
+        let cases: [(&[u8], &str); 9] = [
             (br#"{"msg":"Unauthorized","code":401,"data":"Access denied","count":0}"#, "Auth"),
             (br#"{"msg":"Bad Request","code":403,"data":"POST body must contains [sql] root object","count":0}"#, "Rejected"),
             (br#"{"msg":"Error","code":1,"data":"errCode = 2, detailMessage = Unknown table 't'","count":0}"#, "NotFound"),
             (br#"{"msg":"success","code":0,"data":{"status":400,"exception":"only support single table filter-prune-scan"},"count":0}"#, "Rejected"),
             (br#"{"msg":"success","code":0,"data":{"status":500,"exception":"boom"},"count":0}"#, "Internal"),
             (br#"{"msg":"success","code":0,"data":{"status":"1","exception":"x"},"count":0}"#, "Rejected"),
+            // A missing SELECT privilege: not a 401 (the credentials were good).
+            (br#"{"msg":"success","code":0,"data":{"status":"1","exception":"Access denied; you need (at least one of) the (SELECT) privilege(s) for this operation"},"count":0}"#, "Permission"),
             (br#"{"msg":"success","code":0,"data":{"status":200,"partitions":{"01":{}}},"count":0}"#, "Malformed"),
             (b"<html>", "Malformed"),
         ];

@@ -122,10 +122,8 @@ async fn failures_are_typed_and_only_planning_failures_fall_back() {
     )
     .await
     .unwrap_err();
-    assert!(
-        matches!(e, PlanError::Permission(_) | PlanError::Auth(_)),
-        "{e}"
-    );
+    // Good credentials without SELECT: a permission error, never taken for bad ones.
+    assert!(matches!(e, PlanError::Permission(_)), "{e}");
 
     let mut unreachable = endpoint.clone();
     unreachable.fe = "http://127.0.0.1:1".parse().unwrap();
@@ -183,4 +181,27 @@ async fn an_injected_planner_failure_is_internal_and_falls_back_under_single() {
             .len(),
         10
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_cap_is_refused_naming_the_endpoint() {
+    let (_e, mut endpoint) = setup().await;
+    // Ten tablets with their routings and an opaque plan: well over 256 bytes.
+    endpoint.max_response_bytes = 256;
+    let e = fetch_plan(&endpoint, "d", "t", "SELECT `id` FROM `d`.`t`")
+        .await
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        matches!(e, PlanError::Transport(_))
+            && text.contains("_query_plan")
+            && text.contains("256"),
+        "{text}"
+    );
+    let e = doris_plan::fetch_backends(&endpoint).await;
+    // The BE list of one BE fits; a cap below it does not.
+    assert!(e.is_ok(), "{e:?}");
+    endpoint.max_response_bytes = 16;
+    let e = doris_plan::fetch_backends(&endpoint).await.unwrap_err();
+    assert!(e.to_string().contains("/api/backends"), "{e}");
 }

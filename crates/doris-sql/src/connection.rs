@@ -71,6 +71,17 @@ impl SslMode {
         })
     }
 
+    /// The mode's name, as [`SslMode::parse`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Preferred => "preferred",
+            Self::Required => "required",
+            Self::VerifyCa => "verify_ca",
+            Self::VerifyIdentity => "verify_identity",
+        }
+    }
+
     /// Whether the server's certificate is verified (only then may a password travel in
     /// clear text inside the TLS link).
     pub fn verifies(self) -> bool {
@@ -337,7 +348,7 @@ mod tests {
     #[test]
     fn ssl_modes_parse_by_name_in_any_case() {
         for name in SslMode::NAMES {
-            assert!(SslMode::parse(name).is_some());
+            assert_eq!(SslMode::parse(name).map(SslMode::name), Some(name));
             assert_eq!(SslMode::parse(&name.to_uppercase()), SslMode::parse(name));
         }
         assert_eq!(SslMode::parse("verify-full"), None);

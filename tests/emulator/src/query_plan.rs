@@ -16,6 +16,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::Shared;
+use crate::auth::{Privilege, missing_privilege};
 use crate::catalog::Table;
 use crate::error::EmulatorError;
 use crate::storage::compare_typed;
@@ -32,8 +33,12 @@ fn rejected(status: i32, exception: String) -> Value {
     )
 }
 
-/// Answers a `_query_plan` request whose credentials were already checked.
-pub fn query_plan(shared: &Shared, db: &str, table: &str, body: &[u8]) -> Value {
+/// Answers a `_query_plan` request of `user`, whose credentials were already checked (a
+/// bad password is the 401 envelope, before anything else). As Doris's
+/// `TableQueryPlanAction`: the body is checked first, then the user's SELECT on the table
+/// (a missing privilege is not a 401: Doris's handler catches it with every other failure
+/// and answers `data.status` `"1"` with the message), then the table.
+pub fn query_plan(shared: &Shared, user: &str, db: &str, table: &str, body: &[u8]) -> Value {
     let parsed: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(_) if body.iter().all(u8::is_ascii_whitespace) => {
@@ -58,6 +63,13 @@ pub fn query_plan(shared: &Shared, db: &str, table: &str, body: &[u8]) -> Value 
             json!("POST body must contains [sql] root object"),
         );
     };
+    if !shared.users.has(user, db, table, Privilege::Select) {
+        return envelope(
+            "success",
+            0,
+            json!({ "status": "1", "exception": missing_privilege(Privilege::Select) }),
+        );
+    }
     let table_ref = match shared.catalog.table(db, table) {
         Ok(t) => t,
         Err(EmulatorError::UnknownDatabase(_)) => {
@@ -209,6 +221,11 @@ fn check_sql(sql: &str, db: &str, table: &str, t: &Table) -> Result<Option<Expr>
 
 /// Which partitions can hold rows matching `selection` (conservative).
 fn surviving_partitions(t: &Table, selection: Option<&Expr>) -> Vec<bool> {
+    // A WHERE that folds to false (`FALSE`, `1 = 0`, a false conjunct): Doris's planner
+    // folds it to an empty relation and plans no scan, so no tablet is listed.
+    if selection.is_some_and(|s| constant_truth(s) == Some(false)) {
+        return vec![false; t.partitions.len()];
+    }
     let mut keep = vec![true; t.partitions.len()];
     let (Some(selection), Some(p)) = (selection, &t.schema.partitioning) else {
         return keep;
@@ -231,6 +248,68 @@ fn surviving_partitions(t: &Table, selection: Option<&Expr>) -> Vec<bool> {
         }
     }
     keep
+}
+
+/// The truth of an expression made of literals only (`None`: not constant, or not folded
+/// here): booleans, numbers (0 is false), comparisons of two numbers or two strings, NOT,
+/// AND, OR.
+fn constant_truth(e: &Expr) -> Option<bool> {
+    match e {
+        Expr::Nested(inner) => constant_truth(inner),
+        Expr::Value(v) => match &v.value {
+            ast::Value::Boolean(b) => Some(*b),
+            ast::Value::Number(n, _) => n.parse::<f64>().ok().map(|x| x != 0.0),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } => constant_truth(expr).map(|b| !b),
+        Expr::BinaryOp { left, op, right } => match op {
+            BinaryOperator::And => match (constant_truth(left), constant_truth(right)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            BinaryOperator::Or => match (constant_truth(left), constant_truth(right)) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            _ => {
+                let ordering = compare_literals(left, right)?;
+                Some(match op {
+                    BinaryOperator::Eq => ordering == Ordering::Equal,
+                    BinaryOperator::NotEq => ordering != Ordering::Equal,
+                    BinaryOperator::Lt => ordering == Ordering::Less,
+                    BinaryOperator::LtEq => ordering != Ordering::Greater,
+                    BinaryOperator::Gt => ordering == Ordering::Greater,
+                    BinaryOperator::GtEq => ordering != Ordering::Less,
+                    _ => return None,
+                })
+            }
+        },
+        _ => None,
+    }
+}
+
+/// How two literals compare: two numbers as numbers, two strings as strings.
+fn compare_literals(left: &Expr, right: &Expr) -> Option<Ordering> {
+    let value = |e: &Expr| match e {
+        Expr::Value(v) => Some(v.value.clone()),
+        Expr::Nested(inner) => match inner.as_ref() {
+            Expr::Value(v) => Some(v.value.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    match (value(left)?, value(right)?) {
+        (ast::Value::Number(a, _), ast::Value::Number(b, _)) => {
+            a.parse::<f64>().ok()?.partial_cmp(&b.parse::<f64>().ok()?)
+        }
+        (ast::Value::SingleQuotedString(a), ast::Value::SingleQuotedString(b)) => Some(a.cmp(&b)),
+        _ => None,
+    }
 }
 
 /// For `LESS THAN` partitions, the lower bound is the previous partition's upper bound.

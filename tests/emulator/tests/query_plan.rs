@@ -140,6 +140,20 @@ async fn plans_list_the_tablets_and_prune_partitions() {
             vec![0, 1, 2],
         ),
         ("SELECT * FROM events WHERE amount > 3", vec![0, 1, 2]),
+        // A WHERE that folds to false plans no scan: no tablet at all.
+        ("SELECT id FROM demo.events WHERE 1 = 0", vec![]),
+        ("SELECT id FROM demo.events WHERE FALSE", vec![]),
+        (
+            "SELECT id FROM demo.events WHERE id > 3 AND (1 = 2 OR 'a' > 'b')",
+            vec![],
+        ),
+        ("SELECT id FROM demo.events WHERE NOT TRUE", vec![]),
+        // Constant true prunes nothing; a non-constant OR keeps everything.
+        ("SELECT id FROM demo.events WHERE 1 = 1", vec![0, 1, 2]),
+        (
+            "SELECT id FROM demo.events WHERE 1 = 0 OR id = 3",
+            vec![0, 1, 2],
+        ),
     ];
     for (q, partitions) in cases {
         assert_eq!(

@@ -187,6 +187,13 @@ class DorisCatalogTable(Table):
     def read(self, **options: Any) -> DataFrame:
         c = self._catalog._connection
         options.setdefault("transport", self._catalog._options.transport)
+        # The whole connection: its MySQL TLS mode and its timeouts as the native connection
+        # settled them (a read never downgrades what the catalog was given).
+        native = c.endpoint().native()
+        mysql_options = dict(options.pop("mysql_options", None) or {})
+        mysql_options.setdefault("ssl_mode", native.mysql_ssl_mode)
+        options.setdefault("connect_timeout_seconds", native.connect_timeout_seconds)
+        options.setdefault("query_timeout_seconds", native.query_timeout_seconds)
         return read_doris(
             host=c.host,
             mysql_port=c.mysql_port,
@@ -198,6 +205,7 @@ class DorisCatalogTable(Table):
             password=c.password,
             database=self._database,
             table=self._table,
+            mysql_options=mysql_options,
             **options,
         )
 

@@ -1,5 +1,6 @@
 //! `_query_plan` as doris-plan relies on it: every tablet of the table with its replicas
-//! and version, non-scan SQL rejected, unknown tables and bad credentials told apart.
+//! and version, non-scan SQL rejected, unknown tables, bad credentials and a missing
+//! privilege told apart.
 
 use doris_plan::{PlanError, fetch_plan};
 
@@ -61,5 +62,34 @@ async fn non_scan_sql_unknown_tables_and_bad_credentials_are_told_apart() {
     let e = fetch_plan(&wrong, &db.name, "t", &scan).await.unwrap_err();
     assert!(matches!(e, PlanError::Auth(_)), "{e}");
     assert!(!e.to_string().contains("Conformance-Wrong-Pw-8"));
+    target.drop_scratch(db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_select_privilege_is_told_apart_from_bad_credentials() {
+    let (target, db) = with_table().await;
+    let user = format!("{}_loader", db.name);
+    target
+        .execute(&format!(
+            "CREATE USER '{user}'@'%' IDENTIFIED BY 'Conformance-Pw-9'"
+        ))
+        .await;
+    target
+        .execute(&format!(
+            "GRANT LOAD_PRIV ON `{}`.* TO '{user}'@'%'",
+            db.name
+        ))
+        .await;
+    let mut loader = target.plan();
+    loader.credentials = doris_sql::Credentials::new(&user, "Conformance-Pw-9");
+    let scan = format!("SELECT `id` FROM `{}`.`t`", db.name);
+    let e = fetch_plan(&loader, &db.name, "t", &scan).await.unwrap_err();
+    assert!(matches!(e, PlanError::Permission(_)), "{e}");
+    assert!(!e.to_string().contains("Conformance-Pw-9"));
+    // The same user with a wrong password is an authentication error.
+    loader.credentials = doris_sql::Credentials::new(&user, "Conformance-Wrong-Pw-9");
+    let e = fetch_plan(&loader, &db.name, "t", &scan).await.unwrap_err();
+    assert!(matches!(e, PlanError::Auth(_)), "{e}");
+    target.execute(&format!("DROP USER '{user}'@'%'")).await;
     target.drop_scratch(db).await;
 }

@@ -267,16 +267,19 @@ async fn fe_query_plan(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(refusal) = fe_select_refusal(&shared, &headers, peer, &db, &table) {
-        return refusal;
-    }
+    let user = match fe_auth(&shared, &headers, peer) {
+        Ok((user, _)) => user,
+        Err(data) => return unauthorized(data),
+    };
     if let Some(f @ Fault::QueryPlanAnswer { .. }) = shared.faults.take(Point::QueryPlan) {
         shared.faults.record(&f, None, None, false);
         if let Fault::QueryPlanAnswer { answer } = f {
             return json_response(&answer);
         }
     }
-    json_response(&crate::query_plan::query_plan(&shared, &db, &table, &body))
+    json_response(&crate::query_plan::query_plan(
+        &shared, &user, &db, &table, &body,
+    ))
 }
 
 async fn fe_schema(
