@@ -155,3 +155,21 @@ def emulator_wire(ports: dict, method: str = "GET") -> dict | None:
     with opener.open(request, timeout=10) as answer:
         body = answer.read()
     return json.loads(body) if body else None
+
+
+# A report's hand-written part starts at this line; a full run rewrites what comes before.
+HAND_WRITTEN = "<!-- Below: written by hand; a full benchmark run keeps it. -->"
+
+
+def write_keeping_hand_written(path, generated: str) -> None:
+    """Writes `generated` to `path`, followed by the hand-written part of the file already
+    there (from `HAND_WRITTEN` on), which a full run must not lose."""
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        if HAND_WRITTEN in old:
+            kept = old[old.index(HAND_WRITTEN) :]
+    text = generated.rstrip("\n") + "\n"
+    if kept:
+        text += "\n" + kept
+    path.write_text(text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 
-from bench_harness import CORES, ROOT
+from bench_harness import CORES, ROOT, write_keeping_hand_written
 
 MEMORY_GOAL = "flat; <= 2 x batch_bytes + 150 MiB"
 BATCH_BYTES_MIB = 64  # read_doris / write_doris default batch_bytes
@@ -127,7 +127,7 @@ def write_report(results, extras, rows, runs, quick, load_s, memory_table) -> No
         "![ratios](benchmarks.png)",
         "",
     ]
-    (ROOT / "docs/benchmarks.md").write_text("\n".join(lines))
+    write_keeping_hand_written(ROOT / "docs/benchmarks.md", "\n".join(lines))
     try:
         import matplotlib
 

@@ -8,7 +8,15 @@ import os
 import sys
 import tempfile
 
-from bench_harness import CORES, ROOT, SERVER, compare, emulator_wire, start_emulator
+from bench_harness import (
+    CORES,
+    ROOT,
+    SERVER,
+    compare,
+    emulator_wire,
+    start_emulator,
+    write_keeping_hand_written,
+)
 from bench_tables import COLUMNS_DDL, make_table
 
 SCALING_GOAL = 0.75  # speed-up >= 0.75 x N against a single-task read
@@ -129,7 +137,7 @@ def write_scaling_report(results, rows, runs, bandwidth) -> None:
             f"| {'yes' if r['ratio'] >= goal else 'no'} | {r['peak_streams']} |"
         )
     lines += ["", "![speed-up by BEs](scaling.png)", ""]
-    (ROOT / "docs/scaling.md").write_text("\n".join(lines))
+    write_keeping_hand_written(ROOT / "docs/scaling.md", "\n".join(lines))
     try:
         import matplotlib
 
