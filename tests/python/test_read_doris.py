@@ -145,6 +145,30 @@ def wire(ports, method="GET"):
     return json.loads(body) if body else None
 
 
+def _arm(doris, fault):
+    """Arms an emulator fault for the next request at its point."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
+        data=json.dumps(fault).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(request).read()
+
+
+def _root_endpoint(doris):
+    """The native layer's endpoint for root, to call the planner directly."""
+    from daft_doris._endpoint import Endpoint
+
+    return Endpoint(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        user="root",
+        password=ROOT_PASSWORD,
+    )
+
+
 @pytest.mark.parametrize("transport", ["mysql", "flight"])
 def test_a_task_reads_its_tablet_groups_at_once_and_every_row_once(doris, transport):
     from daft.io.pushdowns import Pushdowns
@@ -273,15 +297,8 @@ def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
     # Where a count is pushed with a limit, the plan caps it in its one statement, which
     # Doris (here the emulator) runs: at most `limit` rows are counted.
     from daft_doris import _native
-    from daft_doris._endpoint import Endpoint
 
-    endpoint = Endpoint(
-        host=doris["host"],
-        mysql_port=doris["query_port"],
-        http_port=doris["fe_http_port"],
-        user="root",
-        password=ROOT_PASSWORD,
-    )
+    endpoint = _root_endpoint(doris)
     request = _native.ReadRequest("py", "events", split="auto")
     for limit, expected in ((5, 5), (1000, 400), (0, 0)):
         _schema, groups, _, _, _ = _native.plan_read(
@@ -309,19 +326,10 @@ def test_split_auto_returns_exactly_the_rows_of_a_single_read(doris):
 
 
 def test_a_result_cut_mid_stream_fails_the_read_never_short(doris):
-    import json
-    import urllib.request
-
     from daft.exceptions import DaftCoreException
 
     frame = read(doris, "events", batch_rows=16)
-    arm = urllib.request.Request(
-        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
-        data=json.dumps({"kind": "cut_result_stream", "rows": 50}).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    urllib.request.urlopen(arm).read()
+    _arm(doris, {"kind": "cut_result_stream", "rows": 50})
     # Daft's executor reports a task's error as DaftCoreException; the text keeps the class.
     with pytest.raises(DaftCoreException, match="TransportError"):
         frame.to_pydict()
@@ -332,19 +340,10 @@ def test_a_flight_doget_that_fails_before_its_first_row_fails_the_read(doris, sp
     """A DoGet whose stream fails before any row (single or one of a split read's
     endpoints): the read raises TransportError; it never returns the rows of the other
     endpoints as if complete."""
-    import json
-    import urllib.request
-
     from daft.exceptions import DaftCoreException
 
     frame = read(doris, "events", transport="flight", split=split, batch_rows=16)
-    arm = urllib.request.Request(
-        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
-        data=json.dumps({"kind": "cut_flight_stream", "rows": 0}).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    urllib.request.urlopen(arm).read()
+    _arm(doris, {"kind": "cut_flight_stream", "rows": 0})
     with pytest.raises(DaftCoreException, match="TransportError"):
         frame.to_pydict()
     # Without the fault the same read is whole.
@@ -435,15 +434,8 @@ def test_an_empty_plan_runs_one_limit_0_query_for_the_schema(doris, transport):
     """A WHERE Doris folds to false plans no tablet at all: the read neither fails nor
     reads everything; it runs one LIMIT 0 query, and the empty frame keeps its types."""
     from daft_doris import _native
-    from daft_doris._endpoint import Endpoint
 
-    endpoint = Endpoint(
-        host=doris["host"],
-        mysql_port=doris["query_port"],
-        http_port=doris["fe_http_port"],
-        user="root",
-        password=ROOT_PASSWORD,
-    )
+    endpoint = _root_endpoint(doris)
     request = _native.ReadRequest("py", "events", split="auto", unsafe_where_sql="1 = 0")
     _schema, groups, _, _, warning = _native.plan_read(
         endpoint.native(), ROOT_PASSWORD, request, columns=["id"]
@@ -599,19 +591,6 @@ def test_tasks_pickle_without_secrets_and_run_after_unpickling(doris, monkeypatc
         for batch in asyncio.run(run(task)):
             total += len(batch)
     assert total == 400
-
-
-def _arm(doris, fault):
-    import json
-    import urllib.request
-
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{doris['fe_http_port']}/_emulator/faults",
-        data=json.dumps(fault).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    urllib.request.urlopen(request).read()
 
 
 def test_flight_locations_outside_the_allowlist_receive_nothing(doris):
