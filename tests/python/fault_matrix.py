@@ -328,6 +328,26 @@ def render(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# The report's hand-written part (the soak's figures) starts at this line; a run of the
+# matrix rewrites only what comes before it.
+HAND_WRITTEN = "<!-- Below: written by hand; `cargo xtask faults` keeps it. -->"
+
+
+def write_keeping_hand_written(path: str, generated: str) -> None:
+    """Writes `generated` to `path`, then the hand-written part of the file already there."""
+    kept = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if HAND_WRITTEN in old:
+            kept = old[old.index(HAND_WRITTEN) :]
+    text = generated.rstrip("\n") + "\n"
+    if kept:
+        text += "\n" + kept
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main() -> None:
     from conftest import run_emulator
 
@@ -343,8 +363,7 @@ def main() -> None:
         rows = run_matrix(ports)
     text = render(rows)
     if args.write:
-        with open(args.write, "w") as f:
-            f.write(text)
+        write_keeping_hand_written(args.write, text)
     print(text)
     sys.exit(1 if broken(rows) else 0)
 

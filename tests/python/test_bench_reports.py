@@ -25,3 +25,16 @@ def test_a_report_rewrite_keeps_the_hand_written_part(tmp_path):
     docs = Path(__file__).resolve().parents[2] / "docs"
     for name in ("benchmarks.md", "scaling.md"):
         assert HAND_WRITTEN in (docs / name).read_text(), name
+
+
+def test_the_fault_matrix_keeps_the_soak_figures(tmp_path):
+    """`cargo xtask faults` rewrites docs/reliability.md's matrix; the soak's figures below
+    the marker must survive it."""
+    import fault_matrix
+
+    report = tmp_path / "reliability.md"
+    report.write_text(f"# old matrix\n\n{fault_matrix.HAND_WRITTEN}\n\n## Soak\n\n0 lost.\n")
+    fault_matrix.write_keeping_hand_written(str(report), "# new matrix\n")
+    assert report.read_text() == f"# new matrix\n\n{fault_matrix.HAND_WRITTEN}\n\n## Soak\n\n0 lost.\n"
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    assert fault_matrix.HAND_WRITTEN in (docs / "reliability.md").read_text()

@@ -484,7 +484,7 @@ def test_a_user_without_select_is_told_apart_from_bad_credentials(doris):
         ({"password": 12}, "password"),
         (
             {"transport": "flight", "flight_options": {"adbc.flight.sql.rpc.timeout_seconds.query": "1"}},
-            "not supported",
+            r"timeout_seconds.query \(use query_timeout_seconds\)",
         ),
         ({"transport": "flight", "flight_port": 70000}, "flight_port"),
         ({"database": ""}, "database"),
@@ -499,7 +499,13 @@ def test_a_user_without_select_is_told_apart_from_bad_credentials(doris):
         ({"mysql_options": {"init_command": "SET x = 1"}}, "init_command is refused"),
         ({"mysql_options": {"charset": "latin1"}}, "charset is fixed to utf8mb4"),
         ({"mysql_options": {"ssl_mode": "sometimes"}}, "ssl_mode must be one of"),
-        ({"mysql_options": {"compress": True}}, "compress are not supported"),
+        ({"mysql_options": {"compress": True}}, "compress is refused: Doris's MySQL protocol"),
+        ({"mysql_options": {"frobnicate": 1}}, "frobnicate are not supported"),
+        ({"mysql_options": {"ssl_disabled": True, "ssl_ca": "/ca.pem"}}, "contradicts"),
+        (
+            {"transport": "flight", "flight_options": {"adbc.flight.sql.rpc.call_header.x": "pw-9Zq"}},
+            "no call headers",
+        ),
         ({"mysql_options": "ssl_mode=required"}, "mysql_options must be a mapping"),
         ({"mysql_options": {"ssl_ca": ""}}, "ssl_ca must be the path of a PEM file"),
         (

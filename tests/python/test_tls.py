@@ -160,6 +160,81 @@ def test_the_mysql_link_verifies_the_certificate_when_asked(doris):
         read_doris(**kwargs, mysql_options={"ssl_mode": "sometimes"})
 
 
+def test_pymysql_tls_keywords_from_1_1_code_verify_as_pymysql_would(doris):
+    """Code written for 1.1 passes PyMySQL's own TLS keywords: `ssl={"ca": ...}` verifies the
+    certificate and the host name, `ssl_verify_cert` the chain; the wrong CA fails the read
+    (doris_read::options maps them: crates/doris-read/src/options/mysql.rs)."""
+    kwargs = dict(
+        host="127.0.0.1",
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        database="s",
+        table="t",
+        transport="mysql",
+    )
+    expected = count(doris)
+    for options in (
+        {"ssl": {"ca": doris["ca"]}},
+        {"ssl": {"ca": doris["ca"], "check_hostname": False}},
+        {"ssl_ca": doris["ca"], "ssl_verify_cert": True},
+        {"ssl_ca": doris["ca"], "ssl_verify_cert": True, "ssl_verify_identity": True},
+    ):
+        assert len(read_doris(**kwargs, mysql_options=options).to_pydict()["id"]) == expected, options
+    for options in (
+        {"ssl": {"ca": doris["other_ca"]}},
+        {"ssl_ca": doris["other_ca"], "ssl_verify_cert": True},
+    ):
+        with pytest.raises(DaftOlapError):
+            read_doris(**kwargs, mysql_options=options).collect()
+    from daft_doris import ConfigurationError
+
+    # A client certificate cannot be honoured: refused by name, the path never echoed.
+    with pytest.raises(ConfigurationError, match="ssl cert is refused: client certificates") as info:
+        read_doris(**kwargs, mysql_options={"ssl": {"ca": doris["ca"], "cert": "/keys/me.pem"}})
+    assert "/keys/me.pem" not in str(info.value)
+    # An SSLContext cannot travel to the workers.
+    import ssl
+
+    with pytest.raises(ConfigurationError, match="mysql_options ssl must be"):
+        read_doris(**kwargs, mysql_options={"ssl": ssl.create_default_context()})
+
+
+def test_adbc_tls_root_certs_trust_a_private_ca_on_every_flight_link(doris):
+    """`adbc.flight.sql.client_option.tls_root_certs` (PEM text, as the ADBC driver takes it)
+    verifies the FE and the BE location; without it, or with the wrong CA, the read fails;
+    `tls_skip_verify="true"` is refused (verification is always on)."""
+    from daft_doris import ConfigurationError
+
+    def read(flight_options):
+        # No tls_ca_file: the Flight links trust only what flight_options give them.
+        return read_doris(
+            host="127.0.0.1",
+            mysql_port=doris["query_port"],
+            http_port=doris["fe_http_port"],
+            flight_port=doris["fe_flight_port"],
+            http_secure=True,
+            flight_secure=True,
+            database="s",
+            table="t",
+            transport="flight",
+            flight_options=flight_options,
+        )
+
+    root = "adbc.flight.sql.client_option.tls_root_certs"
+    with open(doris["ca"]) as f:
+        frame = read({root: f.read(), "adbc.flight.sql.client_option.with_max_msg_size": str(64 << 20)})
+    assert len(frame.to_pydict()["id"]) == count(doris)
+    with open(doris["other_ca"]) as f:
+        other = f.read()
+    for options in (None, {root: other}):
+        with pytest.raises(Exception, match="TransportError|transport error"):
+            read(options).to_pydict()
+    with pytest.raises(ConfigurationError, match="always verified"):
+        read({"adbc.flight.sql.client_option.tls_skip_verify": "true"})
+    with pytest.raises(ConfigurationError, match="must hold PEM certificates"):
+        read({root: "not a certificate"})
+
+
 @pytest.mark.parametrize("trust", ["ca", "other_ca", "plain"])
 def test_flight_reads_verify_the_fe_and_be_certificates(doris, trust):
     """grpc+tls to the FE and to the BE location it names, verified with tls_ca_file (the

@@ -8,6 +8,7 @@
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
+//! cargo xtask soak [--minutes N] [--out DIR]   reads and writes side by side under random faults (docs/reliability.md)
 //! cargo xtask conformance        the corpus from Doris's regression suites, then tests/conformance through DORIS_TEST_* (a real Doris, or an emulator process)
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask tested-by          every test and file a document's *Tested by* line names exists
@@ -45,6 +46,8 @@ use crate::tested_by::tested_by;
 
 /// Seconds each fuzz target runs in `cargo xtask ci` (docs/testing.md states the budget).
 const CI_FUZZ_SECONDS: &str = "30";
+/// Minutes of the soak in `cargo xtask ci` (docs/reliability.md has a longer run's figures).
+const CI_SOAK_MINUTES: &str = "2";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,6 +56,15 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
+        Some("soak") => {
+            let flag = |name: &str| {
+                args.iter()
+                    .position(|a| a == name)
+                    .and_then(|i| args.get(i + 1))
+                    .map(String::as_str)
+            };
+            build_as_tests().and_then(|()| soak(flag("--minutes").unwrap_or("2"), flag("--out")))
+        }
         Some("conformance") => conformance(),
         Some("mutants") => mutants(),
         Some("deps") => deps(),
@@ -65,7 +77,7 @@ fn main() -> ExitCode {
         ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | conformance | deps | tested-by | package | mutants>"
+                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -82,9 +94,7 @@ fn main() -> ExitCode {
 /// The fault matrix (`tests/python/fault_matrix.py`), written to docs/reliability.md. It
 /// builds what the tests build (same features, so nothing is rebuilt after `ci`).
 fn faults() -> Result<(), String> {
-    let mut build = cargo();
-    build.args(["test", "--workspace", "--no-run"]);
-    step("build (as the tests do)", build)?;
+    build_as_tests()?;
     let python = python()?;
     install_python_package(&python)?;
     let target = crate::run::shared_target();
@@ -97,6 +107,30 @@ fn faults() -> Result<(), String> {
             "docs/reliability.md",
         ]);
     step("fault matrix → docs/reliability.md", run)
+}
+
+/// Builds what the tests build (same features, so nothing is rebuilt after `ci`).
+fn build_as_tests() -> Result<(), String> {
+    let mut build = cargo();
+    build.args(["test", "--workspace", "--no-run"]);
+    step("build (as the tests do)", build)
+}
+
+/// The soak (`tests/integration/src/bin/soak.rs`) for `minutes`, with the emulator
+/// binary; both built by the test build. Its report (and with `out` its samples and
+/// chart) says what it checked; a failed check fails the step.
+fn soak(minutes: &str, out: Option<&str>) -> Result<(), String> {
+    let target = crate::run::shared_target();
+    let mut run = Command::new(target.join("debug/soak"));
+    run.current_dir(root())
+        .arg("--minutes")
+        .arg(minutes)
+        .arg("--emulator")
+        .arg(target.join("debug/doris-emulator"));
+    if let Some(out) = out {
+        run.args(["--out", out]);
+    }
+    step(&format!("soak ({minutes} min)"), run)
 }
 
 fn ci() -> Result<(), String> {
@@ -127,6 +161,9 @@ fn ci() -> Result<(), String> {
     // conformance suite through DORIS_TEST_* against an emulator process.
     conformance()?;
     let (py_passed, py_failed) = python_tests()?;
+    // Reads and writes side by side under random faults: no row lost or doubled, no
+    // resource growing (the test build made the binaries).
+    soak(CI_SOAK_MINUTES, None)?;
     // The parsers' fuzz targets, from the kept seeds, for a bounded time each.
     fuzz(Some(CI_FUZZ_SECONDS))?;
     // The benchmark harness, reduced and on debug builds: it must keep working (no timing

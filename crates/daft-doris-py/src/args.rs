@@ -11,11 +11,6 @@ use serde::de::DeserializeOwned;
 
 use crate::errors::{ErrorClass, raise};
 
-/// Most tasks a read may plan.
-pub(crate) const MAX_TASKS: i64 = 1024;
-/// Longest timeout, in seconds.
-pub(crate) const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
-
 fn config(message: String) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
 }
@@ -46,7 +41,7 @@ pub(crate) fn int_in(name: &str, value: &Bound<'_, PyAny>, low: i64, high: i64) 
     }
 }
 
-/// A timeout in seconds, `0 < t <= 86400`.
+/// A timeout in seconds, more than 0 and at most `doris_sql::ConnectionSettings::MAX_TIMEOUT`.
 pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
     if value.is_instance_of::<PyBool>()
         || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
@@ -56,9 +51,10 @@ pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration
     let seconds: f64 = value
         .extract()
         .map_err(|_| config(format!("{name} must be a number of seconds")))?;
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS) {
+    let most = doris_sql::ConnectionSettings::MAX_TIMEOUT.as_secs();
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= most as f64) {
         return Err(config(format!(
-            "{name} must be more than 0 and at most 86400 seconds"
+            "{name} must be more than 0 and at most {most} seconds"
         )));
     }
     Ok(Duration::from_secs_f64(seconds))

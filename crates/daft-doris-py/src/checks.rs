@@ -3,16 +3,12 @@
 //! constructors (`args`), so Python decides nothing itself.
 
 use std::collections::HashSet;
-use std::io::Read as _;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::args;
 use crate::errors::{ErrorClass, raise};
-
-/// Largest CA file read, in bytes.
-pub(crate) const MAX_CA_FILE_BYTES: u64 = 1 << 20;
 
 fn config(message: String) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
@@ -77,7 +73,7 @@ pub(crate) fn check_columns(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Str
 }
 
 /// The PEM text of the CA file at `path` (`None`: none), read now, where the connection
-/// is configured: at most [`MAX_CA_FILE_BYTES`], and it must hold a PEM certificate.
+/// is configured (`doris_read::options::read_pem_file`: capped, must hold a certificate).
 /// `name` is the argument the path came in (`tls_ca_file`, `ssl_ca`).
 #[pyfunction]
 pub(crate) fn read_ca_file(name: &str, path: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
@@ -86,31 +82,12 @@ pub(crate) fn read_ca_file(name: &str, path: &Bound<'_, PyAny>) -> PyResult<Opti
     }
     let path: String = path
         .extract()
-        .ok()
-        .filter(|p: &String| !p.is_empty())
-        .ok_or_else(|| config(format!("{name} must be the path of a PEM file")))?;
-    let mut data = Vec::new();
-    std::fs::File::open(&path)
-        .and_then(|f| f.take(MAX_CA_FILE_BYTES + 1).read_to_end(&mut data))
-        .map_err(|e| config(format!("{name} {path} cannot be read: {}", io_reason(&e))))?;
-    if data.len() as u64 > MAX_CA_FILE_BYTES {
-        return Err(config(format!(
-            "{name} {path} is larger than {MAX_CA_FILE_BYTES} bytes"
-        )));
-    }
-    let text = String::from_utf8_lossy(&data).into_owned();
-    if !text.contains("-----BEGIN CERTIFICATE-----") {
-        return Err(config(format!("{name} {path} holds no PEM certificate")));
-    }
-    Ok(Some(text))
-}
-
-/// What went wrong opening or reading a file, in the words `strerror` uses.
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "No such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
-        std::io::ErrorKind::IsADirectory => "Is a directory".into(),
-        _ => e.to_string(),
-    }
+        .map_err(|_| config(format!("{name} must be the path of a PEM file")))?;
+    doris_read::options::read_pem_file(name, &path)
+        .map(Some)
+        .map_err(|e| match e {
+            // The write's connection reads its CA file too: the bare rule, not a "read" one.
+            doris_read::ReadError::Config(message) => config(message),
+            other => crate::errors::read_error(other),
+        })
 }

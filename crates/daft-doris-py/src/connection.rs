@@ -11,13 +11,14 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use doris_plan::PlanEndpoint;
+use doris_read::options::FlightOptions;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
 use doris_sql::{ConnectionSettings, Credentials, HostPort, SslMode};
 use doris_streamload::{ClientConfig, RedirectPolicy};
 use pyo3::prelude::*;
 
 use crate::args;
-use crate::errors::{ErrorClass, raise};
+use crate::errors::{ErrorClass, raise, read_error};
 
 /// Where the FE is, how to reach it safely and how long to wait for it.
 #[pyclass(frozen, module = "daft_doris._native")]
@@ -27,8 +28,8 @@ pub(crate) struct Connection {
     settings: ConnectionSettings,
     /// `host:port` → `host:port` for BE locations the client cannot reach.
     flight_endpoint_rewrite: HashMap<String, String>,
-    /// Most endpoints fetched at once (`None`: the client's default).
-    flight_max_parallel: Option<usize>,
+    /// `flight_options`, mapped by doris-read (parallelism, message size, root CAs).
+    flight_options: FlightOptions,
     /// Flight locations allowed besides the BEs the FE reports.
     flight_allowed_locations: Vec<HostPort>,
     /// Stream Load redirect targets allowed besides the BEs the FE reports.
@@ -53,7 +54,7 @@ impl Connection {
         flight_port = None,
         flight_secure = None,
         flight_endpoint_rewrite = HashMap::new(),
-        flight_max_parallel = None,
+        flight_options = None,
         flight_allowed_locations = None,
         ca_pem = None,
         mysql_ssl_mode = None,
@@ -75,7 +76,7 @@ impl Connection {
         flight_port: Option<Bound<'_, PyAny>>,
         flight_secure: Option<Bound<'_, PyAny>>,
         flight_endpoint_rewrite: HashMap<String, String>,
-        flight_max_parallel: Option<usize>,
+        flight_options: Option<Vec<(String, String)>>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
         ca_pem: Option<String>,
         mysql_ssl_mode: Option<Bound<'_, PyAny>>,
@@ -161,21 +162,12 @@ impl Connection {
                 _ => None,
             },
         };
-        if let Some(n) = flight_max_parallel
-            && !(1..=FlightSqlEndpoint::MOST_PARALLEL).contains(&n)
-        {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                format!(
-                    "flight_options max_parallel_endpoints must be an integer from 1 to {}",
-                    FlightSqlEndpoint::MOST_PARALLEL
-                ),
-            ));
-        }
+        let flight_options =
+            FlightOptions::parse(flight_options.unwrap_or_default()).map_err(read_error)?;
         Ok(Self {
             settings,
             flight_endpoint_rewrite,
-            flight_max_parallel,
+            flight_options,
             flight_allowed_locations: args::host_ports(
                 "flight_allowed_locations",
                 flight_allowed_locations,
@@ -277,9 +269,7 @@ impl Connection {
             .allowlist
             .targets
             .extend(self.flight_allowed_locations.iter().cloned());
-        if let Some(n) = self.flight_max_parallel {
-            endpoint.max_parallel = n;
-        }
+        self.flight_options.apply(&mut endpoint);
         Ok(endpoint)
     }
 

@@ -7,6 +7,8 @@
 //! exception classes (`daft_doris.errors`). Every
 //! network wait runs on a shared Tokio runtime with the GIL released.
 //!
+//! The crates' `tracing` events go to Python's `logging` under `daft_doris` (`logging`).
+//!
 //! Passwords arrive as a separate argument, resolved by the Python layer in the process
 //! that uses them (a `SecretRef` is resolved on each worker), and are kept in `secrecy`
 //! types from there on.
@@ -19,6 +21,7 @@ mod connection;
 mod diagnose;
 mod errors;
 mod jobs;
+mod logging;
 mod plan;
 mod read;
 mod read_options;
@@ -32,6 +35,7 @@ use pyo3::prelude::*;
 /// The `daft_doris._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    logging::install();
     m.add_class::<connection::Connection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
     m.add_class::<plan::ReadRequest>()?;

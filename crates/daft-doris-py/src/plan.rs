@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use doris_plan::DiscoveryPolicy;
-use doris_read::{Split, TableReadOptions, plan_read_of_schema, plan_table_read};
+use doris_read::{Split, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read};
 use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3_arrow::PySchema;
 
-use crate::args::{MAX_TASKS, choice, from_python, identifier, int_in, or_default, seconds};
+use crate::args::{choice, from_python, given, identifier, int_in, or_default, seconds};
 use crate::connection::Connection;
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
@@ -97,31 +97,21 @@ impl ReadRequest {
             "error" => DiscoveryPolicy::Error,
             _ => DiscoveryPolicy::Single,
         };
-        let target = int_in(
-            "target_tasks",
-            &or_default(&target_tasks, 8i64.into_pyobject(py)?.into_any()),
-            1,
-            MAX_TASKS,
-        )?;
-        let max = int_in(
-            "max_tasks",
-            &or_default(&max_tasks, 256i64.into_pyobject(py)?.into_any()),
-            1,
-            MAX_TASKS,
-        )?;
-        if target > max {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                "target_tasks must not exceed max_tasks",
-            ));
-        }
-        let planning_timeout = seconds(
-            "planning_timeout_seconds",
-            &or_default(
-                &planning_timeout_seconds,
-                10.0f64.into_pyobject(py)?.into_any(),
-            ),
-        )?;
+        // Defaults, limits and the rule between the two are doris-read's (`TaskCounts`).
+        let count = |name: &str, value: Option<Bound<'_, PyAny>>| {
+            given(value)
+                .map(|v| int_in(name, &v, 1, TaskCounts::MOST as i64).map(|n| n as usize))
+                .transpose()
+        };
+        let counts = TaskCounts::new(
+            count("target_tasks", target_tasks)?,
+            count("max_tasks", max_tasks)?,
+        )
+        .map_err(read_error)?;
+        let planning_timeout = given(planning_timeout_seconds)
+            .map(|t| seconds("planning_timeout_seconds", &t))
+            .transpose()?
+            .unwrap_or(TaskCounts::DEFAULT_PLANNING_TIMEOUT);
         let fragment = match unsafe_where_sql.filter(|v| !v.is_none()) {
             None => None,
             Some(value) => Some(
@@ -160,7 +150,7 @@ impl ReadRequest {
             table,
             auto_split: split == "auto",
             policy,
-            target_tasks: target as usize,
+            target_tasks: counts.target,
             planning_timeout,
             trusted_where,
             args,

@@ -1,44 +1,16 @@
-//! A read's transport settings (`_native.ReadOptions`), checked once, here, when
-//! `read_doris` makes its source: the transport, the batch bounds, the MySQL and Flight
-//! option mappings and the Flight location settings, every one as Python passed it.
+//! A read's transport settings (`_native.ReadOptions`), converted and checked once, here,
+//! when `read_doris` makes its source: the transport, the batch bounds, the MySQL and
+//! Flight options (mapped by `doris_read::options`) and the Flight location settings.
 
 use std::collections::BTreeMap;
 
-use doris_read::{BatchLimits, FlightSqlEndpoint, SslMode};
+use doris_read::options::{FlightOptions, MySqlOptions, OptionValue};
+use doris_read::{BatchLimits, TaskCounts};
 use pyo3::prelude::*;
-use pyo3::types::{PyMapping, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
 
 use crate::args;
 use crate::errors::{ErrorClass, raise, read_error};
-
-/// Connection settings `mysql_options` must not set, each with what says it instead (a
-/// `read_doris` argument, or the connector itself).
-const MYSQL_RESERVED: &[(&str, &str)] = &[
-    ("autocommit", "the connector reads in autocommit mode"),
-    ("binary_prefix", "the connector decodes text rows itself"),
-    ("connect_timeout", "use connect_timeout_seconds"),
-    ("conv", "the connector decodes text rows itself"),
-    ("cursorclass", "the connector decodes text rows itself"),
-    ("database", "use database"),
-    ("db", "use database"),
-    ("defer_connect", "the connector connects when a task runs"),
-    ("host", "use host"),
-    ("password", "use password"),
-    ("passwd", "use password"),
-    ("port", "use mysql_port"),
-    ("read_default_file", "pass the settings as arguments"),
-    ("read_default_group", "pass the settings as arguments"),
-    ("read_timeout", "use query_timeout_seconds"),
-    (
-        "unix_socket",
-        "Doris is reached over TCP: use host and mysql_port",
-    ),
-    ("use_unicode", "text is always UTF-8"),
-    ("user", "use username"),
-    ("write_timeout", "use query_timeout_seconds"),
-];
-/// The `flight_options` the native Flight transport knows.
-const FLIGHT_OPTIONS: &[&str] = &["max_parallel_endpoints"];
 
 fn config(message: impl Into<String>) -> PyErr {
     raise(ErrorClass::ConfigurationError, message.into())
@@ -58,8 +30,9 @@ pub(crate) struct ReadOptions {
     mysql_ssl_mode: Option<String>,
     /// `mysql_options["ssl_ca"]`: a CA file path, read where the source is made.
     mysql_ssl_ca: Option<String>,
-    /// Flight endpoints fetched at once (`None`: the crates' default).
-    flight_max_parallel: Option<usize>,
+    /// `flight_options`, checked (`doris_read::options::FlightOptions`), sorted by key:
+    /// the connection maps them again where the endpoint is made.
+    flight_options: Vec<(String, String)>,
     /// `host:port` → `host:port` for BE locations the client cannot reach, sorted.
     flight_endpoint_rewrite: Vec<(String, String)>,
     /// Flight locations allowed besides the BEs the FE reports.
@@ -107,90 +80,22 @@ impl ReadOptions {
         .map_err(read_error)?;
         let (batch_rows, batch_bytes) = (limits.rows, limits.bytes as u64);
         let queries_per_task = args::given(queries_per_task)
-            .map(|q| args::int_in("queries_per_task", &q, 1, args::MAX_TASKS))
+            .map(|q| args::int_in("queries_per_task", &q, 1, TaskCounts::MOST as i64))
             .transpose()?
             .map(|q| q as usize);
-        let mut mysql = mapping("mysql_options", args::given(mysql_options))?;
-        let reserved: Vec<String> = MYSQL_RESERVED
-            .iter()
-            .filter(|(k, _)| mysql.contains_key(*k))
-            .map(|(k, instead)| format!("{k} ({instead})"))
-            .collect();
-        if !reserved.is_empty() {
-            return Err(config(format!(
-                "mysql_options must not set {}",
-                reserved.join(", ")
-            )));
-        }
-        if mysql.contains_key("init_command") {
-            return Err(config(
-                "mysql_options init_command is refused: statements run on every connection are \
-                 not pushed down safely (use unsafe_where_sql for a trusted filter)",
-            ));
-        }
-        if let Some(charset) = mysql.remove("charset")
-            && !matches!(text(&charset).as_deref(), Some("utf8mb4" | "utf8"))
-        {
-            return Err(config("mysql_options charset is fixed to utf8mb4"));
-        }
-        let mysql_ssl_mode = match mysql.remove("ssl_mode") {
-            None => None,
-            Some(mode) => Some(
-                text(&mode)
-                    .filter(|m| SslMode::parse(m).is_some())
-                    .map(|m| m.to_ascii_lowercase())
-                    .ok_or_else(|| {
-                        config(format!(
-                            "ssl_mode must be one of {}",
-                            SslMode::NAMES.join(", ")
-                        ))
-                    })?,
-            ),
-        };
-        let mysql_ssl_ca =
-            match mysql.remove("ssl_ca") {
-                None => None,
-                Some(path) if path.is_none() => None,
-                Some(path) => Some(text(&path).filter(|p| !p.is_empty()).ok_or_else(|| {
-                    config("mysql_options ssl_ca must be the path of a PEM file")
-                })?),
-            };
-        if !mysql.is_empty() {
-            let names: Vec<&str> = mysql.keys().map(String::as_str).collect();
-            return Err(config(format!(
-                "mysql_options {} are not supported by the native MySQL transport \
-                 (supported: ssl_mode, ssl_ca, charset)",
-                names.join(", ")
-            )));
-        }
-        let flight = strings("flight_options", args::given(flight_options))?;
-        let unknown: Vec<&str> = flight
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !FLIGHT_OPTIONS.contains(k))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(config(format!(
-                "flight_options {} are not supported (supported: {})",
-                unknown.join(", "),
-                FLIGHT_OPTIONS.join(", ")
-            )));
-        }
-        let most = FlightSqlEndpoint::MOST_PARALLEL;
-        let flight_max_parallel = match flight.get("max_parallel_endpoints") {
-            None => None,
-            Some(n) => Some(
-                Some(n)
-                    .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .filter(|n| (1..=most).contains(n))
-                    .ok_or_else(|| {
-                        config(format!(
-                            "flight_options max_parallel_endpoints must be an integer from 1 to {most}"
-                        ))
-                    })?,
-            ),
-        };
+        let mysql = mapping("mysql_options", args::given(mysql_options))?
+            .into_iter()
+            .map(|(key, value)| {
+                let value = option_value(&key, &value, 0)?;
+                Ok((key, value))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let mysql = MySqlOptions::parse(mysql).map_err(read_error)?;
+        let flight_options: Vec<(String, String)> =
+            strings("flight_options", args::given(flight_options))?
+                .into_iter()
+                .collect();
+        FlightOptions::parse(flight_options.clone()).map_err(read_error)?;
         let flight_endpoint_rewrite = strings(
             "flight_endpoint_rewrite",
             args::given(flight_endpoint_rewrite),
@@ -207,9 +112,9 @@ impl ReadOptions {
             batch_rows,
             batch_bytes,
             queries_per_task,
-            mysql_ssl_mode,
-            mysql_ssl_ca,
-            flight_max_parallel,
+            mysql_ssl_mode: mysql.ssl_mode.map(|m| m.name().to_owned()),
+            mysql_ssl_ca: mysql.ssl_ca,
+            flight_options,
             flight_endpoint_rewrite,
             flight_allowed_locations,
         })
@@ -221,6 +126,46 @@ impl ReadOptions {
             self.transport, self.batch_rows, self.batch_bytes
         )
     }
+}
+
+/// One `mysql_options` value as doris-read takes it: `None`, a boolean, an integer, a
+/// number, a string, or a mapping of those (PyMySQL's `ssl={…}`). Anything else (an
+/// `ssl.SSLContext`, say) is refused naming the key, not the value.
+fn option_value(key: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<OptionValue> {
+    if value.is_none() {
+        return Ok(OptionValue::Null);
+    }
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(OptionValue::Bool(b.is_true()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return value
+            .extract::<i64>()
+            .map(OptionValue::Int)
+            .map_err(|_| config(format!("mysql_options {key} is an integer beyond 64 bits")));
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(OptionValue::Float(value.extract()?));
+    }
+    if let Some(t) = text(value) {
+        return Ok(OptionValue::Text(t));
+    }
+    if depth == 0
+        && let Ok(map) = value.cast::<PyDict>()
+    {
+        let mut out = BTreeMap::new();
+        for (k, v) in map.iter() {
+            let k = text(&k)
+                .ok_or_else(|| config(format!("mysql_options {key} keys must be strings")))?;
+            let v = option_value(&format!("{key} {k}"), &v, depth + 1)?;
+            out.insert(k, v);
+        }
+        return Ok(OptionValue::Map(out));
+    }
+    Err(config(format!(
+        "mysql_options {key} must be a string, number, boolean, None or (for ssl) a dict, \
+         so that it can travel to the workers"
+    )))
 }
 
 /// A Python string's text, if `value` is one.

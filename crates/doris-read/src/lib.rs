@@ -24,6 +24,9 @@
 //!   and one SELECT per task, split by tablets through `doris-plan` when asked;
 //!   [`table::plan_read_of_schema`] does the same from a schema already discovered (no
 //!   second `DESC`).
+//! - [`options`] maps the option names Python connectors take (PyMySQL's `connect()`
+//!   keywords, the ADBC Flight SQL driver's keys) onto these clients, refusing by name
+//!   what they cannot honour; [`TaskCounts`] holds a split read's task limits.
 //! - [`catalog`] lists, creates and drops databases and tables over a MySQL session (what
 //!   an engine's catalog calls).
 //! - [`diagnose`] checks every link a read or write will use, from the client's network,
@@ -40,6 +43,7 @@ pub mod flight;
 pub mod jobs;
 pub mod merge;
 pub mod mysql;
+pub mod options;
 pub mod schema;
 pub mod table;
 pub mod transport;
@@ -51,5 +55,7 @@ pub use merge::{merge, start_merged};
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
-pub use table::{ReadPlan, Split, TableReadOptions, plan_read_of_schema, plan_table_read};
+pub use table::{
+    ReadPlan, Split, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
+};
 pub use transport::{Transport, TransportKind};

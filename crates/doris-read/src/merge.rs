@@ -11,7 +11,7 @@ use futures::StreamExt;
 
 use crate::error::ReadError;
 use crate::feed;
-use crate::mysql::stream::BatchStream;
+use crate::mysql::stream::{BatchStream, Source};
 
 /// Starts every query at once (`starts`: one future per query, e.g. of
 /// [`query`](crate::query) or [`flight::query`](crate::flight::query)) and merges their
@@ -40,7 +40,7 @@ pub fn merge(mut streams: Vec<BatchStream>) -> Result<BatchStream, ReadError> {
         ));
     }
     if streams.len() == 1 {
-        return Ok(streams.remove(0));
+        return Ok(streams.remove(0).into_task());
     }
     let parts = streams.len();
     let (rx, task) = feed::spawn(parts, move |feed| async move {
@@ -53,7 +53,7 @@ pub fn merge(mut streams: Vec<BatchStream>) -> Result<BatchStream, ReadError> {
         }
         Ok(())
     });
-    Ok(BatchStream::from_parts(schema, rx, task))
+    Ok(BatchStream::from_parts(Source::Merged, schema, rx, task))
 }
 
 #[cfg(test)]
@@ -84,7 +84,7 @@ mod tests {
             }
             end.map_or(Ok(()), Err)
         });
-        BatchStream::from_parts(schema(), rx, task)
+        BatchStream::from_parts(Source::Merged, schema(), rx, task)
     }
 
     fn values(batches: &[RecordBatch]) -> Vec<i32> {
@@ -124,7 +124,7 @@ mod tests {
             feed.batch(batch(vec![1])).await;
             Ok(())
         });
-        let waiting = BatchStream::from_parts(schema(), rx, task);
+        let waiting = BatchStream::from_parts(Source::Merged, schema(), rx, task);
         let mut merged = merge(vec![waiting, part(vec![batch(vec![2])], None)]).unwrap();
         let first = tokio::time::timeout(std::time::Duration::from_secs(10), merged.next_batch())
             .await
@@ -158,7 +158,8 @@ mod tests {
             Ok(())
         });
         task.abort();
-        let cancelled = BatchStream::from_parts(schema(), rx, tokio::spawn(async {}));
+        let cancelled =
+            BatchStream::from_parts(Source::Merged, schema(), rx, tokio::spawn(async {}));
         let merged = merge(vec![part(vec![batch(vec![1])], None), cancelled]).unwrap();
         assert!(merged.collect().await.is_err());
     }
@@ -168,7 +169,7 @@ mod tests {
         assert!(matches!(merge(Vec::new()), Err(ReadError::Config(_))));
         let other = Arc::new(Schema::new(vec![Field::new("b", DataType::Int32, false)]));
         let (rx, task) = feed::spawn(1, |_feed| async move { Ok(()) });
-        let odd = BatchStream::from_parts(other, rx, task);
+        let odd = BatchStream::from_parts(Source::Merged, other, rx, task);
         assert!(matches!(
             merge(vec![part(Vec::new(), None), odd]),
             Err(ReadError::Metadata(_))

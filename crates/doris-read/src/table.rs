@@ -27,6 +27,58 @@ pub enum Split {
     },
 }
 
+/// How many tasks a split read aims at and may never exceed (`read_doris`'s
+/// `target_tasks` and `max_tasks`), with their defaults and limits.
+///
+/// ```
+/// use doris_read::TaskCounts;
+/// assert_eq!(TaskCounts::new(None, None).unwrap(), TaskCounts { target: 8, max: 256 });
+/// assert!(TaskCounts::new(Some(9), Some(8)).is_err());
+/// assert!(TaskCounts::new(Some(TaskCounts::MOST + 1), None).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskCounts {
+    /// Tasks a split read aims at ([`Split::Auto`]'s `target_tasks`).
+    pub target: usize,
+    /// Most tasks: `target` may not exceed it.
+    pub max: usize,
+}
+
+impl TaskCounts {
+    /// The largest count either may be.
+    pub const MOST: usize = 1024;
+    /// Eight tasks wanted, at most 256.
+    pub const DEFAULT: Self = Self {
+        target: 8,
+        max: 256,
+    };
+    /// The wait for the FE's `_query_plan` a read takes by default.
+    pub const DEFAULT_PLANNING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+    /// `target` and `max` (each `None`: its default), checked: from 1 to [`Self::MOST`],
+    /// and `target <= max`.
+    pub fn new(target: Option<usize>, max: Option<usize>) -> Result<Self, ReadError> {
+        let counts = Self {
+            target: target.unwrap_or(Self::DEFAULT.target),
+            max: max.unwrap_or(Self::DEFAULT.max),
+        };
+        for (name, n) in [("target_tasks", counts.target), ("max_tasks", counts.max)] {
+            if !(1..=Self::MOST).contains(&n) {
+                return Err(ReadError::Config(format!(
+                    "{name} must be an integer from 1 to {}",
+                    Self::MOST
+                )));
+            }
+        }
+        if counts.target > counts.max {
+            return Err(ReadError::Config(
+                "target_tasks must not exceed max_tasks".into(),
+            ));
+        }
+        Ok(counts)
+    }
+}
+
 /// What to read.
 #[derive(Debug, Clone)]
 pub struct TableReadOptions {

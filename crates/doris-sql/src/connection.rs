@@ -154,6 +154,9 @@ impl ConnectionSettings {
     pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(300);
     /// The longest wait to connect that [`ConnectionSettings::with_request_timeout`] sets.
     pub const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// The longest timeout a caller may ask for, of any kind (a day): a larger one is a
+    /// mistake (milliseconds given as seconds), not a wait anyone means.
+    pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
 
     /// Settings for the FE at `host` with Doris's default ports and timeouts. The host
     /// must be a bare name or IP address and the user non-empty.

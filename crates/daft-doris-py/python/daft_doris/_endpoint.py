@@ -25,7 +25,8 @@ class Endpoint:
     flight_port: int | None = None
     flight_secure: bool = False
     flight_endpoint_rewrite: tuple[tuple[str, str], ...] = ()
-    flight_max_parallel: int | None = None
+    # ``flight_options`` as (key, value) pairs, mapped natively (``doris_read::options``).
+    flight_options: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     flight_allowed_locations: tuple[str, ...] = ()
     # CA certificates (PEM text, read from ``tls_ca_file`` where the endpoint is made, so
     # workers need no file) and the MySQL link's TLS mode.
@@ -76,7 +77,7 @@ def _make_native(endpoint: Endpoint) -> Any:
         flight_port=endpoint.flight_port,
         flight_secure=endpoint.flight_secure,
         flight_endpoint_rewrite=dict(endpoint.flight_endpoint_rewrite),
-        flight_max_parallel=endpoint.flight_max_parallel,
+        flight_options=list(endpoint.flight_options),
         flight_allowed_locations=list(endpoint.flight_allowed_locations),
         ca_pem=endpoint.ca_pem,
         mysql_ssl_mode=endpoint.mysql_ssl_mode,

@@ -27,7 +27,7 @@ class Connection:
         flight_port: int | None = None,
         flight_secure: bool | None = None,
         flight_endpoint_rewrite: Mapping[str, str] = ...,
-        flight_max_parallel: int | None = None,
+        flight_options: Sequence[tuple[str, str]] | None = None,
         flight_allowed_locations: Sequence[str] | None = None,
         ca_pem: bytes | None = None,
         mysql_ssl_mode: str | None = None,
@@ -57,6 +57,15 @@ class ReadOptions:
         flight_endpoint_rewrite: Mapping[str, str] | None = None,
         flight_allowed_locations: Sequence[str] | None = None,
     ) -> None: ...
+    transport: str
+    batch_rows: int
+    batch_bytes: int
+    queries_per_task: int | None
+    mysql_ssl_mode: str | None
+    mysql_ssl_ca: str | None
+    flight_options: list[tuple[str, str]]
+    flight_endpoint_rewrite: list[tuple[str, str]]
+    flight_allowed_locations: list[str]
 
 class ReadRequest:
     def __init__(

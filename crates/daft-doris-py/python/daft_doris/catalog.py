@@ -191,7 +191,9 @@ class DorisCatalogTable(Table):
         # settled them (a read never downgrades what the catalog was given).
         native = c.endpoint().native()
         mysql_options = dict(options.pop("mysql_options", None) or {})
-        mysql_options.setdefault("ssl_mode", native.mysql_ssl_mode)
+        if not any(key.startswith("ssl") for key in mysql_options):
+            # PyMySQL's own TLS keys, when given, say the mode themselves.
+            mysql_options["ssl_mode"] = native.mysql_ssl_mode
         options.setdefault("connect_timeout_seconds", native.connect_timeout_seconds)
         options.setdefault("query_timeout_seconds", native.query_timeout_seconds)
         return read_doris(

@@ -216,8 +216,11 @@ class DorisDataSource(DataSource):
             flight_secure=flight_secure,
             flight_endpoint_rewrite=tuple(options.flight_endpoint_rewrite),
             flight_allowed_locations=tuple(options.flight_allowed_locations),
-            flight_max_parallel=options.flight_max_parallel,
-            ca_pem=_native.read_ca_file("tls_ca_file", options.mysql_ssl_ca or tls_ca_file),
+            flight_options=tuple(options.flight_options),
+            ca_pem=_native.read_ca_file(
+                "mysql_options ssl_ca" if options.mysql_ssl_ca else "tls_ca_file",
+                options.mysql_ssl_ca or tls_ca_file,
+            ),
             mysql_ssl_mode=options.mysql_ssl_mode,
         )
         schema, unsupported = _native.describe_table(

@@ -395,7 +395,12 @@ pub async fn query(
             _ => Ok(()),
         }
     });
-    Ok(BatchStream::from_parts(out_schema, rx, task))
+    Ok(BatchStream::from_parts(
+        crate::mysql::stream::Source::Flight,
+        out_schema,
+        rx,
+        task,
+    ))
 }
 
 #[cfg(test)]

@@ -81,11 +81,57 @@ pub struct BatchStream {
     schema: SchemaRef,
     drain: Drain,
     task: JoinHandle<()>,
+    tally: Tally,
+}
+
+/// What a stream delivered, for its `tracing` line at the end (rows, bytes, seconds).
+#[derive(Debug)]
+struct Tally {
+    source: Source,
+    rows: u64,
+    bytes: u64,
+    started: std::time::Instant,
+}
+
+/// Where a stream's batches come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// One MySQL query.
+    MySql,
+    /// One Flight SQL query (every endpoint).
+    Flight,
+    /// A read task: its queries read at once ([`crate::merge()`]), however many.
+    Merged,
+}
+
+impl Tally {
+    fn observe(&mut self, item: &Option<Result<RecordBatch, ReadError>>) {
+        match item {
+            Some(Ok(batch)) => {
+                self.rows += batch.num_rows() as u64;
+                self.bytes += batch.get_array_memory_size() as u64;
+            }
+            Some(Err(e)) => {
+                tracing::warn!(source = ?self.source, rows = self.rows, error = %e, "read failed");
+            }
+            None => {
+                let seconds = self.started.elapsed().as_secs_f64();
+                let (rows, bytes, source) = (self.rows, self.bytes, self.source);
+                // One INFO line per read task; its queries' own lines are DEBUG.
+                if source == Source::Merged {
+                    tracing::info!(rows, bytes, seconds, "read");
+                } else {
+                    tracing::debug!(source = ?source, rows, bytes, seconds, "query read");
+                }
+            }
+        }
+    }
 }
 
 impl BatchStream {
     /// A stream fed by `task` through `rx` (the task is aborted when the stream is dropped).
     pub(crate) fn from_parts(
+        source: Source,
         schema: SchemaRef,
         rx: mpsc::Receiver<Item>,
         task: JoinHandle<()>,
@@ -94,7 +140,19 @@ impl BatchStream {
             schema,
             drain: Drain::new(rx),
             task,
+            tally: Tally {
+                source,
+                rows: 0,
+                bytes: 0,
+                started: std::time::Instant::now(),
+            },
         }
+    }
+
+    /// The stream of a whole read task (its end is logged at INFO, a query's at DEBUG).
+    pub(crate) fn into_task(mut self) -> Self {
+        self.tally.source = Source::Merged;
+        self
     }
 
     /// The batches' schema.
@@ -108,7 +166,9 @@ impl BatchStream {
             return None;
         }
         let item = self.drain.rx().recv().await;
-        self.drain.take(item)
+        let out = self.drain.take(item);
+        self.tally.observe(&out);
+        out
     }
 
     /// Every remaining batch.
@@ -130,7 +190,11 @@ impl futures::Stream for BatchStream {
         }
         match self.drain.rx().poll_recv(cx) {
             Poll::Pending => Poll::Pending,
-            Poll::Ready(item) => Poll::Ready(self.drain.take(item)),
+            Poll::Ready(item) => {
+                let out = self.drain.take(item);
+                self.tally.observe(&out);
+                Poll::Ready(out)
+            }
         }
     }
 }
@@ -209,5 +273,5 @@ pub async fn query(
         }
         Ok(())
     });
-    Ok(BatchStream::from_parts(schema, rx, task))
+    Ok(BatchStream::from_parts(Source::MySql, schema, rx, task))
 }

@@ -187,6 +187,11 @@ impl AtomicWrite {
                 };
                 record_alone(session, database, ledger, &entry, None, &policy).await?;
             }
+            tracing::info!(
+                label = %label,
+                by = ?by,
+                "atomic write: the key committed before, nothing to write"
+            );
             return Ok(Begun::AlreadyCommitted { label, by });
         }
         let created = SystemTime::now()
@@ -362,8 +367,19 @@ impl AtomicWrite {
                 },
             };
             let usual = session.set_timeout(self.policy.publish_timeout);
+            let started = std::time::Instant::now();
             let outcome = publish.run(session).await;
             session.set_timeout(usual);
+            match &outcome {
+                Ok((rows, by_this_run)) => tracing::info!(
+                    label = %self.label,
+                    rows = ?rows,
+                    by_this_run,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "atomic publish"
+                ),
+                Err(e) => tracing::warn!(label = %self.label, error = %e, "atomic publish failed"),
+            }
             let (rows, by_this_run) = outcome?;
             published.rows = rows;
             published.by_this_run = by_this_run;

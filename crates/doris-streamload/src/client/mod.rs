@@ -195,6 +195,11 @@ impl StreamLoadClient {
         loop {
             progress.attempts = schedule.start_attempt();
             progress.may_probe = schedule.fits(Instant::now(), retry.running_probe_interval);
+            tracing::debug!(
+                label = %label_text,
+                attempt = progress.attempts,
+                "stream load attempt"
+            );
             let (next, encoded) = match self.attempt(db, table, &headers, options, &source).await {
                 Ok(Attempted {
                     answer,
@@ -221,42 +226,79 @@ impl StreamLoadClient {
             let detail = match next {
                 Next::Answered { status, response } => {
                     let rows = encoded.map_or(response.number_total_rows, |e| e.rows);
-                    return Ok(report(
-                        status,
-                        Some(response),
-                        rows,
-                        encoded,
-                        attempts,
-                        uploaded,
-                    ));
+                    let out = report(status, Some(response), rows, encoded, attempts, uploaded);
+                    loaded(&out);
+                    return Ok(out);
                 }
                 Next::AlreadyHeld { status, txn_id } => {
                     let rows = source.settle_cut(options)?;
                     let mut out = report(status, None, rows, None, attempts, uploaded);
                     out.txn_id = txn_id.unwrap_or(-1);
+                    loaded(&out);
                     return Ok(out);
                 }
                 Next::Probe => {
+                    tracing::debug!(
+                        label = %label_text,
+                        "stream load: the label is RUNNING, probing again"
+                    );
                     tokio::time::sleep(retry.running_probe_interval).await;
                     schedule.forget_attempt();
                     continue;
                 }
                 Next::Rejected { message, error_url } => {
                     let error_log_head = self.error_log_head(error_url.as_deref()).await;
-                    return Err(StreamLoadError::Rejected {
+                    let e = StreamLoadError::Rejected {
                         label: label_text,
                         message,
                         error_url,
                         error_log_head,
-                    });
+                    };
+                    failed(&e, attempts);
+                    return Err(e);
                 }
-                Next::Fail(e) => return Err(e),
+                Next::Fail(e) => {
+                    failed(&e, attempts);
+                    return Err(e);
+                }
                 Next::Retry(detail) => detail,
             };
             match schedule.next_delay(Instant::now()) {
-                Some(delay) => tokio::time::sleep(delay).await,
-                None => return Err(decide::exhausted(progress, label_text, attempts, detail)),
+                Some(delay) => {
+                    tracing::debug!(
+                        label = %label_text,
+                        attempt = attempts,
+                        reason = %detail,
+                        delay_ms = delay.as_millis() as u64,
+                        "stream load retry"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                None => {
+                    let e = decide::exhausted(progress, label_text, attempts, detail);
+                    failed(&e, attempts);
+                    return Err(e);
+                }
             }
         }
     }
+}
+
+/// The INFO line of a load that ended with an answer.
+fn loaded(report: &LoadReport) {
+    tracing::info!(
+        label = %report.label.as_deref().unwrap_or(""),
+        txn_id = report.txn_id,
+        status = ?report.status,
+        rows = report.rows,
+        uploaded_bytes = report.uploaded_bytes,
+        attempts = report.attempts,
+        seconds = report.elapsed.as_secs_f64(),
+        "stream load"
+    );
+}
+
+/// The WARN line of a load that failed (the error's text: no body, no password).
+fn failed(error: &StreamLoadError, attempts: u32) {
+    tracing::warn!(attempts, error = %error, "stream load failed");
 }

@@ -173,6 +173,11 @@ impl StreamLoadClient {
                 .allowed_target(location)
                 .await
                 .map_err(AttemptError::Final)?;
+            tracing::debug!(
+                host = target.host_str().unwrap_or(""),
+                port = target.port_or_known_default().unwrap_or(0),
+                "stream load redirected by the FE"
+            );
             if matches!(
                 self.config.route,
                 Route::ViaFe {

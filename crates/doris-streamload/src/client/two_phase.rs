@@ -17,15 +17,28 @@ use super::decide::{self, Progress, TwoPhaseAttempt, TwoPhaseNext};
 use super::report::{TwoPhaseOutcome, TxnRef};
 use super::route::redirect_status;
 
+/// The INFO line of a two-phase decision (WARN when it failed), passed through.
+fn decided(
+    txn: &TxnRef,
+    operation: &'static str,
+    outcome: Result<TwoPhaseOutcome, StreamLoadError>,
+) -> Result<TwoPhaseOutcome, StreamLoadError> {
+    match &outcome {
+        Ok(done) => tracing::info!(txn = %txn.describe(), operation, outcome = ?done, "two-phase"),
+        Err(e) => tracing::warn!(txn = %txn.describe(), operation, error = %e, "two-phase failed"),
+    }
+    outcome
+}
+
 impl StreamLoadClient {
     /// Commits a pre-committed load. Committing one already committed is `AlreadyDone`.
     pub async fn commit(&self, db: &str, txn: &TxnRef) -> Result<TwoPhaseOutcome, StreamLoadError> {
-        self.two_phase(db, txn, "commit").await
+        decided(txn, "commit", self.two_phase(db, txn, "commit").await)
     }
 
     /// Aborts a pre-committed load. Aborting one already aborted is `AlreadyDone`.
     pub async fn abort(&self, db: &str, txn: &TxnRef) -> Result<TwoPhaseOutcome, StreamLoadError> {
-        self.two_phase(db, txn, "abort").await
+        decided(txn, "abort", self.two_phase(db, txn, "abort").await)
     }
 
     /// Aborts every listed label that is still pre-committed (e.g. the labels of a failed

@@ -10,6 +10,7 @@ mod group_commit;
 mod key_models;
 mod limits;
 mod loader;
+mod logs;
 mod outcomes;
 mod routing;
 mod tls;

@@ -66,7 +66,16 @@ async fn table_report(
 /// `GET /_emulator/wire`: what crossed the faces so far, with the gauges' peaks (a bench or
 /// a test in another process reads how many sessions or streams a read held at once).
 async fn wire_report(State(shared): State<Arc<Shared>>) -> Response {
-    json_response(&shared.wire.report())
+    #[allow(unused_mut)]
+    let mut report = shared.wire.report();
+    // Flight sessions (bearer tokens) held, and results waiting for their `DoGet`: a
+    // client that leaked them would grow these.
+    #[cfg(feature = "sql")]
+    {
+        report["flight_sessions"] = shared.flight.sessions().into();
+        report["flight_pending_results"] = shared.flight.pending_results().into();
+    }
+    json_response(&report)
 }
 
 /// `DELETE /_emulator/wire`: the gauges start new peaks.

@@ -1,0 +1,174 @@
+//! The transport options a caller passes by name, as connectors for Python take them:
+//! `mysql_options` (PyMySQL's `connect()` keywords) and `flight_options` (the ADBC Flight
+//! SQL driver's keys). Each key either maps onto this crate's clients with the same meaning
+//! ([`MySqlOptions`], [`FlightOptions`]) or is refused with an error that names the key and
+//! what replaces it; a value is never shown (a secret may have been pasted into the wrong
+//! key).
+//!
+//! ```
+//! use doris_read::options::{FlightOptions, MySqlOptions, OptionValue};
+//! use doris_read::SslMode;
+//!
+//! // PyMySQL's `ssl_verify_identity=True` with a CA file is `verify_identity` here.
+//! let mysql = MySqlOptions::parse([
+//!     ("ssl_ca".to_owned(), OptionValue::Text("/etc/doris/ca.pem".into())),
+//!     ("ssl_verify_identity".to_owned(), OptionValue::Bool(true)),
+//! ])
+//! .unwrap();
+//! assert_eq!(mysql.ssl_mode, Some(SslMode::VerifyIdentity));
+//! assert_eq!(mysql.ssl_ca.as_deref(), Some("/etc/doris/ca.pem"));
+//!
+//! // Settings that have an argument of their own are refused, naming it.
+//! let refused = MySqlOptions::parse([("read_timeout".to_owned(), OptionValue::Int(5))]);
+//! assert!(refused.unwrap_err().to_string().contains("use query_timeout_seconds"));
+//!
+//! // ADBC's message-size option is the Flight client's decoding limit.
+//! let flight = FlightOptions::parse([(
+//!     "adbc.flight.sql.client_option.with_max_msg_size".to_owned(),
+//!     "67108864".to_owned(),
+//! )])
+//! .unwrap();
+//! assert_eq!(flight.max_message_bytes, Some(64 << 20));
+//! ```
+//!
+//! [`read_pem_file`] reads a CA file with a size cap, for the options (and arguments) that
+//! name one.
+
+mod flight;
+mod mysql;
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+
+pub use flight::FlightOptions;
+pub use mysql::MySqlOptions;
+
+use crate::error::ReadError;
+
+/// One option's value as a caller hands it over (a Python binding converts `str`, `int`,
+/// `float`, `bool`, `None` and `dict` into these).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    /// `None`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// A string.
+    Text(String),
+    /// A mapping with string keys (PyMySQL's `ssl={…}`).
+    Map(BTreeMap<String, OptionValue>),
+}
+
+impl OptionValue {
+    /// The kind of value, for an error message (never the value itself).
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Null => "None",
+            Self::Bool(_) => "a boolean",
+            Self::Int(_) => "an integer",
+            Self::Float(_) => "a number",
+            Self::Text(_) => "a string",
+            Self::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// Largest PEM file [`read_pem_file`] reads, in bytes.
+pub const MAX_PEM_FILE_BYTES: u64 = 1 << 20;
+
+/// The PEM text of the CA file at `path`: at most [`MAX_PEM_FILE_BYTES`], holding at least
+/// one certificate. `argument` names where the path came from (`tls_ca_file`,
+/// `mysql_options ssl_ca`) in the error, which gives the path and the reason, never the
+/// file's content.
+pub fn read_pem_file(argument: &str, path: &str) -> Result<String, ReadError> {
+    if path.is_empty() {
+        return Err(ReadError::Config(format!(
+            "{argument} must be the path of a PEM file"
+        )));
+    }
+    let mut data = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PEM_FILE_BYTES + 1).read_to_end(&mut data))
+        .map_err(|e| {
+            ReadError::Config(format!(
+                "{argument} {path} cannot be read: {}",
+                io_reason(&e)
+            ))
+        })?;
+    if data.len() as u64 > MAX_PEM_FILE_BYTES {
+        return Err(ReadError::Config(format!(
+            "{argument} {path} is larger than {MAX_PEM_FILE_BYTES} bytes"
+        )));
+    }
+    let text = String::from_utf8_lossy(&data).into_owned();
+    if !holds_certificate(&text) {
+        return Err(ReadError::Config(format!(
+            "{argument} {path} holds no PEM certificate"
+        )));
+    }
+    Ok(text)
+}
+
+/// Whether `pem` holds a PEM certificate block.
+fn holds_certificate(pem: &str) -> bool {
+    pem.contains("-----BEGIN CERTIFICATE-----")
+}
+
+/// What went wrong opening or reading a file, in the words `strerror` uses.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
+        std::io::ErrorKind::IsADirectory => "Is a directory".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// The refusal of one or more keys: `<what> must not set k1 (instead), k2 (instead)`.
+fn refused(what: &str, keys: &[(&str, &str)]) -> ReadError {
+    let listed: Vec<String> = keys
+        .iter()
+        .map(|(key, instead)| format!("{key} ({instead})"))
+        .collect();
+    ReadError::Config(format!("{what} must not set {}", listed.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_pem_file_is_read_with_a_cap_and_must_hold_a_certificate() {
+        let dir = std::env::temp_dir().join(format!("doris-read-pem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("ca.pem");
+        std::fs::write(
+            &good,
+            "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let text = read_pem_file("tls_ca_file", good.to_str().unwrap()).unwrap();
+        assert!(text.starts_with("-----BEGIN CERTIFICATE-----"));
+
+        let key = dir.join("key.pem");
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nsecret-bytes\n").unwrap();
+        let e = read_pem_file("tls_ca_file", key.to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("holds no PEM certificate"), "{e}");
+        assert!(!e.to_string().contains("secret-bytes"), "{e}");
+
+        let big = dir.join("big.pem");
+        std::fs::write(&big, vec![b'a'; MAX_PEM_FILE_BYTES as usize + 1]).unwrap();
+        let e = read_pem_file("tls_ca_file", big.to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
+
+        let e = read_pem_file("ssl_ca", dir.join("missing.pem").to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("No such file or directory"), "{e}");
+        assert!(read_pem_file("ssl_ca", "").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,444 @@
+//! `mysql_options`: PyMySQL's `connect()` keywords, as code written for PyMySQL-based
+//! connectors passes them, mapped onto [`crate::MySqlEndpoint`].
+//!
+//! The TLS keywords keep PyMySQL's meaning, one way stricter: where PyMySQL asks for TLS,
+//! the link requires it (PyMySQL falls back to plain text when the server offers none).
+//!
+//! | keys | here |
+//! |---|---|
+//! | `ssl_disabled=True` | [`SslMode::Disabled`] |
+//! | `ssl_ca`, `ssl_verify_cert`, `ssl_verify_identity` | `verify_identity` with `ssl_verify_identity=True`, else `verify_ca` with `ssl_verify_cert=True`, else `required` |
+//! | `ssl={"ca": …, "check_hostname": …}` | with `ca`: `verify_identity` (`check_hostname=False`: `verify_ca`); without: `required` |
+//! | `ssl_mode` | the mode by name (at least as strong as the keys above ask) |
+//! | `charset` | `utf8mb4` or `utf8` only (the connector reads UTF-8) |
+//!
+//! The settings a read takes as arguments of its own (host, port, user, password,
+//! database, timeouts, …) are refused naming the argument; keys this transport cannot honour
+//! (client certificates, compression, `init_command`, …) are refused saying why.
+
+use std::collections::BTreeMap;
+
+use doris_sql::SslMode;
+
+use super::{OptionValue, refused};
+use crate::error::ReadError;
+
+/// Keys a read sets through arguments of its own, each with what to use instead.
+const RESERVED: &[(&str, &str)] = &[
+    ("autocommit", "the connector reads in autocommit mode"),
+    ("binary_prefix", "the connector decodes text rows itself"),
+    ("connect_timeout", "use connect_timeout_seconds"),
+    ("conv", "the connector decodes text rows itself"),
+    ("cursorclass", "the connector decodes text rows itself"),
+    ("database", "use database"),
+    ("db", "use database"),
+    ("defer_connect", "the connector connects when a task runs"),
+    ("host", "use host"),
+    ("password", "use password"),
+    ("passwd", "use password"),
+    ("port", "use mysql_port"),
+    ("read_default_file", "pass the settings as arguments"),
+    ("read_default_group", "pass the settings as arguments"),
+    ("read_timeout", "use query_timeout_seconds"),
+    (
+        "unix_socket",
+        "Doris is reached over TCP: use host and mysql_port",
+    ),
+    ("use_unicode", "text is always UTF-8"),
+    ("user", "use username"),
+    ("write_timeout", "use query_timeout_seconds"),
+];
+
+const CLIENT_CERTIFICATES: &str = "client certificates are not supported on the MySQL link";
+
+/// PyMySQL keys this transport cannot honour, each with the reason.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "init_command",
+        "statements run on every connection are not pushed down safely \
+         (use unsafe_where_sql for a trusted filter)",
+    ),
+    ("sql_mode", "session variables are not set from options"),
+    ("compress", "Doris's MySQL protocol offers no compression"),
+    ("local_infile", "a read loads no local file"),
+    (
+        "max_allowed_packet",
+        "a read's batches are bounded by batch_rows and batch_bytes",
+    ),
+    ("ssl_cert", CLIENT_CERTIFICATES),
+    ("ssl_key", CLIENT_CERTIFICATES),
+    ("ssl_key_password", CLIENT_CERTIFICATES),
+    (
+        "server_public_key",
+        "Doris authenticates with mysql_native_password, which exchanges no RSA key",
+    ),
+    (
+        "auth_plugin_map",
+        "Doris authenticates with mysql_native_password",
+    ),
+    (
+        "client_flag",
+        "the connector sets the protocol flags itself",
+    ),
+    ("program_name", "no connection attributes are sent"),
+    (
+        "bind_address",
+        "the operating system chooses the local address",
+    ),
+    ("named_pipe", "Doris is reached over TCP"),
+];
+
+/// The keys [`MySqlOptions::parse`] maps.
+const SUPPORTED: &[&str] = &[
+    "ssl",
+    "ssl_mode",
+    "ssl_ca",
+    "ssl_verify_cert",
+    "ssl_verify_identity",
+    "ssl_disabled",
+    "charset",
+];
+
+/// What `mysql_options` ask of the MySQL link.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MySqlOptions {
+    /// The TLS mode the options ask for (`None`: the connection's own setting).
+    pub ssl_mode: Option<SslMode>,
+    /// A CA file (PEM) to trust, read with [`super::read_pem_file`] where the read is
+    /// configured.
+    pub ssl_ca: Option<String>,
+}
+
+impl MySqlOptions {
+    /// Maps PyMySQL keywords; the first problem found is a [`ReadError::Config`] naming
+    /// the key (`None` values count as not given, except for keys refused outright).
+    pub fn parse(
+        pairs: impl IntoIterator<Item = (String, OptionValue)>,
+    ) -> Result<Self, ReadError> {
+        let mut options: BTreeMap<String, OptionValue> = pairs.into_iter().collect();
+        let reserved: Vec<(&str, &str)> = RESERVED
+            .iter()
+            .copied()
+            .filter(|(k, _)| options.contains_key(*k))
+            .collect();
+        if !reserved.is_empty() {
+            return Err(refused("mysql_options", &reserved));
+        }
+        if let Some((key, why)) = REFUSED.iter().find(|(k, _)| options.contains_key(*k)) {
+            return Err(config(format!("mysql_options {key} is refused: {why}")));
+        }
+        let unknown: Vec<&str> = options
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !SUPPORTED.contains(k))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(config(format!(
+                "mysql_options {} are not supported by the native MySQL transport \
+                 (supported: {})",
+                unknown.join(", "),
+                SUPPORTED.join(", ")
+            )));
+        }
+        options.retain(|_, v| *v != OptionValue::Null);
+        if let Some(charset) = options.remove("charset")
+            && !matches!(&charset, OptionValue::Text(c) if c == "utf8mb4" || c == "utf8")
+        {
+            return Err(config("mysql_options charset is fixed to utf8mb4".into()));
+        }
+        let named = match options.remove("ssl_mode") {
+            None => None,
+            Some(OptionValue::Text(mode)) if SslMode::parse(&mode).is_some() => {
+                SslMode::parse(&mode)
+            }
+            Some(_) => {
+                return Err(config(format!(
+                    "ssl_mode must be one of {}",
+                    SslMode::NAMES.join(", ")
+                )));
+            }
+        };
+        let disabled = flag(&mut options, "ssl_disabled")?;
+        let verify_cert = flag(&mut options, "ssl_verify_cert")?;
+        let verify_identity = flag(&mut options, "ssl_verify_identity")?;
+        let ca = match options.remove("ssl_ca") {
+            None => None,
+            Some(value) => Some(path("mysql_options ssl_ca", value)?),
+        };
+        let ssl = match options.remove("ssl") {
+            None => None,
+            Some(OptionValue::Map(map)) => Some(ssl_mapping(map)?),
+            Some(other) => {
+                return Err(config(format!(
+                    "mysql_options ssl must be a mapping such as {{\"ca\": path}}, not {} \
+                     (an ssl.SSLContext cannot travel to the workers; use ssl_mode and ssl_ca)",
+                    other.kind()
+                )));
+            }
+        };
+        let keywords = ca.is_some() || verify_cert.is_some() || verify_identity.is_some();
+        if keywords && ssl.is_some() {
+            return Err(config(
+                "mysql_options sets both ssl and ssl_ca/ssl_verify_*: use one of them".into(),
+            ));
+        }
+        let derived = if keywords {
+            Some(if verify_identity == Some(true) {
+                SslMode::VerifyIdentity
+            } else if verify_cert == Some(true) {
+                SslMode::VerifyCa
+            } else {
+                SslMode::Required
+            })
+        } else {
+            ssl.as_ref().map(|s| s.mode)
+        };
+        let ssl_ca = ca.or_else(|| ssl.and_then(|s| s.ca));
+        let derived = match (disabled, derived) {
+            (Some(true), Some(_)) => {
+                return Err(config(
+                    "mysql_options ssl_disabled=True contradicts its other TLS keys".into(),
+                ));
+            }
+            (Some(true), None) => Some(SslMode::Disabled),
+            (_, derived) => derived,
+        };
+        // A named mode may be stronger than the keys ask (`verify_identity` with an
+        // `ssl_ca`), never weaker, and only `disabled` goes with `ssl_disabled=True`.
+        let strength = |m: SslMode| SslMode::NAMES.iter().position(|n| *n == m.name());
+        let ssl_mode = match (named, derived) {
+            (Some(named), Some(derived))
+                if (derived == SslMode::Disabled) != (named == SslMode::Disabled)
+                    || strength(named) < strength(derived) =>
+            {
+                return Err(config(format!(
+                    "mysql_options ssl_mode {} contradicts its other TLS keys, which ask for {}",
+                    named.name(),
+                    derived.name()
+                )));
+            }
+            (named, derived) => named.or(derived),
+        };
+        Ok(Self { ssl_mode, ssl_ca })
+    }
+}
+
+/// PyMySQL's `ssl={…}`, read.
+struct SslMapping {
+    mode: SslMode,
+    ca: Option<String>,
+}
+
+fn ssl_mapping(mut map: BTreeMap<String, OptionValue>) -> Result<SslMapping, ReadError> {
+    map.retain(|_, v| *v != OptionValue::Null);
+    let why = |key: &str| -> Option<&'static str> {
+        Some(match key {
+            "cert" | "key" | "password" => CLIENT_CERTIFICATES,
+            "capath" => "name one PEM file as ca",
+            "cipher" => "the TLS library chooses the ciphers",
+            "verify_mode" => "use check_hostname, or ssl_mode",
+            _ => return None,
+        })
+    };
+    if let Some((key, reason)) = map.keys().find_map(|k| why(k).map(|w| (k, w))) {
+        return Err(config(format!(
+            "mysql_options ssl {key} is refused: {reason}"
+        )));
+    }
+    if let Some(key) = map
+        .keys()
+        .find(|k| !["ca", "check_hostname"].contains(&k.as_str()))
+    {
+        return Err(config(format!(
+            "mysql_options ssl {key} is not supported (supported: ca, check_hostname)"
+        )));
+    }
+    let check_hostname = flag(&mut map, "check_hostname")?;
+    let ca = match map.remove("ca") {
+        None => None,
+        Some(value) => Some(path("mysql_options ssl ca", value)?),
+    };
+    let mode = match (&ca, check_hostname) {
+        (None, _) => SslMode::Required,
+        (Some(_), Some(false)) => SslMode::VerifyCa,
+        (Some(_), _) => SslMode::VerifyIdentity,
+    };
+    Ok(SslMapping { mode, ca })
+}
+
+/// A boolean key (absent: `None`).
+fn flag(map: &mut BTreeMap<String, OptionValue>, key: &str) -> Result<Option<bool>, ReadError> {
+    match map.remove(key) {
+        None => Ok(None),
+        Some(OptionValue::Bool(b)) => Ok(Some(b)),
+        Some(_) => Err(config(format!("mysql_options {key} must be a boolean"))),
+    }
+}
+
+/// A file path (a non-empty string).
+fn path(what: &str, value: OptionValue) -> Result<String, ReadError> {
+    match value {
+        OptionValue::Text(p) if !p.is_empty() => Ok(p),
+        _ => Err(config(format!("{what} must be the path of a PEM file"))),
+    }
+}
+
+fn config(message: String) -> ReadError {
+    ReadError::Config(message)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn parse(pairs: &[(&str, OptionValue)]) -> Result<MySqlOptions, ReadError> {
+        MySqlOptions::parse(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())))
+    }
+
+    fn text(s: &str) -> OptionValue {
+        OptionValue::Text(s.into())
+    }
+
+    fn ssl(pairs: &[(&str, OptionValue)]) -> OptionValue {
+        OptionValue::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn pymysql_tls_keywords_keep_their_meaning() {
+        use OptionValue::Bool;
+        let mode = |pairs: &[(&str, OptionValue)]| parse(pairs).unwrap().ssl_mode;
+        assert_eq!(mode(&[]), None);
+        assert_eq!(
+            mode(&[("ssl_ca", text("/ca.pem"))]),
+            Some(SslMode::Required)
+        );
+        assert_eq!(
+            mode(&[("ssl_ca", text("/ca.pem")), ("ssl_verify_cert", Bool(true))]),
+            Some(SslMode::VerifyCa)
+        );
+        assert_eq!(
+            mode(&[("ssl_verify_identity", Bool(true))]),
+            Some(SslMode::VerifyIdentity)
+        );
+        assert_eq!(
+            mode(&[("ssl", ssl(&[("ca", text("/ca.pem"))]))]),
+            Some(SslMode::VerifyIdentity)
+        );
+        assert_eq!(
+            mode(&[(
+                "ssl",
+                ssl(&[("ca", text("/ca.pem")), ("check_hostname", Bool(false))])
+            )]),
+            Some(SslMode::VerifyCa)
+        );
+        assert_eq!(mode(&[("ssl", ssl(&[]))]), Some(SslMode::Required));
+        assert_eq!(
+            mode(&[("ssl_disabled", Bool(true))]),
+            Some(SslMode::Disabled)
+        );
+        assert_eq!(
+            mode(&[("ssl_mode", text("VERIFY_CA"))]),
+            Some(SslMode::VerifyCa)
+        );
+        // A named mode stronger than the keys ask is kept.
+        assert_eq!(
+            mode(&[
+                ("ssl_mode", text("verify_identity")),
+                ("ssl_ca", text("/ca.pem"))
+            ]),
+            Some(SslMode::VerifyIdentity)
+        );
+        // None is "not given", as PyMySQL's defaults are.
+        assert_eq!(
+            mode(&[
+                ("ssl_ca", OptionValue::Null),
+                ("charset", OptionValue::Null)
+            ]),
+            None
+        );
+        let ca = parse(&[("ssl", ssl(&[("ca", text("/etc/ca.pem"))]))]).unwrap();
+        assert_eq!(ca.ssl_ca.as_deref(), Some("/etc/ca.pem"));
+    }
+
+    #[test]
+    fn contradictions_and_unsupported_keys_are_refused_by_name() {
+        use OptionValue::{Bool, Int};
+        let refused = |pairs: &[(&str, OptionValue)], needle: &str| {
+            let e = parse(pairs).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+            assert!(!e.contains("/secret"), "{e}");
+        };
+        refused(
+            &[
+                ("ssl_mode", text("required")),
+                ("ssl_verify_cert", Bool(true)),
+            ],
+            "ssl_mode required contradicts",
+        );
+        refused(
+            &[("ssl_disabled", Bool(true)), ("ssl_ca", text("/secret"))],
+            "ssl_disabled=True contradicts",
+        );
+        refused(
+            &[
+                ("ssl_mode", text("verify_ca")),
+                ("ssl_verify_identity", Bool(true)),
+            ],
+            "ssl_mode verify_ca contradicts",
+        );
+        refused(
+            &[
+                ("ssl_mode", text("preferred")),
+                ("ssl_disabled", Bool(true)),
+            ],
+            "ssl_mode preferred contradicts",
+        );
+        refused(
+            &[("ssl", ssl(&[])), ("ssl_ca", text("/secret"))],
+            "both ssl and ssl_ca",
+        );
+        refused(&[("ssl_cert", text("/secret"))], CLIENT_CERTIFICATES);
+        refused(
+            &[("ssl", ssl(&[("key", text("/secret"))]))],
+            "ssl key is refused",
+        );
+        refused(
+            &[("ssl", ssl(&[("server_hostname", text("/secret"))]))],
+            "ssl server_hostname is not supported",
+        );
+        refused(&[("ssl", text("/secret"))], "ssl must be a mapping");
+        refused(&[("compress", Bool(true))], "compress is refused");
+        refused(
+            &[("init_command", text("/secret"))],
+            "init_command is refused",
+        );
+        refused(
+            &[("charset", text("latin1"))],
+            "charset is fixed to utf8mb4",
+        );
+        refused(
+            &[("ssl_mode", text("sometimes"))],
+            "ssl_mode must be one of",
+        );
+        refused(
+            &[("ssl_ca", text(""))],
+            "ssl_ca must be the path of a PEM file",
+        );
+        refused(
+            &[("ssl_verify_cert", Int(1))],
+            "ssl_verify_cert must be a boolean",
+        );
+        refused(&[("frobnicate", Int(1))], "frobnicate are not supported");
+        // The settings with arguments of their own name the argument, all at once.
+        refused(
+            &[("read_timeout", Int(5)), ("user", text("/secret"))],
+            "read_timeout (use query_timeout_seconds), user (use username)",
+        );
+    }
+}
