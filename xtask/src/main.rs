@@ -1,13 +1,14 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt, clippy -D warnings, deps, tested-by, package, rustdoc -D warnings, Rust tests, ruff, pytest, fuzz, bench --quick
+//! cargo xtask ci                 fmt, clippy -D warnings, deps, tested-by, package, rustdoc -D warnings, Rust tests, ruff, pytest (3.11; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
 //! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
+//! cargo xtask other-pythons     the API's tests on Python 3.12 and 3.13 (where the machine has them)
 //! cargo xtask soak [--minutes N] [--out DIR]   reads and writes side by side under random faults (docs/reliability.md)
 //! cargo xtask conformance        the corpus from Doris's regression suites, then tests/conformance through DORIS_TEST_* (a real Doris, or an emulator process)
 //! cargo xtask deps               the layering rules: which crates each library may depend on
@@ -40,7 +41,7 @@ use crate::fuzz::fuzz;
 use crate::layering::deps;
 use crate::mutants::mutants;
 use crate::publish::package;
-use crate::python::{install_python_package, python, python_tests};
+use crate::python::{install_python_package, other_python_tests, python, python_tests};
 use crate::run::{cargo, counted_step, root, step};
 use crate::tested_by::tested_by;
 
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
+        Some("other-pythons") => build_as_tests().and_then(|()| other_python_tests().map(|_| ())),
         Some("soak") => {
             let flag = |name: &str| {
                 args.iter()
@@ -77,7 +79,7 @@ fn main() -> ExitCode {
         ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
+                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -161,6 +163,8 @@ fn ci() -> Result<(), String> {
     // conformance suite through DORIS_TEST_* against an emulator process.
     conformance()?;
     let (py_passed, py_failed) = python_tests()?;
+    // The public API's tests again on Python 3.12 and 3.13 (where the machine has them).
+    let (other_passed, other_failed) = other_python_tests()?;
     // Reads and writes side by side under random faults: no row lost or doubled, no
     // resource growing (the test build made the binaries).
     soak(CI_SOAK_MINUTES, None)?;
@@ -171,7 +175,10 @@ fn ci() -> Result<(), String> {
     // and the package the tests just built: `cargo build -p doris-emulator` alone would
     // unify features differently and rebuild DataFusion (~6 min).
     bench(true, true, false)?;
-    let (passed, failed) = (rust_passed + py_passed, rust_failed + py_failed);
+    let (passed, failed) = (
+        rust_passed + py_passed + other_passed,
+        rust_failed + py_failed + other_failed,
+    );
     run::print_step_times();
     // One closing line that CI reads, whatever runners produced the counts.
     println!("tests: {passed} passed, {failed} failed");

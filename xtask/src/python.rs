@@ -69,29 +69,29 @@ pub(crate) fn python_tests() -> Result<(u64, u64), String> {
         .args(PYTHON_SOURCES);
     step("ruff format --check", format)?;
     install_python_package(&python)?;
+    pytest(&python, &["tests/python"], "python tests")
+}
+
+/// Runs pytest on `paths` with `python`; returns its passed and failed counts (a failure
+/// is an error after the counts are printed).
+fn pytest(python: &Path, paths: &[&str], name: &str) -> Result<(u64, u64), String> {
     let target =
         std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
-    let mut pytest = Command::new(&python);
+    let mut pytest = Command::new(python);
     pytest
         .current_dir(root())
         .env("DORIS_EMULATOR_BIN", target.join("debug/doris-emulator"))
-        .args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/python",
-        ]);
-    println!("==> python tests");
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(paths);
+    println!("==> {name}");
     let started = Instant::now();
     let out = pytest
         .output()
-        .map_err(|e| format!("python tests: could not start: {e}"))?;
+        .map_err(|e| format!("{name}: could not start: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
     print!("{text}");
     eprint!("{}", String::from_utf8_lossy(&out.stderr));
-    crate::run::finished("python tests", started);
+    crate::run::finished(name, started);
     // pytest's summary: "3 passed in 0.4s" or "1 failed, 2 passed in 0.5s".
     let summary = text.lines().last().unwrap_or_default();
     let count = |word: &str| {
@@ -108,9 +108,103 @@ pub(crate) fn python_tests() -> Result<(u64, u64), String> {
         count("failed") + count("errors") + count("error"),
     );
     if !out.status.success() {
-        return Err(format!(
-            "python tests failed: {passed} passed, {failed} failed"
-        ));
+        return Err(format!("{name} failed: {passed} passed, {failed} failed"));
+    }
+    Ok((passed, failed))
+}
+
+/// The other Pythons the API, read and write tests run on, where the machine has them.
+const OTHER_PYTHONS: [&str; 2] = ["3.12", "3.13"];
+
+/// The tests they run: the public API end to end (reads, writes, logs).
+const OTHER_PYTHON_TESTS: [&str; 3] = [
+    "tests/python/test_read_doris.py",
+    "tests/python/test_write_doris.py",
+    "tests/python/test_logging.py",
+];
+
+/// `python<version>`: on PATH (Debian's packages), else the newest pyenv install of it.
+fn interpreter(version: &str) -> Option<PathBuf> {
+    let exe = format!("python{version}");
+    if Command::new(&exe)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Some(PathBuf::from(exe));
+    }
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))?;
+    let prefix = format!("{version}.");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(pyenv.join("versions"))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path().join("bin").join(&exe))
+        .filter(|p| p.exists())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// The package's wheel (abi3: one for every Python from 3.10), built from the test build
+/// with the project's Python, then installed into a venv per other Python with
+/// `tests/python/requirements-api.txt`, which runs [`OTHER_PYTHON_TESTS`]. A Python the
+/// machine lacks is skipped, and said so.
+pub(crate) fn other_python_tests() -> Result<(u64, u64), String> {
+    let wheels = crate::run::shared_target().join("wheels-for-other-pythons");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let mut build = Command::new(python()?);
+    without_run_env(&mut build);
+    build
+        .env("CARGO_TARGET_DIR", crate::run::shared_target())
+        .current_dir(root().join("crates/daft-doris-py"))
+        .args(["-m", "maturin", "build", "--quiet", "--out"])
+        .arg(&wheels);
+    step("maturin build (the wheel the other Pythons install)", build)?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("no wheel in {}: {e}", wheels.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("maturin build made no wheel")?;
+    let (mut passed, mut failed) = (0, 0);
+    for version in OTHER_PYTHONS {
+        let Some(interpreter) = interpreter(version) else {
+            println!("==> Python {version}: not on this machine, its tests are skipped");
+            continue;
+        };
+        let python = venv_python(
+            &format!("DAFT_DORIS_VENV_{}", version.replace('.', "_")),
+            &format!("/var/tmp/daft-doris-venv-{version}"),
+            &[interpreter.display().to_string()],
+        )?;
+        install_requirements(
+            &python,
+            "tests/python/requirements-api.txt",
+            &format!("Python {version}: install the test requirements"),
+        )?;
+        let mut install = Command::new(&python);
+        install
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--force-reinstall",
+            ])
+            .arg(&wheel);
+        step(&format!("Python {version}: install the wheel"), install)?;
+        let (p, f) = pytest(
+            &python,
+            &OTHER_PYTHON_TESTS,
+            &format!("python {version} tests"),
+        )?;
+        passed += p;
+        failed += f;
     }
     Ok((passed, failed))
 }

@@ -5,8 +5,13 @@
 //!
 //! Installed as the process's `tracing` subscriber when the module is imported, unless the
 //! process has one already (a host application that subscribes itself keeps its own).
+//!
+//! The logger's level is read whenever Python calls into the module (it holds the GIL
+//! then, see `runtime`), so an event below it costs no GIL: only a line that will be
+//! logged takes the GIL, from whatever thread emits it.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -56,6 +61,26 @@ impl Visit for Line {
 
 static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// The logger's effective level as last read (`logging.WARNING` until then).
+static THRESHOLD: AtomicU32 = AtomicU32::new(30);
+
+/// `logging.getLogger("daft_doris")`.
+fn logger(py: Python<'_>) -> PyResult<&Py<PyAny>> {
+    LOGGER.get_or_try_init(py, || {
+        py.import("logging")?
+            .call_method1("getLogger", ("daft_doris",))
+            .map(Bound::unbind)
+    })
+}
+
+/// Reads the logger's effective level (called with the GIL held, on every native call).
+pub(crate) fn refresh_level(py: Python<'_>) {
+    let level = logger(py).and_then(|l| l.bind(py).call_method0("getEffectiveLevel")?.extract());
+    if let Ok(level) = level {
+        THRESHOLD.store(level, Ordering::Relaxed);
+    }
+}
+
 /// Whether an event comes from the project's crates (`doris_read`, `doris_streamload`,
 /// …): the HTTP, gRPC and SQL libraries beneath them are not forwarded.
 fn ours(metadata: &Metadata<'_>) -> bool {
@@ -72,15 +97,13 @@ impl<S: Subscriber> Layer<S> for PythonLogging {
             return;
         }
         let level = python_level(event.metadata().level());
+        if level < THRESHOLD.load(Ordering::Relaxed) {
+            return;
+        }
         // `try_attach`: an event from a runtime thread while the interpreter shuts down is
         // dropped, not a crash.
         let _ = Python::try_attach(|py| -> PyResult<()> {
-            let logger = LOGGER.get_or_try_init(py, || {
-                py.import("logging")?
-                    .call_method1("getLogger", ("daft_doris",))
-                    .map(Bound::unbind)
-            })?;
-            let logger = logger.bind(py);
+            let logger = logger(py)?.bind(py);
             if !logger.call_method1("isEnabledFor", (level,))?.is_truthy()? {
                 return Ok(());
             }

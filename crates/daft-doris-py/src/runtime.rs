@@ -30,6 +30,7 @@ where
     F: Future,
     F::Output: Send,
 {
+    crate::logging::refresh_level(py);
     py.detach(move || runtime().block_on(make()))
 }
 
@@ -42,6 +43,7 @@ where
     F: Future<Output = PyResult<T>>,
     T: Send,
 {
+    crate::logging::refresh_level(py);
     py.detach(move || {
         runtime().block_on(async move {
             let work = make();

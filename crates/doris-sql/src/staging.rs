@@ -106,7 +106,7 @@ pub fn staging_table_ddl(
     target: &TableSchema,
 ) -> Result<String> {
     let mut columns = vec![format!(
-        "{} VARCHAR(128) NOT NULL",
+        "{} BIGINT NOT NULL",
         quote_ident("column", LOAD_TAG_COLUMN)?
     )];
     for column in &target.columns {
@@ -162,11 +162,7 @@ pub fn staging_columns_header(fields: &[String], tag: &str) -> Result<String> {
         .iter()
         .map(|f| quote_ident("column", f))
         .collect::<Result<_>>()?;
-    out.push(format!(
-        "{}={}",
-        quote_ident("column", LOAD_TAG_COLUMN)?,
-        string(tag)?
-    ));
+    out.push(format!("{}={tag}", quote_ident("column", LOAD_TAG_COLUMN)?));
     Ok(out.join(","))
 }
 
@@ -283,7 +279,7 @@ fn publish_statement(
     ))
 }
 
-/// `tag IN ('a', 'b')`, or `1 = 0` for no tag.
+/// `tag IN (17, 42)`, or `1 = 0` for no tag.
 fn tag_filter(tags: &[String]) -> Result<String> {
     tag_filter_on("", tags)
 }
@@ -295,10 +291,7 @@ fn tag_filter_on(qualifier: &str, tags: &[String]) -> Result<String> {
     }
     let tags = tags
         .iter()
-        .map(|t| {
-            validate_tag(t)?;
-            string(t)
-        })
+        .map(|t| validate_tag(t).map(|()| t.as_str()))
         .collect::<Result<Vec<_>>>()?
         .join(", ");
     Ok(format!(
@@ -552,16 +545,17 @@ pub fn staged_counts_query(database: &str, staging: &StagingName) -> Result<Stri
     ))
 }
 
-/// Tags are made by the writer: letters, digits, `-` and `_`, at most 128.
+/// Tags are made by the writer ([`LOAD_TAG_COLUMN`] is a BIGINT: a sort key and a filter
+/// that cost little): a positive integer of 1 to 18 decimal digits, no leading zero, so it
+/// reads back from Doris exactly as written.
 fn validate_tag(tag: &str) -> Result<()> {
     if tag.is_empty()
-        || tag.len() > 128
-        || !tag
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+        || tag.len() > 18
+        || tag.starts_with('0')
+        || !tag.bytes().all(|b| b.is_ascii_digit())
     {
         return Err(SqlError::InvalidQuery(
-            "a load tag is 1-128 letters, digits, '-' or '_'".into(),
+            "a load tag is a positive integer of 1 to 18 digits".into(),
         ));
     }
     Ok(())
@@ -606,7 +600,7 @@ mod tests {
         let ddl = staging_table_ddl("d", &StagingName::new("k", 16, 1), &target()).unwrap();
         assert_eq!(
             ddl,
-            "CREATE TABLE `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` (`__dd_load` VARCHAR(128) NOT NULL, \
+            "CREATE TABLE `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` (`__dd_load` BIGINT NOT NULL, \
              `id` BIGINT NULL, `total` BIGINT NULL) DUPLICATE KEY(`__dd_load`) \
              DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1 PROPERTIES (\"light_schema_change\" = \"true\", \
              \"replication_allocation\" = \"tag.location.default: 1\")"
@@ -647,13 +641,13 @@ mod tests {
             &staging,
             "dd_k",
             &["id".into(), "na`me".into()],
-            &["a1".into(), "b-2".into()],
+            &["11".into(), "22".into()],
         )
         .unwrap();
         assert_eq!(
             sql,
             "INSERT INTO `d`.`t` WITH LABEL dd_k (`id`, `na``me`) SELECT `id`, `na``me` FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1', 'b-2')"
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11, 22)"
         );
         assert!(publish_insert("d", "t", &staging, "dd_k", &["id".into()], &[]).is_err());
         assert!(
@@ -674,11 +668,11 @@ mod tests {
     fn an_overwrite_replaces_the_table_and_an_empty_one_empties_it() {
         let staging = StagingName::new("k", 16, 1);
         let sql =
-            publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &["a1".into()]).unwrap();
+            publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &["11".into()]).unwrap();
         assert_eq!(
             sql,
             "INSERT OVERWRITE TABLE `d`.`t` WITH LABEL dd_k (`id`) SELECT `id` FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1')"
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         let empty = publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &[]).unwrap();
         assert!(empty.ends_with("WHERE 1 = 0"), "{empty}");
@@ -708,12 +702,12 @@ mod tests {
             target_table: "or'ders",
             committed_at: "2026-12-04 10:00:00",
         };
-        let sql = ledger_insert_from_staging("d", "l", &staging, &record, &["a1".into()]).unwrap();
+        let sql = ledger_insert_from_staging("d", "l", &staging, &record, &["11".into()]).unwrap();
         assert_eq!(
             sql,
             "INSERT INTO `d`.`l` (`key_label`, `target_table`, `row_count`, `committed_at`) \
              SELECT 'dd_k', 'or\\'ders', COUNT(*), CAST('2026-12-04 10:00:00' AS DATETIME) \
-             FROM `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1')"
+             FROM `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         // COUNT(*) over no tag would still record a commit: refused.
         assert!(ledger_insert_from_staging("d", "l", &staging, &record, &[]).is_err());
@@ -721,7 +715,7 @@ mod tests {
             committed_at: "now()",
             ..record.clone()
         };
-        assert!(ledger_insert_from_staging("d", "l", &staging, &bad_time, &["a".into()]).is_err());
+        assert!(ledger_insert_from_staging("d", "l", &staging, &bad_time, &["11".into()]).is_err());
         let alone = ledger_insert_values("d", "l", &record, None).unwrap();
         assert!(
             alone.ends_with(
@@ -755,11 +749,11 @@ mod tests {
         let staging = StagingName::new("k", 16, 1);
         assert_eq!(begin_with_label("dd_k").unwrap(), "BEGIN WITH LABEL dd_k");
         assert!(begin_with_label("dd k; DROP").is_err());
-        let rows = publish_rows_insert("d", "t", &staging, &["id".into()], &["a1".into()]).unwrap();
+        let rows = publish_rows_insert("d", "t", &staging, &["id".into()], &["11".into()]).unwrap();
         assert_eq!(
             rows,
             "INSERT INTO `d`.`t` (`id`) SELECT `id` FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN ('a1')"
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         assert!(
             !rows.contains("LABEL"),
@@ -776,13 +770,13 @@ mod tests {
             "t",
             &staging,
             &["id".into(), "v".into()],
-            &["a".into()],
+            &["7".into()],
         )
         .unwrap();
         assert_eq!(
             sql,
             "SELECT (SELECT COUNT(*) FROM `d`.`t`) AS `target_rows`, (SELECT COUNT(*) FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` `__s` WHERE `__s`.`__dd_load` IN ('a') \
+             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` `__s` WHERE `__s`.`__dd_load` IN (7) \
              AND NOT EXISTS (SELECT 1 FROM `d`.`t` `__t` WHERE `__t`.`id` <=> `__s`.`id` AND \
              `__t`.`v` <=> `__s`.`v`)) AS `missing_rows`"
         );
@@ -792,10 +786,15 @@ mod tests {
     #[test]
     fn the_columns_header_maps_the_tag_as_a_constant() {
         assert_eq!(
-            staging_columns_header(&["id".into(), "v".into()], "t-1").unwrap(),
-            "`id`,`v`,`__dd_load`='t-1'"
+            staging_columns_header(&["id".into(), "v".into()], "901").unwrap(),
+            "`id`,`v`,`__dd_load`=901"
         );
-        assert!(staging_columns_header(&["id".into()], "t'1").is_err());
+        for bad in ["t'1", "", "0", "012", "1234567890123456789", "-1", "1 OR 1"] {
+            assert!(
+                staging_columns_header(&["id".into()], bad).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     proptest! {

@@ -83,7 +83,7 @@ pub async fn run(
     ))?);
     // One task attempt, one tag. A service that loads from several workers gives each
     // attempt its own tag and publishes the tags of the attempts that finished.
-    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let tag = doris_streamload::atomic::attempt_tag();
     let fields: Vec<String> = batches[0]
         .schema()
         .fields()

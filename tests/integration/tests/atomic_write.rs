@@ -209,7 +209,7 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
     // Stage two rows the way a task does, with an INSERT into the staging table.
     session
         .execute(&format!(
-            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES ('t1', 1, 'a'), ('t1', 2, 'b')",
+            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (1, 1, 'a'), (1, 2, 'b')",
             run.staging_table()
         ))
         .await
@@ -219,7 +219,7 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
         .publish(
             &mut session,
             &["id".into(), "name".into()],
-            &[("t1".into(), 2)],
+            &[("1".into(), 2)],
         )
         .await
         .unwrap();
@@ -229,7 +229,7 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
     assert_eq!(ids(&e), [1, 2]);
 }
 
-/// A run of key `key` with two rows (ids 1, 2) staged under tag `t1`, on a session.
+/// A run of key `key` with two rows (ids 1, 2) staged under tag `1`, on a session.
 async fn staged_run(
     e: &Emulator,
     key: &str,
@@ -263,7 +263,7 @@ async fn staged_run(
     };
     session
         .execute(&format!(
-            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES ('t1', 1, 'a'), ('t1', 2, 'b')",
+            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (1, 1, 'a'), (1, 2, 'b')",
             run.staging_table()
         ))
         .await
@@ -295,7 +295,7 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
         e.faults().arm(Fault::OverwriteSwapFails { answered }, 1);
         let err = run
             .with_overwrite(true)
-            .publish(&mut session, &columns, &[("t1".into(), 2)])
+            .publish(&mut session, &columns, &[("1".into(), 2)])
             .await
             .unwrap_err();
         assert!(
@@ -316,7 +316,7 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
     e.faults().arm(Fault::DropAfterInsertCommit, 1);
     let published = run
         .with_overwrite(true)
-        .publish(&mut session, &columns, &[("t1".into(), 2)])
+        .publish(&mut session, &columns, &[("1".into(), 2)])
         .await
         .unwrap();
     assert!(published.by_this_run && published.rows.is_none());

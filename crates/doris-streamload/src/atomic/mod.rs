@@ -142,10 +142,12 @@ pub struct AtomicWrite {
     overwrite: bool,
 }
 
-/// A new task attempt's tag (32 hex digits): each attempt of a task tags its staged rows
-/// with its own, so only the attempts that succeed are published.
+/// A new task attempt's tag, a random positive integer (the staging table's tag column is a
+/// BIGINT): each attempt of a task tags its staged rows with its own, so only the
+/// attempts that succeed are published. 59 random bits: two attempts of one run share a
+/// tag with a chance of about 1 in 10^17.
 pub fn attempt_tag() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+    (rand::random::<u64>() >> 5).max(1).to_string()
 }
 
 /// The key's label: `<prefix>_<key>`.
@@ -574,9 +576,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn attempt_tags_are_positive_integers_that_differ() {
+        let fields = ["id".to_owned()];
+        let tags: std::collections::HashSet<String> = (0..1000).map(|_| attempt_tag()).collect();
+        assert_eq!(tags.len(), 1000);
+        for tag in &tags {
+            assert!(tag.parse::<i64>().unwrap() > 0, "{tag}");
+            staging_load_options(&LoadOptions::default(), &fields, tag).unwrap();
+        }
+    }
+
+    #[test]
     fn staged_loads_are_plain_and_only_stageable_operations_are_staged() {
         let fields = ["id".to_owned(), "score".to_owned()];
-        let plain = staging_load_options(&LoadOptions::default(), &fields, "t1").unwrap();
+        let plain = staging_load_options(&LoadOptions::default(), &fields, "41").unwrap();
         assert_eq!(plain.update_mode, UpdateMode::Upsert);
         assert!(matches!(&plain.columns, Columns::Raw(h) if h.contains("__dd_load")));
 
@@ -586,7 +599,7 @@ mod tests {
             },
             ..LoadOptions::default()
         };
-        let staged = staging_load_options(&partial, &fields, "t1").unwrap();
+        let staged = staging_load_options(&partial, &fields, "41").unwrap();
         // The staging table is DUPLICATE: the partial update is applied by the publish.
         assert_eq!(staged.update_mode, UpdateMode::Upsert);
         assert_eq!(staged.new_key_behavior, None);
@@ -595,16 +608,16 @@ mod tests {
             new_key_behavior: Some(NewKeyBehavior::Error),
             ..partial
         };
-        assert!(staging_load_options(&refusing_new_keys, &fields, "t1").is_err());
+        assert!(staging_load_options(&refusing_new_keys, &fields, "41").is_err());
         let flexible = LoadOptions {
             update_mode: UpdateMode::FlexibleColumns,
             ..LoadOptions::default()
         };
-        assert!(staging_load_options(&flexible, &fields, "t1").is_err());
+        assert!(staging_load_options(&flexible, &fields, "41").is_err());
         let delete = LoadOptions {
             merge_type: MergeType::Delete,
             ..LoadOptions::default()
         };
-        assert!(staging_load_options(&delete, &fields, "t1").is_err());
+        assert!(staging_load_options(&delete, &fields, "41").is_err());
     }
 }
