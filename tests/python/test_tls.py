@@ -123,15 +123,20 @@ def test_an_unreadable_ca_file_is_a_configuration_error(doris, tmp_path):
             )
 
 
-def test_the_mysql_link_verifies_the_certificate_when_asked(doris):
-    kwargs = dict(
+def mysql_read(ports):
+    """`read_doris` arguments for a MySQL read of `s.t` (the TLS settings left to the test)."""
+    return dict(
         host="127.0.0.1",
-        mysql_port=doris["query_port"],
-        http_port=doris["fe_http_port"],
+        mysql_port=ports["query_port"],
+        http_port=ports["fe_http_port"],
         database="s",
         table="t",
         transport="mysql",
     )
+
+
+def test_the_mysql_link_verifies_the_certificate_when_asked(doris):
+    kwargs = mysql_read(doris)
     ids = read_doris(
         **kwargs, mysql_options={"ssl_mode": "verify_identity", "ssl_ca": doris["ca"]}
     ).to_pydict()
@@ -164,14 +169,7 @@ def test_pymysql_tls_keywords_from_1_1_code_verify_as_pymysql_would(doris):
     """Code written for 1.1 passes PyMySQL's own TLS keywords: `ssl={"ca": ...}` verifies the
     certificate and the host name, `ssl_verify_cert` the chain; the wrong CA fails the read
     (doris_read::options maps them: crates/doris-read/src/options/mysql.rs)."""
-    kwargs = dict(
-        host="127.0.0.1",
-        mysql_port=doris["query_port"],
-        http_port=doris["fe_http_port"],
-        database="s",
-        table="t",
-        transport="mysql",
-    )
+    kwargs = mysql_read(doris)
     expected = count(doris)
     for options in (
         {"ssl": {"ca": doris["ca"]}},

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{holds_certificate, refused};
+use super::{holds_certificate, refuse_keys};
 use crate::error::ReadError;
 use crate::flight::FlightSqlEndpoint;
 
@@ -122,17 +122,7 @@ impl FlightOptions {
     /// Maps ADBC keys; the first problem found is a [`ReadError::Config`] naming the key.
     pub fn parse(pairs: impl IntoIterator<Item = (String, String)>) -> Result<Self, ReadError> {
         let mut options: BTreeMap<String, String> = pairs.into_iter().collect();
-        let reserved: Vec<(&str, &str)> = RESERVED
-            .iter()
-            .copied()
-            .filter(|(k, _)| options.contains_key(*k))
-            .collect();
-        if !reserved.is_empty() {
-            return Err(refused("flight_options", &reserved));
-        }
-        if let Some((key, why)) = REFUSED.iter().find(|(k, _)| options.contains_key(*k)) {
-            return Err(config(format!("flight_options {key} is refused: {why}")));
-        }
+        refuse_keys("flight_options", &options, RESERVED, REFUSED)?;
         if options.keys().any(|k| k.starts_with(CALL_HEADER)) {
             return Err(config(format!(
                 "flight_options {CALL_HEADER}* is refused: no call headers are sent besides \

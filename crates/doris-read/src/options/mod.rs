@@ -128,13 +128,30 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The refusal of one or more keys: `<what> must not set k1 (instead), k2 (instead)`.
-fn refused(what: &str, keys: &[(&str, &str)]) -> ReadError {
-    let listed: Vec<String> = keys
+/// Refuses the keys of `options` that a read sets through arguments of its own
+/// (`reserved`: all of them at once, `<what> must not set k1 (instead), …`) or that the
+/// transport cannot honour (`refused`: the first one, `<what> <key> is refused: <why>`).
+fn refuse_keys<V>(
+    what: &str,
+    options: &BTreeMap<String, V>,
+    reserved: &[(&str, &str)],
+    refused: &[(&str, &str)],
+) -> Result<(), ReadError> {
+    let listed: Vec<String> = reserved
         .iter()
+        .filter(|(key, _)| options.contains_key(*key))
         .map(|(key, instead)| format!("{key} ({instead})"))
         .collect();
-    ReadError::Config(format!("{what} must not set {}", listed.join(", ")))
+    if !listed.is_empty() {
+        return Err(ReadError::Config(format!(
+            "{what} must not set {}",
+            listed.join(", ")
+        )));
+    }
+    match refused.iter().find(|(key, _)| options.contains_key(*key)) {
+        Some((key, why)) => Err(ReadError::Config(format!("{what} {key} is refused: {why}"))),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

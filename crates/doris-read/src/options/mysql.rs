@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use doris_sql::SslMode;
 
-use super::{OptionValue, refused};
+use super::{OptionValue, refuse_keys};
 use crate::error::ReadError;
 
 /// Keys a read sets through arguments of its own, each with what to use instead.
@@ -116,17 +116,7 @@ impl MySqlOptions {
         pairs: impl IntoIterator<Item = (String, OptionValue)>,
     ) -> Result<Self, ReadError> {
         let mut options: BTreeMap<String, OptionValue> = pairs.into_iter().collect();
-        let reserved: Vec<(&str, &str)> = RESERVED
-            .iter()
-            .copied()
-            .filter(|(k, _)| options.contains_key(*k))
-            .collect();
-        if !reserved.is_empty() {
-            return Err(refused("mysql_options", &reserved));
-        }
-        if let Some((key, why)) = REFUSED.iter().find(|(k, _)| options.contains_key(*k)) {
-            return Err(config(format!("mysql_options {key} is refused: {why}")));
-        }
+        refuse_keys("mysql_options", &options, RESERVED, REFUSED)?;
         let unknown: Vec<&str> = options
             .keys()
             .map(String::as_str)
