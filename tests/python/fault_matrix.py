@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import time
 import urllib.request
@@ -51,6 +52,15 @@ CREATE TABLE m.ow (`id` INT NOT NULL, `v` VARCHAR(16) NULL) DUPLICATE KEY(`id`)
   DISTRIBUTED BY HASH(`id`) BUCKETS 2;
 """
 
+
+def _closed_port() -> int:
+    """A loopback port where nothing listens (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+CLOSED_PORT = _closed_port()
 SOURCE_ROWS = 300
 WRITE_ROWS = 120
 
@@ -70,6 +80,12 @@ FAULTS: list[tuple[str, dict | None]] = [
     ("short_mysql_row", {"kind": "short_mysql_row"}),
     ("cut_flight_stream", {"kind": "cut_flight_stream", "rows": 50}),
     ("announce_flight_rows", {"kind": "announce_flight_rows", "rows": SOURCE_ROWS + 1}),
+    # One BE endpoint of the plan at a BE address where nothing listens (its host is a
+    # reported BE's, so the allowlist admits it): the read must fail, not return the others.
+    (
+        "flight_endpoint_unreachable",
+        {"kind": "flight_location", "host": "127.0.0.1", "port": CLOSED_PORT, "endpoint": 0},
+    ),
     (
         "query_plan_error",
         {

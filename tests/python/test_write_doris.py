@@ -47,9 +47,6 @@ CREATE TABLE w.carried (`id` INT NOT NULL, `name` VARCHAR(8) NULL) DUPLICATE KEY
   DISTRIBUTED BY HASH(`id`) BUCKETS 1;
 CREATE TABLE w.redirected (`id` INT NOT NULL, `name` VARCHAR(8) NULL, `amount` DECIMAL(10, 2) NULL,
   `day` DATE NULL, `ts` DATETIME(6) NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;
-CREATE TABLE w.intl (`id` BIGINT NOT NULL, `名前` VARCHAR(16) NULL, `größe` INT NULL)
-  UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 2
-  PROPERTIES ("enable_unique_key_merge_on_write" = "true");
 CREATE USER 'writer'@'%' IDENTIFIED BY 'wr1ter-pw';
 GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'writer'@'%';
 """
@@ -900,52 +897,6 @@ def test_a_rerun_after_doris_forgot_the_label_writes_nothing():
                 assert sorted(r[0] for r in sql("SELECT id FROM dup")) == list(range(100))
         records = sql("SELECT key_label, target_table, row_count FROM __daft_doris_commits")
         assert records == (("daft_doris_job-42-ledger", "dup", 100),), records
-
-
-def test_non_ascii_column_names_work_in_every_write_mode(doris):
-    """Column names travel in the `columns` Stream Load header (always for the atomic
-    mode's staging loads): UTF-8 names work in every mode and format, and read back over
-    both transports."""
-    table = DorisTable("w", "intl")
-    rows = {"id": [1, 2, 3], "名前": ["ä", "ß", None], "größe": [10, 20, 30]}
-    modes = [
-        {},
-        {"format": "json"},
-        {"format": "csv"},
-        {"format": "parquet"},
-        {"idempotence_key": "intl-atomic"},
-        {"idempotence_key": "intl-labels", "atomic": False},
-        {"two_phase_commit": True},
-        {"write_mode": "overwrite", "idempotence_key": "intl-ow"},
-    ]
-    for kwargs in modes:
-        query(doris, "TRUNCATE TABLE intl")
-        done = summary(write_doris(daft.from_pydict(rows), connection=conn(doris), table=table, **kwargs))
-        assert done["loaded_rows"] == 3, (kwargs, done)
-        got = sorted(query(doris, "SELECT id, `名前`, `größe` FROM intl"))
-        assert got == [(1, "ä", 10), (2, "ß", 20), (3, None, 30)], kwargs
-    for kwargs in ({}, {"idempotence_key": "intl-partial"}):
-        write_doris(
-            daft.from_pydict({"id": [1, 4], "名前": ["neu", "vier"]}),
-            connection=conn(doris),
-            table=table,
-            operation="partial_update",
-            **kwargs,
-        )
-    got = sorted(query(doris, "SELECT id, `名前`, `größe` FROM intl"))
-    assert got == [(1, "neu", 10), (2, "ß", 20), (3, None, 30), (4, "vier", None)]
-    for transport in ("mysql", "flight"):
-        read = read_doris(
-            host=doris["host"],
-            mysql_port=doris["query_port"],
-            http_port=doris["fe_http_port"],
-            flight_port=doris["fe_flight_port"],
-            password=ROOT_PASSWORD,
-            database="w",
-            table="intl",
-            transport=transport,
-        ).sort("id")
-        assert read.to_pydict()["名前"] == ["neu", "ß", None, "vier"], transport
 
 
 def test_cleanup_commit_ledger_deletes_only_records_older_than_the_age(doris):

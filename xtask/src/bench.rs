@@ -194,19 +194,10 @@ pub(crate) fn ensure_reference_venv() -> Result<PathBuf, String> {
             "python3.12".to_owned(),
         ],
     )?;
-    let mut install = Command::new(&python);
-    install.args([
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        "daft-doris[doris,doris-flight]==1.1",
-        "numpy",
-    ]);
-    step(
+    crate::python::pip_install_once(
+        &python,
+        &["daft-doris[doris,doris-flight]==1.1", "numpy"],
         "bench: install the reference connector daft-doris 1.1",
-        install,
     )?;
     Ok(python)
 }

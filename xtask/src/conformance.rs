@@ -10,7 +10,7 @@
 
 use std::process::Command;
 
-use crate::run::{EmulatorProcess, cargo, step};
+use crate::run::{EmulatorProcess, cargo, counted_step, step};
 
 /// The corpus, then the suite.
 pub(crate) fn conformance() -> Result<(), String> {
@@ -42,20 +42,58 @@ pub(crate) fn conformance() -> Result<(), String> {
 
 /// Runs the suite with `DORIS_TEST_*` naming the ports `emulator` serves.
 fn suite_against(emulator: &EmulatorProcess) -> Result<(), String> {
+    step(
+        "conformance suite (tests/conformance) against an emulator process",
+        suite_command(&suite_env(emulator)?),
+    )
+}
+
+/// `DORIS_TEST_*` naming the ports `emulator` serves.
+fn suite_env(emulator: &EmulatorProcess) -> Result<[(&'static str, String); 4], String> {
     let line = &emulator.ports;
     let port = |key: &str| -> Result<String, String> {
         port_of(line, key).ok_or_else(|| format!("the emulator printed no {key}: {line}"))
     };
-    let env = [
+    Ok([
         ("DORIS_TEST_HOST", "127.0.0.1".to_owned()),
         ("DORIS_TEST_HTTP_PORT", port("fe_http_port")?),
         ("DORIS_TEST_QUERY_PORT", port("query_port")?),
         ("DORIS_TEST_FLIGHT_PORT", port("fe_flight_port")?),
-    ];
-    step(
-        "conformance suite (tests/conformance) against an emulator process",
-        suite_command(&env),
-    )
+    ])
+}
+
+/// `cargo test --workspace`, each suite once: the conformance suite is aimed at an emulator
+/// process through `DORIS_TEST_*` (the path a real Doris takes; `DORIS_TEST_HOST` already
+/// set aims it there instead), and the corpus's figure, which its test leaves in the build
+/// folder, is printed afterwards. Returns the passed and failed counts.
+pub(crate) fn workspace_tests() -> Result<(u64, u64), String> {
+    let mut test = cargo();
+    test.args(["test", "--workspace"]);
+    let _emulator = if std::env::var_os("DORIS_TEST_HOST").is_some() {
+        None
+    } else {
+        let emulator = EmulatorProcess::start(&["--fe-flight-port", "0", "--be-flight-port", "0"])?;
+        for (key, value) in suite_env(&emulator)? {
+            test.env(key, value);
+        }
+        Some(emulator)
+    };
+    let figure = crate::run::shared_target().join("tmp/corpus-figure.txt");
+    let _ = std::fs::remove_file(&figure);
+    let counts = counted_step(
+        "rust tests (the conformance suite against an emulator process)",
+        test,
+    )?;
+    match std::fs::read_to_string(&figure) {
+        Ok(text) => println!("{text}"),
+        Err(e) => {
+            return Err(format!(
+                "the corpus left no figure in {}: {e}",
+                figure.display()
+            ));
+        }
+    }
+    Ok(counts)
 }
 
 fn suite_command(env: &[(&str, String)]) -> Command {

@@ -1,24 +1,31 @@
 //! `cargo xtask package`: the four library crates stay publishable.
 //!
-//! Two steps:
+//! Three steps:
 //!
 //! 1. `cargo package` builds each crate's `.crate` file as crates.io would receive it:
 //!    metadata present, every dependency with a version (path dependencies carry one
 //!    through the workspace), the README included, dev-dependencies on the emulator
 //!    stripped. Offline, from the local registry cache, without a build.
-//! 2. `cargo publish --dry-run` then does everything a release does but the upload: it
-//!    checks the crates against the crates.io index and builds each one from its packaged
-//!    source alone (so a file outside the crate, or a dependency only the workspace gives,
-//!    fails here). The crates are published together, so each one's unpublished workspace
-//!    dependencies resolve to the packages made in the same run.
+//! 2. `cargo publish --dry-run --no-verify` does what a release does before its build: it
+//!    checks the crates against the crates.io index, published together.
+//! 3. Each crate is type-checked from its packaged source alone: the `.crate` files are
+//!    unpacked into a workspace of their own (the unpublished crates patched in by path,
+//!    the versions of `Cargo.lock`), and `cargo check -p <crate>` runs once per crate, so
+//!    each compiles with only the features its own manifest asks for. A file outside the
+//!    crate, or a dependency or feature only the workspace gives, fails here, as it would
+//!    in `cargo publish`'s verifying build — which compiled about 470 crates for code
+//!    generation (186 s of a cold CI run); a check skips the code generation.
 
-use crate::run::{cargo, step};
+use std::path::{Path, PathBuf};
+
+use crate::run::{cargo, root, shared_target, step};
 
 /// The crates published separately, in dependency order.
 pub(crate) const PUBLISHED: [&str; 4] =
     ["doris-sql", "doris-plan", "doris-read", "doris-streamload"];
 
-/// Packages every crate of [`PUBLISHED`], then dry-runs their publication.
+/// Packages every crate of [`PUBLISHED`], dry-runs their publication, then checks each from
+/// its package.
 pub(crate) fn package() -> Result<(), String> {
     let mut run = cargo();
     run.args(["package", "--offline", "--no-verify", "--allow-dirty"]);
@@ -29,130 +36,122 @@ pub(crate) fn package() -> Result<(), String> {
         "package: the published crates as crates.io would receive them",
         run,
     )?;
-    forget_unpacked_copies()?;
-    forget_registry_builds(&crate::run::shared_target().join("debug"))?;
-    // Cold, this step compiles about 470 crates (each crate's own feature set, apart from
-    // the workspace build): 321 s measured. Without debug info it took 338 s, so the
-    // verifying builds keep cargo's defaults.
     let mut publish = cargo();
-    publish.args(["publish", "--dry-run", "--allow-dirty"]);
+    publish.args(["publish", "--dry-run", "--no-verify", "--allow-dirty"]);
     for krate in PUBLISHED {
         publish.args(["-p", krate]);
     }
     step(
-        "publish --dry-run: each crate built from its packaged source alone",
+        "publish --dry-run: the crates against the crates.io index",
         publish,
-    )
-}
-
-/// Removes the copies of [`PUBLISHED`] crates an earlier dry run unpacked under
-/// `$CARGO_HOME/registry/src`. The dry run builds each crate against the others' packages
-/// and unpacks those there, but reuses a folder that already exists: after a change to
-/// `doris-sql`, `doris-plan` would be verified against the `doris-sql` of the previous run
-/// (measured: a removed dependency still "missing" in a stale copy). Nothing of these
-/// crates comes from crates.io, so every such folder is a left-over of a dry run.
-fn forget_unpacked_copies() -> Result<(), String> {
-    let Some(home) = std::env::var_os("CARGO_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))
-    else {
-        return Ok(());
-    };
-    let Ok(registries) = std::fs::read_dir(home.join("registry/src")) else {
-        return Ok(());
-    };
-    for registry in registries.flatten() {
-        let Ok(entries) = std::fs::read_dir(registry.path()) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if is_unpacked_copy(&entry.file_name().to_string_lossy()) {
-                std::fs::remove_dir_all(entry.path())
-                    .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
-            }
-        }
+    )?;
+    let workspace = unpack_packages(&shared_target().join("package"))?;
+    for krate in PUBLISHED {
+        let mut check = cargo();
+        check
+            .current_dir(&workspace)
+            .args(["check", "--offline", "--quiet", "--lib", "-p", krate]);
+        step(&format!("{krate}: checked from its package alone"), check)?;
     }
     Ok(())
 }
 
-/// Removes the build fingerprints of [`PUBLISHED`] crates built from the dry run's
-/// temporary registry. Cargo tracks no source file of a registry crate (its dep-info lists
-/// none) and takes its build as fresh while its version and dependencies are the same,
-/// so without this `doris-read` was verified against an earlier run's `doris-sql`
-/// (measured: `unresolved import doris_sql::session` after it was added). Only those units
-/// rebuild; the workspace's own builds of the crates, whose dep-info lists their sources,
-/// are kept.
-fn forget_registry_builds(profile: &std::path::Path) -> Result<(), String> {
-    let Ok(entries) = std::fs::read_dir(profile.join(".fingerprint")) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = PUBLISHED.iter().any(|krate| {
-            name.strip_prefix(krate)
-                .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(|hash| hash.chars().all(|c| c.is_ascii_hexdigit()))
-        });
-        if ours && is_registry_build(&entry.path()) {
-            std::fs::remove_dir_all(entry.path())
-                .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+/// Unpacks the newest `.crate` of every [`PUBLISHED`] crate from `packages` into a fresh
+/// workspace beside it, whose `[patch.crates-io]` points each crate's dependents at the
+/// unpacked sibling; returns the workspace's folder.
+fn unpack_packages(packages: &Path) -> Result<PathBuf, String> {
+    let workspace = packages.with_file_name("package-check");
+    let _ = std::fs::remove_dir_all(&workspace);
+    std::fs::create_dir_all(&workspace)
+        .map_err(|e| format!("cannot create {}: {e}", workspace.display()))?;
+    let mut members = Vec::new();
+    for krate in PUBLISHED {
+        let file = newest_package(packages, krate)?;
+        let untarred = std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(&file)
+            .arg("-C")
+            .arg(&workspace)
+            .status()
+            .map_err(|e| format!("cannot run tar: {e}"))?;
+        if !untarred.success() {
+            return Err(format!("tar could not unpack {}", file.display()));
         }
+        let folder = file
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .ok_or_else(|| format!("no name in {}", file.display()))?;
+        members.push((krate, folder));
     }
-    Ok(())
+    std::fs::write(workspace.join("Cargo.toml"), check_manifest(&members))
+        .map_err(|e| format!("cannot write the check workspace: {e}"))?;
+    std::fs::copy(root().join("Cargo.lock"), workspace.join("Cargo.lock"))
+        .map_err(|e| format!("cannot copy Cargo.lock: {e}"))?;
+    Ok(workspace)
 }
 
-/// Whether a unit's fingerprint folder is a registry build: a library dep-info that names
-/// no source file.
-fn is_registry_build(folder: &std::path::Path) -> bool {
-    std::fs::read_dir(folder).is_ok_and(|files| {
-        files.flatten().any(|f| {
-            f.file_name().to_string_lossy().starts_with("dep-lib-")
-                && std::fs::read(f.path()).is_ok_and(|bytes| !bytes.windows(3).any(|w| w == b".rs"))
-        })
-    })
+/// The check workspace's manifest: the unpacked crates, each patched in by path.
+fn check_manifest(members: &[(&str, String)]) -> String {
+    let list: Vec<String> = members.iter().map(|(_, f)| format!("{f:?}")).collect();
+    let mut manifest = format!(
+        "# Written by `cargo xtask package`: the published crates, unpacked.\n\
+         [workspace]\nresolver = \"3\"\nmembers = [{}]\n\n[patch.crates-io]\n",
+        list.join(", ")
+    );
+    for (krate, folder) in members {
+        manifest.push_str(&format!("{krate} = {{ path = {folder:?} }}\n"));
+    }
+    manifest
 }
 
-/// Whether a `registry/src` folder name is `<published crate>-<version>`.
-fn is_unpacked_copy(folder: &str) -> bool {
-    PUBLISHED.iter().any(|krate| {
-        folder
-            .strip_prefix(krate)
-            .and_then(|rest| rest.strip_prefix('-'))
-            .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
-    })
+/// The most recently written `<krate>-<version>.crate` in `packages`.
+fn newest_package(packages: &Path, krate: &str) -> Result<PathBuf, String> {
+    let entries = std::fs::read_dir(packages)
+        .map_err(|e| format!("no packages in {}: {e}", packages.display()))?;
+    entries
+        .flatten()
+        .filter(|entry| is_package_of(&entry.file_name().to_string_lossy(), krate))
+        .max_by_key(|entry| entry.metadata().and_then(|m| m.modified()).ok())
+        .map(|entry| entry.path())
+        .ok_or_else(|| format!("cargo package made no {krate} package"))
+}
+
+/// Whether a file name is `<krate>-<version>.crate`.
+fn is_package_of(file: &str, krate: &str) -> bool {
+    file.strip_suffix(".crate")
+        .and_then(|rest| rest.strip_prefix(krate))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{is_registry_build, is_unpacked_copy};
+    use super::{check_manifest, is_package_of};
 
     #[test]
-    #[allow(clippy::unwrap_used)]
-    fn a_registry_build_is_the_one_whose_dep_info_names_no_source() {
-        let root = std::env::temp_dir().join(format!("xtask-fp-{}", std::process::id()));
-        let registry = root.join("doris-sql-aa");
-        let workspace = root.join("doris-sql-bb");
-        std::fs::create_dir_all(&registry).unwrap();
-        std::fs::create_dir_all(&workspace).unwrap();
-        std::fs::write(
-            registry.join("dep-lib-doris_sql"),
-            [1, 0, 0, 0, 0xff, 1, 0, 0],
-        )
-        .unwrap();
-        std::fs::write(workspace.join("dep-lib-doris_sql"), b"\x01src/lib.rs\x00").unwrap();
-        assert!(is_registry_build(&registry));
-        assert!(!is_registry_build(&workspace));
-        std::fs::remove_dir_all(&root).unwrap();
+    fn only_our_crates_packages_are_taken() {
+        assert!(is_package_of("doris-sql-0.1.0.crate", "doris-sql"));
+        assert!(is_package_of(
+            "doris-streamload-12.0.3.crate",
+            "doris-streamload"
+        ));
+        // crates whose names start like ours, other files and folders, are not.
+        assert!(!is_package_of("doris-sqlx-0.1.0.crate", "doris-sql"));
+        assert!(!is_package_of("doris-read-ext-0.2.0.crate", "doris-read"));
+        assert!(!is_package_of("doris-sql-0.1.0", "doris-sql"));
+        assert!(!is_package_of("doris-plan-0.1.0.crate", "doris-sql"));
     }
 
     #[test]
-    fn only_our_crates_unpacked_copies_are_forgotten() {
-        assert!(is_unpacked_copy("doris-sql-0.1.0"));
-        assert!(is_unpacked_copy("doris-streamload-12.0.3"));
-        // crates.io crates whose names start like ours, and other folders, stay.
-        assert!(!is_unpacked_copy("doris-sqlx-0.1.0"));
-        assert!(!is_unpacked_copy("doris-read-ext-0.2.0"));
-        assert!(!is_unpacked_copy("serde-1.0.229"));
-        assert!(!is_unpacked_copy("doris-plan"));
+    fn the_check_workspace_patches_every_crate_in_by_path() {
+        let manifest = check_manifest(&[
+            ("doris-sql", "doris-sql-0.1.0".into()),
+            ("doris-plan", "doris-plan-0.1.0".into()),
+        ]);
+        assert!(manifest.contains("members = [\"doris-sql-0.1.0\", \"doris-plan-0.1.0\"]"));
+        assert!(
+            manifest.contains("[patch.crates-io]\ndoris-sql = { path = \"doris-sql-0.1.0\" }\n")
+        );
+        assert!(manifest.contains("doris-plan = { path = \"doris-plan-0.1.0\" }\n"));
     }
 }

@@ -175,11 +175,7 @@ pub(crate) fn other_python_tests() -> Result<(u64, u64), String> {
             println!("==> Python {version}: not on this machine, its tests are skipped");
             continue;
         };
-        let python = venv_python(
-            &format!("DAFT_DORIS_VENV_{}", version.replace('.', "_")),
-            &format!("/var/tmp/daft-doris-venv-{version}"),
-            &[interpreter.display().to_string()],
-        )?;
+        let python = other_venv(version, &interpreter)?;
         install_requirements(
             &python,
             "tests/python/requirements-api.txt",
@@ -255,17 +251,60 @@ pub(crate) fn install_requirements(
     requirements: &str,
     name: &str,
 ) -> Result<(), String> {
+    pip_install_once(python, &["-r", requirements], name)
+}
+
+/// `pip install -q <args>` into `python`'s venv, once per process: an install this run
+/// already made (see [`prepare_environments`]) is not asked of pip again.
+pub(crate) fn pip_install_once(python: &Path, args: &[&str], name: &str) -> Result<(), String> {
+    static DONE: std::sync::Mutex<Vec<(PathBuf, Vec<String>)>> = std::sync::Mutex::new(Vec::new());
+    let key = (
+        python.to_path_buf(),
+        args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>(),
+    );
+    if DONE.lock().is_ok_and(|done| done.contains(&key)) {
+        return Ok(());
+    }
     let mut install = Command::new(python);
     install
         .current_dir(root())
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(requirements);
-    step(name, install)
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args(args);
+    step(name, install)?;
+    if let Ok(mut done) = DONE.lock() {
+        done.push(key);
+    }
+    Ok(())
+}
+
+/// Every Python environment a CI run uses after the tests' build, made ready while that
+/// build compiles (pip mostly downloads and unpacks; on a fresh machine this took minutes
+/// of the run): a venv per other Python with the API tests' requirements, the peers of
+/// the benchmark harness, and the reference connector's venv.
+pub(crate) fn prepare_environments() -> Result<(), String> {
+    for version in OTHER_PYTHONS {
+        if let Some(interpreter) = interpreter(version) {
+            let python = other_venv(version, &interpreter)?;
+            install_requirements(
+                &python,
+                "tests/python/requirements-api.txt",
+                &format!("Python {version}: install the test requirements"),
+            )?;
+        }
+    }
+    install_requirements(
+        &python()?,
+        "crates/daft-doris-py/benches/requirements.txt",
+        "bench: install the peers (ConnectorX, matplotlib)",
+    )?;
+    crate::bench::ensure_reference_venv().map(drop)
+}
+
+/// The venv of the other Python `version`, made with `interpreter` when missing.
+fn other_venv(version: &str, interpreter: &Path) -> Result<PathBuf, String> {
+    venv_python(
+        &format!("DAFT_DORIS_VENV_{}", version.replace('.', "_")),
+        &format!("/var/tmp/daft-doris-venv-{version}"),
+        &[interpreter.display().to_string()],
+    )
 }

@@ -179,7 +179,7 @@ fn settings(
     })
 }
 
-/// `CREATE JOB name [PROPERTIES (…)] [COMMENT …] ON STREAMING DO INSERT …`.
+/// `CREATE JOB name [PROPERTIES (…)] ON STREAMING [COMMENT …] DO INSERT …`.
 #[pyfunction]
 #[pyo3(signature = (
     connection, password, name, insert, *, max_batch_files=None, max_batch_bytes=None,

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use doris_sql::{
-    DescColumn, DescRow, DorisType, TableRef, TableSchema, parse_describe, parse_show_create,
+    DescColumn, DescRow, DorisType, TableRef, TableSchema, parse_describe,
+    parse_show_create_checked,
 };
 use sqlx::Row;
 
@@ -168,8 +169,8 @@ pub async fn fetch_table_schema(
         _ => None,
     }
     .ok_or_else(|| ReadError::Metadata("SHOW CREATE TABLE returned no statement".into()))?;
-    let schema = parse_show_create(&text).map_err(ReadError::MetadataParse)?;
+    // `DESC` names the columns unambiguously; the text is read against it (Doris prints a
+    // backtick inside a name undoubled).
     let desc = describe(endpoint, &mut conn, &table_ref).await?;
-    schema.reconcile(&desc).map_err(ReadError::MetadataParse)?;
-    Ok(schema)
+    parse_show_create_checked(&text, &desc).map_err(ReadError::MetadataParse)
 }

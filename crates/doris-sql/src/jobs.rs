@@ -250,7 +250,9 @@ impl S3Insert {
     }
 }
 
-/// `CREATE JOB <name> [PROPERTIES (…)] [COMMENT '…'] ON STREAMING DO <insert>`.
+/// `CREATE JOB <name> [PROPERTIES (…)] ON STREAMING [COMMENT '…'] DO <insert>`: the order
+/// Doris's regression suites run (PROPERTIES before the trigger) with the COMMENT where
+/// Doris's grammar puts it for every job (after the trigger).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateStreamingJob {
     /// Job name.
@@ -288,11 +290,12 @@ impl CreateStreamingJob {
             sql.push_str(" PROPERTIES ");
             self.properties.push_sql(&mut sql)?;
         }
+        sql.push_str(" ON STREAMING");
         if let Some(comment) = &self.comment {
             sql.push_str(" COMMENT ");
             push_string_literal(&mut sql, comment);
         }
-        sql.push_str(" ON STREAMING DO ");
+        sql.push_str(" DO ");
         sql.push_str(&self.insert.to_sql()?);
         Ok(sql)
     }
@@ -750,7 +753,7 @@ mod tests {
         assert_eq!(
             job.to_sql().unwrap(),
             "CREATE JOB `my job` PROPERTIES ('s3.max_batch_files' = '1', \
-             'session.insert_max_filter_ratio' = '0.5') COMMENT 'nightly' ON STREAMING DO \
+             'session.insert_max_filter_ratio' = '0.5') ON STREAMING COMMENT 'nightly' DO \
              INSERT INTO `db`.`t` SELECT * FROM S3('uri' = 's3://bucket/in/part_*.csv', \
              'format' = 'csv', 'column_separator' = ',', 's3.access_key' = 'AK-1', \
              's3.secret_key' = 'it\\'s secret')"

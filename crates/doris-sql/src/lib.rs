@@ -104,7 +104,7 @@ pub use literal::{
 pub use metadata::{
     Aggregation, Buckets, Column, ColumnDefault, DescColumn, DescRow, Distribution, KeyModel,
     Partition, PartitionKind, PartitionValues, Partitioning, SequenceColumn, TableSchema,
-    parse_describe, parse_show_create,
+    parse_describe, parse_show_create, parse_show_create_checked,
 };
 pub use nested::nested_to_json;
 pub use params::{FragmentPiece, Param, TrustedWhere, bind_trusted_where, scan_fragment};

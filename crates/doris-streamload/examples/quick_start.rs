@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The README shows the function between the `README:` markers, verbatim (a test compares
-//! them and runs it against the emulator: `tests/integration/tests/readme.rs`).
+//! them and runs it against the emulator: `tests/integration/tests/emulator/readme.rs`).
 
 // README: begin
 use std::error::Error;

@@ -114,13 +114,18 @@ pub enum Fault {
         rows: i64,
     },
     /// FE Flight `GetFlightInfo`: name this `host:port` as the location of every BE
-    /// endpoint of the next query (a hostile FE, or a BE registered under an address the
-    /// client must not send its token to).
+    /// endpoint of the next query, or of the one at index `endpoint` (a hostile FE, a BE
+    /// registered under an address the client must not send its token to, or — with a
+    /// port where nothing listens — one BE of several unreachable).
     FlightLocation {
         /// Location host.
         host: String,
         /// Location port.
         port: u16,
+        /// Only this endpoint (0-based, in the order of the `FlightInfo`); every one when
+        /// absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<usize>,
     },
     /// BE Flight `DoGet`: after this many rows the result stream fails (`UNAVAILABLE`),
     /// as when the BE or the connection dies mid-result.

@@ -247,26 +247,33 @@ impl Face {
             "grpc+tcp"
         };
         let fault = self.shared.faults.take(Point::FlightInfo);
-        let location = match &fault {
-            Some(Fault::FlightLocation { host, port }) => format!("{scheme}://{host}:{port}"),
-            _ => format!(
-                "{scheme}://{}:{}",
-                self.shared.config.advertise_host,
-                self.be_ports[be.unwrap_or(0).min(self.be_ports.len() - 1)]
-            ),
+        let location = format!(
+            "{scheme}://{}:{}",
+            self.shared.config.advertise_host,
+            self.be_ports[be.unwrap_or(0).min(self.be_ports.len() - 1)]
+        );
+        let location_of = |index: usize| match &fault {
+            Some(Fault::FlightLocation {
+                host,
+                port,
+                endpoint,
+            }) if endpoint.is_none_or(|only| only == index) => {
+                format!("{scheme}://{host}:{port}")
+            }
+            _ => location.clone(),
         };
         let mut info = FlightInfo::new()
             .try_with_schema(&schema)
             .map_err(|e| Status::internal(e.to_string()))?
             .with_descriptor(request.into_inner());
-        for handle in handles {
+        for (index, handle) in handles.into_iter().enumerate() {
             let ticket = TicketStatementQuery {
                 statement_handle: handle.into_bytes().into(),
             };
             let mut endpoint =
                 FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
             if be.is_some() {
-                endpoint = endpoint.with_location(location.clone());
+                endpoint = endpoint.with_location(location_of(index));
             }
             info = info.with_endpoint(endpoint);
         }

@@ -87,7 +87,11 @@ fn write_snapshot(shared: &Shared, jobs: &Jobs, dir: &Path) -> Result<(), Emulat
         let mut table_entries = Vec::new();
         for table in tables {
             table_entries.push(TableEntry {
-                ddl: crate::mysql::show::show_create_table(&table, doris_sql::Spelling::Lower),
+                ddl: crate::mysql::show::table_ddl(
+                    &table,
+                    doris_sql::Spelling::Lower,
+                    crate::mysql::show::NameQuoting::Escaped,
+                ),
                 ids: TableIds::of(&table),
                 version: table.version(),
             });

@@ -23,7 +23,7 @@ pub(crate) mod lex;
 mod show_create;
 
 pub use describe::{DescColumn, DescRow, parse_describe};
-pub use show_create::parse_show_create;
+pub use show_create::{parse_show_create, parse_show_create_checked};
 
 use crate::error::{Result, SqlError};
 use crate::types::DorisType;

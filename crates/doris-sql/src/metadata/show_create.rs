@@ -34,6 +34,54 @@ pub fn parse_show_create(text: &str) -> Result<TableSchema> {
     p.parse()
 }
 
+/// Parses `SHOW CREATE TABLE` text against the table's `DESC` rows, which name its columns
+/// unambiguously, and checks that both describe the same columns
+/// ([`TableSchema::reconcile`]).
+///
+/// Doris prints every name between backticks without doubling a backtick inside it, so the
+/// text of a column named ``a`b`` reads `` `a`b` ``. Each such name `DESC` gives is
+/// written back doubled before parsing; if the text still does not parse into the columns
+/// `DESC` lists, it is refused naming that column, never read as other columns.
+///
+/// ```
+/// use doris_sql::{parse_describe, parse_show_create_checked, DescRow};
+/// let row = |field: &str, key: &str| DescRow {
+///     field: field.into(), type_text: "int".into(), null: "No".into(),
+///     key: key.into(), default: None, extra: String::new(),
+/// };
+/// let desc = parse_describe(&[row("k", "true"), row("a`b", "false")]).unwrap();
+/// let t = parse_show_create_checked(
+///     "CREATE TABLE `t` (`k` int NOT NULL, `a`b` int NOT NULL) DUPLICATE KEY(`k`)",
+///     &desc,
+/// ).unwrap();
+/// assert_eq!(t.columns[1].name, "a`b");
+/// ```
+pub fn parse_show_create_checked(text: &str, desc: &[super::DescColumn]) -> Result<TableSchema> {
+    let ticked: Vec<&str> = desc
+        .iter()
+        .map(|d| d.name.as_str())
+        .filter(|name| name.contains('`'))
+        .collect();
+    let mut escaped = text.to_owned();
+    for name in &ticked {
+        escaped = escaped.replace(
+            &format!("`{name}`"),
+            &format!("`{}`", name.replace('`', "``")),
+        );
+    }
+    let checked = parse_show_create(&escaped).and_then(|schema| {
+        schema.reconcile(desc)?;
+        Ok(schema)
+    });
+    match (checked, ticked.first()) {
+        (Err(e), Some(name)) => Err(SqlError::MetadataParse(format!(
+            "column {name:?} holds a backtick, which SHOW CREATE TABLE prints undoubled, and \
+             the table's text cannot be read unambiguously ({e})"
+        ))),
+        (checked, _) => checked,
+    }
+}
+
 struct Cursor<'a> {
     text: &'a str,
     tokens: &'a [Spanned],
@@ -596,6 +644,74 @@ fn is_type_word(word: &str) -> bool {
 mod tests {
     use super::*;
     use crate::metadata::lex::read_backtick;
+
+    fn desc(names: &[(&str, bool)]) -> Vec<crate::metadata::DescColumn> {
+        let rows: Vec<crate::metadata::DescRow> = names
+            .iter()
+            .map(|(name, key)| crate::metadata::DescRow {
+                field: (*name).into(),
+                type_text: "int".into(),
+                null: "No".into(),
+                key: key.to_string(),
+                default: None,
+                extra: String::new(),
+            })
+            .collect();
+        crate::metadata::parse_describe(&rows).unwrap()
+    }
+
+    /// Names holding backticks, quotes, spaces and non-ASCII, printed as Doris prints them
+    /// (inner backticks undoubled), read with the names `DESC` gives; a text that does not
+    /// match `DESC` is refused naming the column.
+    #[test]
+    fn undoubled_backticks_are_read_with_the_names_desc_gives() {
+        let names = [
+            ("k`", true),
+            ("a`b", false),
+            ("x` int NOT NULL, `y", false),
+            ("q'\" é", false),
+        ];
+        let text = format!(
+            "CREATE TABLE `t` (\n{}\n) ENGINE=OLAP\nDUPLICATE KEY(`k``)\nDISTRIBUTED BY HASH(`k``) BUCKETS 1",
+            names
+                .iter()
+                .map(|(n, _)| format!("  `{n}` int NOT NULL"))
+                .collect::<Vec<_>>()
+                .join(",\n")
+        );
+        let schema = parse_show_create_checked(&text, &desc(&names)).unwrap();
+        let got: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(got, names.map(|(n, _)| n));
+        assert_eq!(schema.key_columns, ["k`"]);
+        // Doubled (as a DDL a user writes), the same text reads the same.
+        let doubled = text.replace("`a`b`", "`a``b`");
+        assert_eq!(
+            parse_show_create_checked(&doubled, &desc(&names))
+                .unwrap()
+                .columns[1]
+                .name,
+            "a`b"
+        );
+        // DESC naming another column: refused, naming the column with the backtick.
+        let other = [
+            ("k`", true),
+            ("a`c", false),
+            ("x` int NOT NULL, `y", false),
+            ("q'\" é", false),
+        ];
+        let err = parse_show_create_checked(&text, &desc(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"k`\" holds a backtick"), "{err}");
+        // Without backticks in any name, the plain reconcile error.
+        let plain = parse_show_create_checked(
+            "CREATE TABLE `t` (`k` int NOT NULL) DUPLICATE KEY(`k`)",
+            &desc(&[("j", true)]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(plain.contains("column order differs"), "{plain}");
+    }
 
     /// Found by the `show_create` fuzz target: a partition list cut off after an unknown
     /// token sliced the text backwards (a panic), or looped for ever (out of memory).

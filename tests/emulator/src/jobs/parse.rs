@@ -1,7 +1,8 @@
 //! Takes the streaming-job statements apart (their syntax: docs/streaming-jobs.md):
 //!
 //! ```text
-//! CREATE JOB <name> [PROPERTIES (...)] [COMMENT '...'] ON STREAMING DO <insert>
+//! CREATE JOB <name> [PROPERTIES (...)] ON STREAMING [PROPERTIES (...)] [COMMENT '...'] DO <insert>
+//!     (PROPERTIES once, before or after ON STREAMING)
 //! ALTER JOB <name> [PROPERTIES (...)] [<insert>]
 //! PAUSE JOB WHERE jobname = '...'      RESUME JOB WHERE jobname = '...'
 //! DROP JOB [IF EXISTS] WHERE jobname = '...'
@@ -292,13 +293,11 @@ pub fn parse(sql: &str) -> Result<JobStatement, String> {
     let statement = match verb.as_str() {
         "CREATE" => {
             let name = c.ident("job")?;
-            let properties = if c.eat("PROPERTIES") {
-                c.properties()?
-            } else {
-                Vec::new()
-            };
-            let comment = if c.eat("COMMENT") {
-                Some(c.string("comment")?)
+            // PROPERTIES stands before `ON STREAMING` in Doris's regression suites and after
+            // it in Doris's documentation: both are accepted, once. COMMENT follows the
+            // trigger (`ON STREAMING`), as in Doris's grammar for `ON SCHEDULE`.
+            let mut properties = if c.eat("PROPERTIES") {
+                Some(c.properties()?)
             } else {
                 None
             };
@@ -309,6 +308,15 @@ pub fn parse(sql: &str) -> Result<JobStatement, String> {
                         .into(),
                 );
             }
+            if properties.is_none() && c.eat("PROPERTIES") {
+                properties = Some(c.properties()?);
+            }
+            let comment = if c.eat("COMMENT") {
+                Some(c.string("comment")?)
+            } else {
+                None
+            };
+            let properties = properties.unwrap_or_default();
             c.keyword("DO")?;
             let insert = c.insert()?;
             JobStatement::Create {
@@ -366,7 +374,7 @@ mod tests {
     #[test]
     fn create_with_properties_comment_and_s3_source() {
         let sql = "CREATE JOB my_job PROPERTIES (\"s3.max_batch_files\" = \"1\", 'session.insert_max_filter_ratio' = 0.5) \
-                   COMMENT 'it''s nightly' ON STREAMING DO INSERT INTO db.t (a, b) SELECT * FROM S3 (\
+                   ON STREAMING COMMENT 'it''s nightly' DO INSERT INTO db.t (a, b) SELECT * FROM S3 (\
                    \"uri\" = \"s3://bucket/in/example_[0-1].csv\", \"format\" = \"csv\", \"S3.Secret_Key\" = 'x');";
         let JobStatement::Create {
             name,
@@ -397,6 +405,56 @@ mod tests {
             "{}",
             insert.sql
         );
+    }
+
+    /// The clause orders Doris's documentation and regression suites write: PROPERTIES
+    /// before `ON STREAMING` (test_streaming_insert_job.groovy) or after it
+    /// (CREATE-STREAMING-JOB.md), COMMENT after it; anything else is a syntax error.
+    #[test]
+    fn clause_orders_of_doris_docs_and_suites() {
+        let insert = "DO INSERT INTO t SELECT * FROM S3('uri' = 's3://b/k', 'format' = 'csv')";
+        let expected = |sql: &str| {
+            let JobStatement::Create {
+                properties,
+                comment,
+                ..
+            } = parse(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+            else {
+                panic!("not a create: {sql}")
+            };
+            (properties, comment)
+        };
+        let props = vec![("max_interval".to_string(), "5".to_string())];
+        for sql in [
+            format!(
+                "CREATE JOB j PROPERTIES ('max_interval' = '5') ON STREAMING COMMENT 'c' {insert}"
+            ),
+            format!(
+                "CREATE JOB j ON STREAMING PROPERTIES ('max_interval' = '5') COMMENT 'c' {insert}"
+            ),
+        ] {
+            assert_eq!(
+                expected(&sql),
+                (props.clone(), Some("c".to_string())),
+                "{sql}"
+            );
+        }
+        assert_eq!(
+            expected(&format!("CREATE JOB j ON STREAMING {insert}")),
+            (Vec::new(), None)
+        );
+        for wrong in [
+            format!("CREATE JOB j COMMENT 'c' ON STREAMING {insert}"),
+            format!(
+                "CREATE JOB j ON STREAMING COMMENT 'c' PROPERTIES ('max_interval' = '5') {insert}"
+            ),
+            format!(
+                "CREATE JOB j PROPERTIES ('a' = '1') ON STREAMING PROPERTIES ('b' = '2') {insert}"
+            ),
+        ] {
+            let error = parse(&wrong).unwrap_err();
+            assert!(error.starts_with("syntax error"), "{wrong}: {error}");
+        }
     }
 
     #[test]

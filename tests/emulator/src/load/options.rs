@@ -266,15 +266,15 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         Some(list) => {
             let mut names = Vec::new();
             for item in split_top_level(list) {
-                match item.split_once('=') {
+                match split_assignment(&item) {
                     Some((target, expr)) => {
-                        let target = target.trim().trim_matches('`').to_owned();
+                        let target = unquote_ident(target);
                         if target.is_empty() || expr.trim().is_empty() {
                             return Err(format!("[INVALID_ARGUMENT]bad columns item: {item}"));
                         }
                         mappings.push((target, expr.trim().to_owned()));
                     }
-                    None => names.push(item.trim().trim_matches('`').to_owned()),
+                    None => names.push(unquote_ident(&item)),
                 }
             }
             if names.iter().any(String::is_empty) {
@@ -373,6 +373,34 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
 
 /// Splits a `columns` header at the commas outside parentheses and quotes
 /// (`k, v = concat(a, ',')` is two items).
+/// A `columns` item's name: between backticks a doubled backtick is one (as Doris's SQL
+/// lexer reads identifiers), else the text trimmed.
+fn unquote_ident(item: &str) -> String {
+    let item = item.trim();
+    match item
+        .strip_prefix('`')
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        Some(inner) => inner.replace("``", "`"),
+        None => item.to_owned(),
+    }
+}
+
+/// `target = expression` split at the first `=` outside backticks and quotes.
+fn split_assignment(item: &str) -> Option<(&str, &str)> {
+    let mut quote = None::<char>;
+    for (at, c) in item.char_indices() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '=') => return Some((&item[..at], &item[at + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
 pub(super) fn split_top_level(list: &str) -> Vec<String> {
     let mut items = Vec::new();
     let (mut depth, mut quote, mut current) = (0i32, None::<char>, String::new());
@@ -420,4 +448,24 @@ pub(super) fn check_flexible(headers: &HeaderMap, format: &Format) -> Result<(),
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{split_assignment, split_top_level, unquote_ident};
+
+    #[test]
+    fn columns_items_read_quoted_names_as_doris_does() {
+        assert_eq!(unquote_ident(" `tick``name` "), "tick`name");
+        assert_eq!(unquote_ident("`it's size`"), "it's size");
+        assert_eq!(unquote_ident("plain"), "plain");
+        assert_eq!(
+            split_assignment("`a=b` = `x` + 1"),
+            Some(("`a=b` ", " `x` + 1"))
+        );
+        assert_eq!(split_assignment("`a=b`"), None);
+        let items = split_top_level("`id`,`tick``name`,`it's size`");
+        assert_eq!(items.len(), 3);
+        assert_eq!(unquote_ident(&items[1]), "tick`name");
+    }
 }

@@ -52,8 +52,24 @@ pub fn column_def(name: &str, ty: &DorisType) -> ColumnDef {
     }
 }
 
-fn quote(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
+/// How names are written in the DDL text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameQuoting {
+    /// As Doris's `SHOW CREATE TABLE` prints them: between backticks, an inner backtick left
+    /// as is (Doris's `Column.toSql` appends the name unescaped), so the text is ambiguous
+    /// for a name holding one.
+    AsDoris,
+    /// Inner backticks doubled: SQL that parses back to the same names (the snapshot file).
+    Escaped,
+}
+
+impl NameQuoting {
+    fn quote(self, name: &str) -> String {
+        match self {
+            NameQuoting::AsDoris => format!("`{name}`"),
+            NameQuoting::Escaped => format!("`{}`", name.replace('`', "``")),
+        }
+    }
 }
 
 fn single_quoted(text: &str) -> String {
@@ -103,8 +119,14 @@ fn default_properties(table: &Table) -> Vec<(String, String)> {
     out
 }
 
-/// `SHOW CREATE TABLE` text.
+/// `SHOW CREATE TABLE` text, names written as Doris writes them.
 pub fn show_create_table(table: &Table, spelling: Spelling) -> String {
+    table_ddl(table, spelling, NameQuoting::AsDoris)
+}
+
+/// The table's DDL in `SHOW CREATE TABLE`'s layout, names quoted as `quoting` says.
+pub fn table_ddl(table: &Table, spelling: Spelling, quoting: NameQuoting) -> String {
+    let quote = |name: &str| quoting.quote(name);
     let s = &table.schema;
     let mut out = format!("CREATE TABLE {} (\n", quote(&s.name));
     let lines: Vec<String> = s

@@ -9,8 +9,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, Int32Array, Int64Array, StringArray};

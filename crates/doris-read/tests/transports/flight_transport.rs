@@ -227,6 +227,62 @@ async fn a_stream_that_ends_cleanly_but_short_of_the_announced_count_fails() {
     assert_eq!(e.faults().fired().len(), 2);
 }
 
+/// One BE endpoint of several unreachable (the FE names a port where nothing listens for
+/// the third of three partitions): the read fails, never returning the rows of the other
+/// endpoints as the whole result. The same fault naming the real BE reads every row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_unreachable_endpoint_of_several_fails_the_read() {
+    use doris_emulator::faults::Fault;
+    let (e, mysql, mut flight) = setup(EmulatorConfig::default()).await;
+    // One endpoint per partition: three partitions, three endpoints.
+    e.execute(
+        None,
+        "CREATE TABLE d.p (`id` INT NOT NULL) DUPLICATE KEY(`id`) \
+         PARTITION BY RANGE(`id`) (PARTITION p0 VALUES LESS THAN (\"100\"), \
+         PARTITION p1 VALUES LESS THAN (\"200\"), PARTITION p2 VALUES LESS THAN (MAXVALUE)) \
+         DISTRIBUTED BY HASH(`id`) BUCKETS 2",
+    )
+    .unwrap();
+    let mut conn = mysql.connect().await.unwrap();
+    sqlx::raw_sql("INSERT INTO d.p SELECT `id` FROM d.t")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // Admitted explicitly: the test is about reaching it, not about the allowlist.
+    flight
+        .allowlist
+        .targets
+        .push(doris_sql::HostPort::new("127.0.0.1", closed));
+    let be = e.be_flight_addrs()[0].port();
+    let sql = "SELECT `id` FROM `d`.`p`";
+    let arm = |port: u16| {
+        e.faults().arm(
+            Fault::FlightLocation {
+                host: "127.0.0.1".into(),
+                port,
+                endpoint: Some(2),
+            },
+            1,
+        );
+    };
+    arm(be);
+    let rows: usize = fetch(&flight, sql, id_schema())
+        .await
+        .iter()
+        .map(RecordBatch::num_rows)
+        .sum();
+    assert_eq!(rows, 300);
+    arm(closed);
+    let err = flight_error(&flight, sql).await;
+    assert!(matches!(err, ReadError::Transport(_)), "{err}");
+    assert_eq!(e.faults().fired().len(), 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fe_local_statements_are_served_by_the_fe_without_a_location() {
     let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;

@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 #[path = "mysql_face/transactions.rs"]
 mod transactions;
 

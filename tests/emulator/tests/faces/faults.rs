@@ -6,7 +6,7 @@
 
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use std::time::{Duration, Instant};
 
 use doris_emulator::faults::Fault;

@@ -4,11 +4,11 @@
 //!
 //! The accepted kinds are those of `tests/emulator/src/ddl.rs` (`execute`) and the FE-local
 //! statements of `tests/emulator/src/mysql/query.rs`; SELECT/INSERT and streaming jobs have
-//! their own tests (`select.rs`, `crates/doris-read/tests/streaming_jobs.rs`).
+//! their own tests (`select.rs`, `crates/doris-read/tests/transports/streaming_jobs.rs`).
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use doris_emulator::{Emulator, EmulatorConfig};
 use sqlx::Connection;

@@ -3,14 +3,14 @@
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
-#[path = "../../../crates/doris-streamload/examples/quick_start.rs"]
+#[path = "../../../../crates/doris-streamload/examples/quick_start.rs"]
 mod example;
 
 use doris_emulator::{Emulator, EmulatorConfig};
 use doris_streamload::LoadStatus;
 
-const README: &str = include_str!("../../../README.md");
-const EXAMPLE: &str = include_str!("../../../crates/doris-streamload/examples/quick_start.rs");
+const README: &str = include_str!("../../../../README.md");
+const EXAMPLE: &str = include_str!("../../../../crates/doris-streamload/examples/quick_start.rs");
 
 #[test]
 fn the_readme_shows_the_example_verbatim() {

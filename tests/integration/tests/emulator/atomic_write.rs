@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
-#[path = "../../../crates/doris-streamload/examples/atomic_write.rs"]
+#[path = "../../../../crates/doris-streamload/examples/atomic_write.rs"]
 mod example;
 
 use doris_emulator::faults::Fault;

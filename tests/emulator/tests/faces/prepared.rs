@@ -4,7 +4,7 @@
 // Test code: a failed unwrap is a failed test, with the value in the message.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use doris_emulator::mysql::prepared::{POINT_QUERY_ONLY, PrepareProfile};
 use doris_emulator::{DorisProfile, Emulator, EmulatorConfig};

@@ -1,0 +1,6 @@
+//! doris-streamload's examples run against the Doris emulator, as one test binary (each
+//! module would otherwise link the emulator, DataFusion included, into a binary of its
+//! own): the README's quick start and the exactly-once `atomic_write` example.
+
+mod atomic_write;
+mod readme;
