@@ -41,7 +41,7 @@ use crate::fuzz::fuzz;
 use crate::layering::deps;
 use crate::mutants::mutants;
 use crate::publish::package;
-use crate::python::{install_python_package, other_python_tests, python, python_tests};
+use crate::python::{install_python_package, other_python_tests, python};
 use crate::run::{cargo, root, step};
 use crate::tested_by::tested_by;
 
@@ -157,14 +157,22 @@ fn ci() -> Result<(), String> {
     deps()?;
     tested_by()?;
     package()?;
-    let mut doc = cargo();
-    doc.args(["doc", "--workspace", "--no-deps"])
-        .env("RUSTDOCFLAGS", "-D warnings");
-    step("rustdoc (broken links and markup are errors)", doc)?;
     // Every Rust test once; the conformance suite among them through DORIS_TEST_* against
     // an emulator process, the corpus's figure printed after them.
     let (rust_passed, rust_failed) = conformance::workspace_tests()?;
-    let (py_passed, py_failed) = python_tests()?;
+    // rustdoc type-checks every dependency for its metadata (cargo shares nothing between
+    // a build and a check: 209 s cold), so it runs beside pytest, whose emulators and
+    // clients mostly wait, at the lowest CPU priority.
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    let doc = run::niced(&doc);
+    let (py_passed, py_failed) = python::python_tests_beside(move || {
+        step(
+            "rustdoc (broken links and markup are errors; beside pytest)",
+            doc,
+        )
+    })?;
     // The public API's tests again on Python 3.12 and 3.13 (where the machine has them).
     let (other_passed, other_failed) = other_python_tests()?;
     // Reads and writes side by side under random faults: no row lost or doubled, no
@@ -178,13 +186,18 @@ fn ci() -> Result<(), String> {
         .unwrap_or_else(|_| Err("the fuzz build thread panicked".into()));
     soaked?;
     built?;
-    // The parsers' fuzz targets, from the kept seeds, for a bounded time each.
-    fuzz(Some(CI_FUZZ_SECONDS))?;
-    // The benchmark harness, reduced and on debug builds: it must keep working (no timing
-    // is asserted; each measurement checks its row count). It reuses the emulator binary
-    // and the package the tests just built: `cargo build -p doris-emulator` alone would
-    // unify features differently and rebuild DataFusion (~6 min).
-    bench(true, true, false)?;
+    // The parsers' fuzz targets, from the kept seeds, for a bounded time each (one core),
+    // beside the benchmark harness, reduced and on debug builds: it must keep working (no
+    // timing is asserted; each measurement checks its row count). It reuses the emulator
+    // binary and the package the tests just built: `cargo build -p doris-emulator` alone
+    // would unify features differently and rebuild DataFusion (~6 min).
+    let fuzzing = std::thread::spawn(|| fuzz(Some(CI_FUZZ_SECONDS)));
+    let benched = bench(true, true, false);
+    let fuzzed = fuzzing
+        .join()
+        .unwrap_or_else(|_| Err("the fuzz thread panicked".into()));
+    benched?;
+    fuzzed?;
     let (passed, failed) = (
         rust_passed + py_passed + other_passed,
         rust_failed + py_failed + other_failed,

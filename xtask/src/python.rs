@@ -55,7 +55,12 @@ pub(crate) fn maturin_develop(python: &Path, release: Option<&str>) -> Result<()
 }
 
 /// ruff, then the pytest suite; returns pytest's passed and failed counts.
-pub(crate) fn python_tests() -> Result<(u64, u64), String> {
+///
+/// `beside` runs on another thread while pytest runs (after the package is built, so a
+/// cargo command there does not wait for maturin's lock).
+pub(crate) fn python_tests_beside(
+    beside: impl FnOnce() -> Result<(), String> + Send + 'static,
+) -> Result<(u64, u64), String> {
     let python = python()?;
     let mut lint = Command::new(&python);
     lint.current_dir(root())
@@ -69,7 +74,14 @@ pub(crate) fn python_tests() -> Result<(u64, u64), String> {
         .args(PYTHON_SOURCES);
     step("ruff format --check", format)?;
     install_python_package(&python)?;
-    pytest(&python, &["tests/python"], "python tests")
+    let beside = std::thread::spawn(beside);
+    let tested = pytest(&python, &["tests/python"], "python tests");
+    let done = beside
+        .join()
+        .unwrap_or_else(|_| Err("the step beside pytest panicked".into()));
+    let counts = tested?;
+    done?;
+    Ok(counts)
 }
 
 /// Runs pytest on `paths` with `python`; returns its passed and failed counts (a failure

@@ -58,6 +58,26 @@ pub(crate) fn without_run_env(cmd: &mut Command) {
     }
 }
 
+/// `cmd` at the lowest CPU priority (`nice -n 19`), same arguments, environment and
+/// folder: for a step run beside another whose processes should keep the CPU they want.
+pub(crate) fn niced(cmd: &Command) -> Command {
+    let mut niced = Command::new("nice");
+    niced
+        .args(["-n", "19"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => niced.env(key, value),
+            None => niced.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        niced.current_dir(dir);
+    }
+    niced
+}
+
 /// Runs one step, printing its name and duration; a failing step stops the run.
 pub(crate) fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     println!("==> {name}");
