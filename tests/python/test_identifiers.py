@@ -87,30 +87,25 @@ def test_quoted_column_names_work_in_every_write_mode_and_read_back(doris, name,
     got = sorted(query(doris, f"SELECT id, {selected} FROM {name}"))
     assert got == [(1, "neu", 10), (2, "ß", 20), (3, None, 30), (4, "vier", None)]
     for transport in ("mysql", "flight"):
-        read = read_doris(
-            host=doris["host"],
-            mysql_port=doris["query_port"],
-            http_port=doris["fe_http_port"],
-            flight_port=doris["fe_flight_port"],
-            password=ROOT_PASSWORD,
-            database="w",
-            table=name,
-            transport=transport,
-        ).sort("id")
+        read = read_back(doris, name, transport).sort("id")
         assert read.to_pydict()[text] == ["neu", "ß", None, "vier"], transport
-        filtered = read_doris(
-            host=doris["host"],
-            mysql_port=doris["query_port"],
-            http_port=doris["fe_http_port"],
-            flight_port=doris["fe_flight_port"],
-            password=ROOT_PASSWORD,
-            database="w",
-            table=name,
-            transport=transport,
-            filter=daft.col(number) >= 20,
-        ).sort("id")
         # The filter on the quoted column is pushed down; rows 2 and 3 hold 20 and 30.
+        filtered = read_back(doris, name, transport, filter=daft.col(number) >= 20).sort("id")
         assert filtered.to_pydict()[text] == ["ß", None], transport
+
+
+def read_back(ports, table, transport, **kwargs):
+    return read_doris(
+        host=ports["host"],
+        mysql_port=ports["query_port"],
+        http_port=ports["fe_http_port"],
+        flight_port=ports["fe_flight_port"],
+        password=ROOT_PASSWORD,
+        database="w",
+        table=table,
+        transport=transport,
+        **kwargs,
+    )
 
 
 def test_show_create_table_prints_a_backtick_inside_a_name_undoubled(doris):
