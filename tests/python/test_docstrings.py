@@ -101,3 +101,44 @@ def test_the_version_is_above_the_reference_and_has_one_source():
     assert importlib.metadata.version("daft-doris") == daft_doris.__version__
     manifest = (Path(__file__).resolve().parents[2] / "crates/daft-doris-py/Cargo.toml").read_text()
     assert re.search(r'^version = "([^"]+)"', manifest, re.M).group(1) == daft_doris.__version__
+
+
+def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
+    """The Python signatures hold no default of their own: each is the value the crates
+    apply (``_native.DEFAULTS``), every entry is used by a signature, the read and write
+    entry points agree with their option classes, and the crates' checks accept every
+    default as given."""
+    import dataclasses
+    import inspect
+
+    from daft_doris import DorisConnection, DorisWriteOptions, _native, read_doris, write_doris
+    from daft_doris.read import DorisDataSource
+    from daft_doris.streaming import StreamingJob
+
+    used: set[tuple[str, str]] = set()
+
+    def check(function, groups):
+        for name, parameter in inspect.signature(function).parameters.items():
+            for group in groups:
+                if name in _native.DEFAULTS[group]:
+                    assert parameter.default == _native.DEFAULTS[group][name], (function, name)
+                    used.add((group, name))
+                    break
+
+    check(read_doris, ("connection", "read"))
+    check(DorisDataSource.__init__, ("connection", "read"))
+    check(write_doris, ("write",))
+    check(DorisWriteOptions, ("write",))
+    check(DorisConnection, ("connection",))
+    check(StreamingJob.wait_for, ("jobs",))
+    every = {(group, name) for group, values in _native.DEFAULTS.items() for name in values}
+    assert every == used, every - used
+    options = DorisWriteOptions()
+    assert options.overwrite == _native.DEFAULTS["write"]["overwrite"]
+    assert _native.overwrites(_native.DEFAULTS["write"]["write_mode"]) is options.overwrite
+    # The defaults pass the crates' own checks (the options class checks on creation).
+    assert {f.name for f in dataclasses.fields(options)} >= {
+        name for name in _native.DEFAULTS["write"] if name != "write_mode"
+    }
+    read = _native.DEFAULTS["read"]
+    _native.ReadRequest("db", "t", read["split"], read["discovery_policy"])

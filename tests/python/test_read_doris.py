@@ -488,7 +488,12 @@ def test_a_user_without_select_is_told_apart_from_bad_credentials(doris):
         ),
         ({"transport": "flight", "flight_port": 70000}, "flight_port"),
         ({"database": ""}, "database"),
-        ({"discovery_policy": "maybe"}, "discovery_policy"),
+        # The names are the crates' (`DiscoveryPolicy`, `SplitKind`, `TransportKind`): the
+        # refusal lists them and never echoes the value.
+        ({"discovery_policy": "maybe"}, "discovery_policy must be one of 'single', 'error'"),
+        ({"split": "off"}, "split must be one of 'single', 'auto'"),
+        ({"split": 2}, "split must be one of"),
+        ({"transport": "adbc"}, "transport must be one of 'mysql', 'flight'"),
         ({"target_tasks": True}, "target_tasks must be an integer"),
         ({"planning_timeout_seconds": 0}, "planning_timeout_seconds"),
         ({"planning_timeout_seconds": "10"}, "planning_timeout_seconds must be a number"),

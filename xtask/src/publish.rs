@@ -14,7 +14,9 @@
 //!    each compiles with only the features its own manifest asks for. A file outside the
 //!    crate, or a dependency or feature only the workspace gives, fails here, as it would
 //!    in `cargo publish`'s verifying build — which compiled about 470 crates for code
-//!    generation (186 s of a cold CI run); a check skips the code generation.
+//!    generation (186 s of a cold CI run); a check skips the code generation. doris-read
+//!    is checked once more without its default `flight` feature (a MySQL-only user's
+//!    build).
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +55,18 @@ pub(crate) fn package() -> Result<(), String> {
             .args(["check", "--offline", "--quiet", "--lib", "-p", krate]);
         step(&format!("{krate}: checked from its package alone"), check)?;
     }
+    // A MySQL-only user of doris-read leaves out Flight (arrow-flight, tonic, prost).
+    let mut mysql_only = cargo();
+    mysql_only.current_dir(&workspace).args([
+        "check",
+        "--offline",
+        "--quiet",
+        "--lib",
+        "-p",
+        "doris-read",
+        "--no-default-features",
+    ]);
+    step("doris-read: checked without the flight feature", mysql_only)?;
     Ok(())
 }
 

@@ -15,15 +15,6 @@ fn config(message: String) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
 }
 
-/// `value`, or `default` when it is missing or `None` (how the native constructors take
-/// their defaults: the Python signatures may pass `None` for any of them).
-pub(crate) fn or_default<'py>(
-    value: &Option<Bound<'py, PyAny>>,
-    default: Bound<'py, PyAny>,
-) -> Bound<'py, PyAny> {
-    value.clone().filter(|v| !v.is_none()).unwrap_or(default)
-}
-
 /// `value` unless it is missing or `None`.
 pub(crate) fn given(value: Option<Bound<'_, PyAny>>) -> Option<Bound<'_, PyAny>> {
     value.filter(|v| !v.is_none())
@@ -60,18 +51,11 @@ pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration
     Ok(Duration::from_secs_f64(seconds))
 }
 
-/// One of a fixed set of strings.
-pub(crate) fn choice<'a>(
-    name: &str,
-    value: &Bound<'_, PyAny>,
-    allowed: &[&'a str],
-) -> PyResult<&'a str> {
-    let text: Option<String> = value.extract().ok();
-    text.and_then(|t| allowed.iter().copied().find(|a| *a == t))
-        .ok_or_else(|| {
-            let names: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
-            config(format!("{name} must be one of {}", names.join(", ")))
-        })
+/// A name parsed by the crate type that owns its choices (its `FromStr`): a value that is
+/// not a string is parsed as the empty string, which every such type refuses with the
+/// names it accepts.
+pub(crate) fn named<T: std::str::FromStr>(value: &Bound<'_, PyAny>) -> Result<T, T::Err> {
+    value.extract::<String>().unwrap_or_default().parse()
 }
 
 /// A database, table or column name: a non-empty string without NUL.
@@ -103,14 +87,13 @@ pub(crate) fn from_python<T: DeserializeOwned>(
     })
 }
 
-/// Deepest nesting accepted (a filter of a few thousand terms is far shallower).
-const MAX_DEPTH: usize = 256;
-
 fn to_tree(what: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value> {
     use serde_json::Value;
-    if depth > MAX_DEPTH {
+    // The deepest nesting doris-sql takes.
+    if depth > doris_sql::Expr::MAX_DEPTH {
         return Err(config(format!(
-            "invalid {what}: nested deeper than {MAX_DEPTH} levels"
+            "invalid {what}: nested deeper than {} levels",
+            doris_sql::Expr::MAX_DEPTH
         )));
     }
     if value.is_none() {

@@ -261,7 +261,9 @@ impl CatalogOptions {
     ) -> PyResult<Self> {
         Ok(Self {
             name: args::identifier("name", name)?,
-            transport: args::choice("transport", transport, &doris_read::TransportKind::NAMES)?
+            transport: args::named::<doris_read::TransportKind>(transport)
+                .map_err(read_error)?
+                .as_str()
                 .to_owned(),
             flight_port: args::port("flight_port", flight_port)?,
         })

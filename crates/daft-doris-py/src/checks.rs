@@ -35,17 +35,6 @@ pub(crate) fn check_flag(what: &str, value: &Bound<'_, PyAny>) -> PyResult<bool>
     args::flag(what, value)
 }
 
-/// One of `allowed`; returns it.
-#[pyfunction]
-pub(crate) fn check_choice(
-    what: &str,
-    value: &Bound<'_, PyAny>,
-    allowed: Vec<String>,
-) -> PyResult<String> {
-    let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-    args::choice(what, value, &allowed).map(str::to_owned)
-}
-
 /// `columns=`: `None`, or a non-empty iterable of distinct column names (a lone string is
 /// refused, not split into letters); returns them as a list.
 #[pyfunction]

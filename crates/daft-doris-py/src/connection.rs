@@ -18,7 +18,7 @@ use doris_streamload::{ClientConfig, RedirectPolicy};
 use pyo3::prelude::*;
 
 use crate::args;
-use crate::errors::{ErrorClass, raise, read_error};
+use crate::errors::{ErrorClass, load_error, raise, read_error};
 
 /// Where the FE is, how to reach it safely and how long to wait for it.
 #[pyclass(frozen, module = "daft_doris._native")]
@@ -151,16 +151,11 @@ impl Connection {
         let redirect_targets = redirect_targets(redirect_hosts, redirect_ports)?;
         let redirect_policy = match args::given(redirect_policy) {
             None => None,
-            Some(policy) => match args::choice(
-                "redirect_policy",
-                &policy,
-                &["", "direct", "public", "private"],
-            )? {
-                "direct" => Some(RedirectPolicy::Direct),
-                "public" => Some(RedirectPolicy::Public),
-                "private" => Some(RedirectPolicy::Private),
-                _ => None,
-            },
+            // The empty string leaves the header out, as `None` does.
+            Some(policy) if policy.extract::<String>().is_ok_and(|p| p.is_empty()) => None,
+            Some(policy) => {
+                Some(args::named::<RedirectPolicy>(&policy).map_err(|e| load_error(&e))?)
+            }
         };
         let flight_options =
             FlightOptions::parse(flight_options.unwrap_or_default()).map_err(read_error)?;

@@ -18,6 +18,7 @@ mod atomic;
 mod catalog;
 mod checks;
 mod connection;
+mod defaults;
 mod diagnose;
 mod errors;
 mod jobs;
@@ -36,6 +37,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
+    m.add("DEFAULTS", defaults::defaults(m.py())?)?;
     m.add_class::<connection::Connection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
     m.add_class::<plan::ReadRequest>()?;
@@ -50,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::WriteLabels>()?;
     m.add_function(wrap_pyfunction!(write::summarize_loads, m)?)?;
     m.add_function(wrap_pyfunction!(write::write_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(write::overwrites, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_summary, m)?)?;
@@ -69,7 +72,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(checks::check_identifier, m)?)?;
     m.add_function(wrap_pyfunction!(checks::qualified_name, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_flag, m)?)?;
-    m.add_function(wrap_pyfunction!(checks::check_choice, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_columns, m)?)?;
     m.add_function(wrap_pyfunction!(checks::read_ca_file, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_s3_source, m)?)?;

@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use doris_plan::DiscoveryPolicy;
-use doris_read::{Split, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read};
+use doris_read::{
+    Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
+};
 use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3_arrow::PySchema;
 
-use crate::args::{choice, from_python, given, identifier, int_in, or_default, seconds};
+use crate::args::{self, from_python, given, identifier, int_in, seconds};
 use crate::connection::Connection;
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
@@ -84,19 +86,19 @@ impl ReadRequest {
         .unbind();
         let database = identifier("database", &database)?;
         let table = identifier("table", &table)?;
-        let split = choice(
-            "split",
-            &or_default(&split, "single".into_pyobject(py)?.into_any()),
-            &["single", "auto"],
-        )?;
-        let policy = match choice(
-            "discovery_policy",
-            &or_default(&discovery_policy, "single".into_pyobject(py)?.into_any()),
-            &["single", "error"],
-        )? {
-            "error" => DiscoveryPolicy::Error,
-            _ => DiscoveryPolicy::Single,
-        };
+        // The names, their defaults and the refusal are the crates' (`SplitKind`,
+        // `DiscoveryPolicy`).
+        let split = given(split)
+            .map(|v| args::named::<SplitKind>(&v).map_err(read_error))
+            .transpose()?
+            .unwrap_or_default();
+        let policy = given(discovery_policy)
+            .map(|v| {
+                args::named::<DiscoveryPolicy>(&v)
+                    .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))
+            })
+            .transpose()?
+            .unwrap_or_default();
         // Defaults, limits and the rule between the two are doris-read's (`TaskCounts`).
         let count = |name: &str, value: Option<Bound<'_, PyAny>>| {
             given(value)
@@ -148,7 +150,7 @@ impl ReadRequest {
         Ok(Self {
             database,
             table,
-            auto_split: split == "auto",
+            auto_split: split == SplitKind::Auto,
             policy,
             target_tasks: counts.target,
             planning_timeout,

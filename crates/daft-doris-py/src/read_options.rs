@@ -65,8 +65,10 @@ impl ReadOptions {
         flight_endpoint_rewrite: Option<Bound<'_, PyAny>>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let transport =
-            args::choice("transport", &transport, &doris_read::TransportKind::NAMES)?.to_owned();
+        let transport = args::named::<doris_read::TransportKind>(&transport)
+            .map_err(read_error)?
+            .as_str()
+            .to_owned();
         // The bounds are doris-read's (`BatchLimits`).
         let limits = BatchLimits::new(
             args::int_in("batch_rows", &batch_rows, 1, BatchLimits::MAX_ROWS as i64)? as usize,

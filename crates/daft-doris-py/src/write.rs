@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use doris_streamload::prepare::BatchRules;
-use doris_streamload::write::{PartitionLabels, TaskReport, WriteMode, WriteSpec, WriteSummary};
+use doris_streamload::write::{
+    PartitionLabels, TaskReport, WriteDisposition, WriteSpec, WriteSummary,
+};
 use doris_streamload::{
     Label, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef,
 };
@@ -13,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
 
+use crate::args;
 use crate::connection::Connection;
 use crate::errors::{ErrorClass, load_error, loader_error, raise};
 use crate::runtime::block_on;
@@ -313,10 +316,14 @@ pub(crate) fn summarize_loads<'py>(
 #[pyfunction]
 pub(crate) fn write_mode(options: Bound<'_, PyDict>) -> PyResult<&'static str> {
     let args: WriteArgs<'_> = options.extract()?;
-    Ok(match write_spec(&args)?.mode() {
-        WriteMode::Atomic => "atomic",
-        WriteMode::PerLoadLabels => "per_load_labels",
-        WriteMode::TwoPhase => "two_phase",
-        WriteMode::Plain => "plain",
-    })
+    Ok(write_spec(&args)?.mode().as_str())
+}
+
+/// Whether `write_doris`'s `write_mode` replaces the table's rows
+/// (`doris_streamload::write::WriteDisposition`).
+#[pyfunction]
+pub(crate) fn overwrites(write_mode: &Bound<'_, PyAny>) -> PyResult<bool> {
+    args::named::<WriteDisposition>(write_mode)
+        .map(WriteDisposition::overwrites)
+        .map_err(|e| load_error(&e))
 }

@@ -42,9 +42,7 @@ pub(crate) struct WriteArgs<'py> {
 
 /// The spec of `args`, checked (`WriteSpec::check`).
 pub(crate) fn write_spec(args: &WriteArgs<'_>) -> PyResult<WriteSpec> {
-    let operation: WriteOperation = text(&args.operation).parse().map_err(|_| {
-        config("operation must be one of 'load', 'upsert', 'partial_update', 'delete'")
-    })?;
+    let operation: WriteOperation = args::named(&args.operation).map_err(|e: String| config(&e))?;
     let format = optional_text(&args.format);
     let spec = WriteSpec {
         operation,

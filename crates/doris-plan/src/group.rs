@@ -14,14 +14,52 @@ pub enum ReadTask {
     Whole,
 }
 
-/// What to do when planning fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What to do when planning fails (`read_doris`'s `discovery_policy`: `"single"`, the
+/// default, or `"error"`).
+///
+/// ```
+/// use doris_plan::DiscoveryPolicy;
+/// assert_eq!("error".parse::<DiscoveryPolicy>().unwrap(), DiscoveryPolicy::Error);
+/// assert_eq!(DiscoveryPolicy::default().as_str(), "single");
+/// assert!("fallback".parse::<DiscoveryPolicy>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DiscoveryPolicy {
     /// Fall back to one whole-table task (with a warning) when planning fails for a
     /// reason other than auth, permission, not-found or configuration.
+    #[default]
     Single,
     /// Return every planning error.
     Error,
+}
+
+impl DiscoveryPolicy {
+    /// The names [`FromStr`](std::str::FromStr) accepts.
+    pub const NAMES: [&'static str; 2] = ["single", "error"];
+
+    /// `"single"` or `"error"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Single => "single",
+            Self::Error => "error",
+        }
+    }
+}
+
+impl std::str::FromStr for DiscoveryPolicy {
+    type Err = PlanError;
+
+    /// `"single"` or `"error"`; anything else is a [`PlanError::Config`] naming both (never
+    /// the value given).
+    fn from_str(name: &str) -> Result<Self, PlanError> {
+        match name {
+            "single" => Ok(Self::Single),
+            "error" => Ok(Self::Error),
+            _ => Err(PlanError::Config(
+                "discovery_policy must be one of 'single', 'error'".into(),
+            )),
+        }
+    }
 }
 
 /// Tasks and, when the plan fell back, the warning to log (table and error class only).

@@ -26,6 +26,7 @@ use doris_plan::PlanEndpoint;
 use doris_sql::HostPort;
 
 use crate::error::ReadError;
+#[cfg(feature = "flight")]
 use crate::flight::{self, FlightSqlEndpoint};
 use crate::mysql::connect::MySqlEndpoint;
 use crate::mysql::session::Session;
@@ -39,7 +40,8 @@ pub struct Targets {
     /// The FE's HTTP port (`/api/backends`, Stream Load, `_query_plan`); `None` skips the
     /// HTTP and BE checks.
     pub fe_http: Option<PlanEndpoint>,
-    /// The FE's Flight SQL port; `None` skips the Flight checks.
+    /// The FE's Flight SQL port; `None` skips the Flight checks (the `flight` feature).
+    #[cfg(feature = "flight")]
     pub flight: Option<FlightSqlEndpoint>,
     /// A table whose SELECT and LOAD privileges are checked (`database`, `table`).
     pub table: Option<(String, String)>,
@@ -53,6 +55,7 @@ impl Targets {
         Self {
             mysql,
             fe_http: None,
+            #[cfg(feature = "flight")]
             flight: None,
             table: None,
             reach_timeout: Duration::from_secs(3),
@@ -161,6 +164,7 @@ pub async fn diagnose(targets: &Targets) -> Vec<Check> {
         check_http(http, targets.reach_timeout, &mut checks).await;
     }
     check_mysql(targets, &mut checks).await;
+    #[cfg(feature = "flight")]
     if let Some(flight) = &targets.flight {
         check_flight(flight, targets, &mut checks).await;
     }
@@ -387,6 +391,7 @@ async fn check_table(session: &mut Session, db: &str, t: &str, checks: &mut Vec<
     }
 }
 
+#[cfg(feature = "flight")]
 async fn check_flight(flight: &FlightSqlEndpoint, targets: &Targets, checks: &mut Vec<Check>) {
     let fe = format!("{}:{}", flight.host, flight.port);
     let sql = match &targets.table {

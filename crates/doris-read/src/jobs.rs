@@ -157,6 +157,12 @@ pub async fn list_tasks(
         .collect()
 }
 
+/// How long [`wait_for_file`]'s callers wait by default (a streaming job picks up new
+/// files every few seconds; five minutes covers a backlog).
+pub const DEFAULT_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+/// How often [`wait_for_file`]'s callers ask by default.
+pub const DEFAULT_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Waits until the job `name` has loaded `last_key` (its offset, the last file loaded, sorts
 /// at or after it; `None`: nothing to wait for), asking every `poll`, and returns the
 /// job's row then. A job PAUSED before that is [`ReadError::JobPaused`]; one that has not

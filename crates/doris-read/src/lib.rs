@@ -33,12 +33,21 @@
 //!   and names the setting that fixes each failure.
 //! - [`jobs`] manages Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`) and reads
 //!   their `jobs()` / `tasks()` rows as typed values.
+//!
+//! ## Features
+//!
+//! - `flight` (default): the Arrow Flight SQL transport ([`flight`],
+//!   [`Transport::Flight`], [`options::FlightOptions`]), which pulls arrow-flight, tonic and
+//!   prost. A MySQL-only service sets `default-features = false`. The MySQL protocol has
+//!   no feature of its own: schema discovery, the catalog and the streaming jobs run over
+//!   it whichever transport reads the rows.
 
 pub mod catalog;
 pub mod decode;
 pub mod diagnose;
 pub mod error;
 mod feed;
+#[cfg(feature = "flight")]
 pub mod flight;
 pub mod jobs;
 pub mod merge;
@@ -50,12 +59,13 @@ pub mod transport;
 
 pub use doris_sql::{ConnectionSettings, Credentials, SslMode};
 pub use error::ReadError;
+#[cfg(feature = "flight")]
 pub use flight::FlightSqlEndpoint;
 pub use merge::{merge, start_merged};
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream, query};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
 pub use table::{
-    ReadPlan, Split, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
+    ReadPlan, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
 };
 pub use transport::{Transport, TransportKind};

@@ -27,6 +27,53 @@ pub enum Split {
     },
 }
 
+/// Which [`Split`] a user asked for, by name (`read_doris`'s `split`: `"single"`, the
+/// default, or `"auto"`); [`Split`] adds what an automatic split needs.
+///
+/// ```
+/// use doris_read::SplitKind;
+/// assert_eq!("auto".parse::<SplitKind>().unwrap(), SplitKind::Auto);
+/// assert_eq!(SplitKind::default().as_str(), "single");
+/// assert!("off".parse::<SplitKind>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SplitKind {
+    /// One task ([`Split::Single`]).
+    #[default]
+    Single,
+    /// One task per group of tablets ([`Split::Auto`]).
+    Auto,
+}
+
+impl SplitKind {
+    /// The names [`FromStr`](std::str::FromStr) accepts.
+    pub const NAMES: [&'static str; 2] = ["single", "auto"];
+
+    /// `"single"` or `"auto"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Single => "single",
+            Self::Auto => "auto",
+        }
+    }
+}
+
+impl std::str::FromStr for SplitKind {
+    type Err = ReadError;
+
+    /// `"single"` or `"auto"`; anything else is a [`ReadError::Config`] naming both (never
+    /// the value given).
+    fn from_str(name: &str) -> Result<Self, ReadError> {
+        match name {
+            "single" => Ok(Self::Single),
+            "auto" => Ok(Self::Auto),
+            _ => Err(ReadError::Config(
+                "split must be one of 'single', 'auto'".into(),
+            )),
+        }
+    }
+}
+
 /// How many tasks a split read aims at and may never exceed (`read_doris`'s
 /// `target_tasks` and `max_tasks`), with their defaults and limits.
 ///

@@ -20,6 +20,7 @@ use std::str::FromStr;
 use arrow_schema::SchemaRef;
 
 use crate::error::ReadError;
+#[cfg(feature = "flight")]
 use crate::flight::{self, FlightSqlEndpoint};
 use crate::merge::start_merged;
 use crate::mysql::connect::MySqlEndpoint;
@@ -56,7 +57,7 @@ impl FromStr for TransportKind {
             "mysql" => Ok(Self::MySql),
             "flight" => Ok(Self::Flight),
             _ => Err(ReadError::Config(
-                "transport must be 'mysql' or 'flight'".into(),
+                "transport must be one of 'mysql', 'flight'".into(),
             )),
         }
     }
@@ -70,7 +71,8 @@ impl FromStr for TransportKind {
 pub enum Transport {
     /// The MySQL text protocol ([`stream::query`]).
     MySql(MySqlEndpoint),
-    /// Arrow Flight SQL ([`flight::query`]).
+    /// Arrow Flight SQL ([`flight::query`]; the `flight` feature).
+    #[cfg(feature = "flight")]
     Flight(FlightSqlEndpoint),
 }
 
@@ -79,6 +81,7 @@ impl Transport {
     pub fn kind(&self) -> TransportKind {
         match self {
             Self::MySql(_) => TransportKind::MySql,
+            #[cfg(feature = "flight")]
             Self::Flight(_) => TransportKind::Flight,
         }
     }
@@ -93,6 +96,7 @@ impl Transport {
     ) -> Result<BatchStream, ReadError> {
         match self {
             Self::MySql(endpoint) => stream::query(endpoint, sql, schema, limits).await,
+            #[cfg(feature = "flight")]
             Self::Flight(endpoint) => flight::query(endpoint, sql, schema, limits).await,
         }
     }

@@ -142,6 +142,8 @@ pub struct ConnectionSettings {
 }
 
 impl ConnectionSettings {
+    /// The user a fresh Doris cluster has (`read_doris`'s and `DorisConnection`'s default).
+    pub const DEFAULT_USER: &'static str = "root";
     /// Doris's MySQL-protocol port.
     pub const DEFAULT_MYSQL_PORT: u16 = 9030;
     /// Doris's FE HTTP port.

@@ -194,6 +194,11 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// The deepest nesting an engine's filter (or parameter value) may have on its way
+    /// into this crate: an adapter that converts a foreign tree refuses a deeper one
+    /// before recursing into it (a filter of a few thousand terms is far shallower).
+    pub const MAX_DEPTH: usize = 256;
+
     /// A column reference.
     pub fn col(name: impl Into<String>) -> Self {
         Expr::Column { name: name.into() }

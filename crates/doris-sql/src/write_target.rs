@@ -46,6 +46,9 @@ pub enum WriteOperation {
 }
 
 impl WriteOperation {
+    /// The names [`FromStr`](std::str::FromStr) accepts, as the Python API spells them.
+    pub const NAMES: [&'static str; 4] = ["load", "upsert", "partial_update", "delete"];
+
     /// The operation's name as the Python API spells it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -60,15 +63,18 @@ impl WriteOperation {
 impl std::str::FromStr for WriteOperation {
     type Err = String;
 
+    /// One of [`WriteOperation::NAMES`]; anything else is refused with a message naming
+    /// them (never the value given).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "load" => Self::Load,
             "upsert" => Self::Upsert,
             "partial_update" => Self::PartialUpdate,
             "delete" => Self::Delete,
-            other => {
+            _ => {
                 return Err(format!(
-                    "unknown write operation {other:?} (expected load, upsert, partial_update or delete)"
+                    "operation must be one of '{}'",
+                    Self::NAMES.join("', '")
                 ));
             }
         })

@@ -44,7 +44,12 @@ pub enum RedirectPolicy {
 }
 
 impl RedirectPolicy {
-    pub(crate) fn header_value(self) -> &'static str {
+    /// The names [`FromStr`](std::str::FromStr) accepts: the header's values.
+    pub const NAMES: [&'static str; 5] =
+        ["direct", "random-be", "public", "private", "public-private"];
+
+    /// The `redirect-policy` header's value, as [`Self::NAMES`] spells it.
+    pub fn header_value(self) -> &'static str {
         match self {
             Self::Direct => "direct",
             Self::RandomBe => "random-be",
@@ -52,6 +57,34 @@ impl RedirectPolicy {
             Self::Private => "private",
             Self::PublicPrivate => "public-private",
         }
+    }
+}
+
+impl std::str::FromStr for RedirectPolicy {
+    type Err = crate::StreamLoadError;
+
+    /// One of [`RedirectPolicy::NAMES`]; anything else is a configuration error naming
+    /// them (never the value given).
+    ///
+    /// ```
+    /// use doris_streamload::RedirectPolicy;
+    /// assert_eq!("public".parse::<RedirectPolicy>().unwrap(), RedirectPolicy::Public);
+    /// assert!("nearest".parse::<RedirectPolicy>().is_err());
+    /// ```
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Ok(match name {
+            "direct" => Self::Direct,
+            "random-be" => Self::RandomBe,
+            "public" => Self::Public,
+            "private" => Self::Private,
+            "public-private" => Self::PublicPrivate,
+            _ => {
+                return Err(crate::StreamLoadError::Config(format!(
+                    "redirect_policy must be one of '{}'",
+                    Self::NAMES.join("', '")
+                )));
+            }
+        })
     }
 }
 

@@ -58,6 +58,14 @@ pub enum Fault {
     /// MySQL face: the next connection's greeting names `mysql_clear_password` (a server
     /// that would receive the password in clear text).
     ClearPasswordGreeting,
+    /// MySQL face: the next connection, after the client's first answer, is switched to
+    /// `caching_sha2_password` and asked for full authentication (as a MySQL 8 server
+    /// whose cache holds no entry for the user, or a man in the middle fishing for the
+    /// password): over TLS the client may send the password itself; a client that asks
+    /// for the public key gets the emulator's (`mysql/keys/server_public.pem`) and sends
+    /// the password encrypted to it. What the emulator learns is counted
+    /// ([`crate::wire_stats::WireStats::mysql_passwords_revealed`]).
+    Sha2FullAuth,
     /// MySQL face: the next `INSERT` commits, then the connection closes without an answer
     /// (as when the FE or the link dies after the commit).
     DropAfterInsertCommit,
@@ -178,6 +186,7 @@ impl Fault {
             Fault::StallTxnInsert { .. } => "stall_txn_insert",
             Fault::OverwriteSwapFails { .. } => "overwrite_swap_fails",
             Fault::ClearPasswordGreeting => "clear_password_greeting",
+            Fault::Sha2FullAuth => "sha2_full_auth",
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::FlightLocation { .. } => "flight_location",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
@@ -200,6 +209,7 @@ impl Fault {
             | Fault::SlowTxnCommit { .. }
             | Fault::StallAfterTxnCommit { .. } => Point::MysqlCommit,
             Fault::ClearPasswordGreeting => Point::MysqlGreeting,
+            Fault::Sha2FullAuth => Point::MysqlAuth,
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
@@ -234,6 +244,8 @@ pub enum Point {
     MysqlOverwrite,
     /// The greeting of a MySQL connection.
     MysqlGreeting,
+    /// The authentication of a MySQL connection, after the client's first answer.
+    MysqlAuth,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).

@@ -100,6 +100,8 @@ pub struct WireStats {
     /// Stream Loads the BE is receiving or applying (from the request to the response).
     pub be_loads: Gauge,
     mysql_rows_sent: AtomicU64,
+    mysql_tls_sessions: AtomicU64,
+    mysql_passwords_revealed: AtomicU64,
 }
 
 impl WireStats {
@@ -133,6 +135,30 @@ impl WireStats {
     pub fn mysql_rows_sent(&self) -> u64 {
         self.mysql_rows_sent.load(Ordering::SeqCst)
     }
+    /// Counts a MySQL session that negotiated TLS (its SSLRequest and handshake done).
+    pub fn add_mysql_tls_session(&self) {
+        self.mysql_tls_sessions.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// MySQL sessions that negotiated TLS so far: proof, on the wire, that a client
+    /// encrypted its link.
+    pub fn mysql_tls_sessions(&self) -> u64 {
+        self.mysql_tls_sessions.load(Ordering::SeqCst)
+    }
+
+    /// Counts a password the MySQL face learned in full authentication (sent in clear, or
+    /// encrypted to the emulator's key and decrypted).
+    pub fn add_mysql_password_revealed(&self) {
+        self.mysql_passwords_revealed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Passwords clients revealed to the MySQL face in full authentication
+    /// ([`crate::faults::Fault::Sha2FullAuth`]): what a server that asks for them would
+    /// hold.
+    pub fn mysql_passwords_revealed(&self) -> u64 {
+        self.mysql_passwords_revealed.load(Ordering::SeqCst)
+    }
+
     /// The gauges and counters as JSON (`GET /_emulator/wire` serves it): MySQL sessions,
     /// Flight `DoGet` streams and BE loads (`now`, `peak`), rows sent over MySQL.
     pub fn report(&self) -> serde_json::Value {
@@ -141,6 +167,8 @@ impl WireStats {
             "flight_streams": self.flight_streams.to_json(),
             "be_loads": self.be_loads.to_json(),
             "mysql_rows_sent": self.mysql_rows_sent(),
+            "mysql_tls_sessions": self.mysql_tls_sessions(),
+            "mysql_passwords_revealed": self.mysql_passwords_revealed(),
         })
     }
 

@@ -66,7 +66,7 @@ class DorisCatalog(Catalog):
         *,
         name: str = "doris",
         transport: str = "mysql",
-        flight_port: int = 8070,
+        flight_port: int = _native.DEFAULTS["connection"]["flight_port"],
     ) -> None:
         if not isinstance(connection, DorisConnection):
             raise ConfigurationError("connection must be a DorisConnection")

@@ -28,7 +28,7 @@ def diagnose(
     table: DorisTable | None = None,
     *,
     flight: bool = False,
-    flight_port: int = 8070,
+    flight_port: int = _native.DEFAULTS["connection"]["flight_port"],
     flight_secure: bool = False,
     flight_endpoint_rewrite: Mapping[str, str] | None = None,
     flight_allowed_locations: Sequence[str] | None = None,

@@ -285,8 +285,8 @@ class StreamingJob:
         self,
         staged: StagedFiles,
         *,
-        timeout_seconds: float = 300.0,
-        poll_seconds: float = 0.5,
+        timeout_seconds: float = _native.DEFAULTS["jobs"]["timeout_seconds"],
+        poll_seconds: float = _native.DEFAULTS["jobs"]["poll_seconds"],
     ) -> LoadProgress:
         """Waits until the job's offset has reached the last staged file.
 

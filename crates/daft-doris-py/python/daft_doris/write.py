@@ -25,8 +25,12 @@ from daft_doris.errors import (
 )
 from daft_doris.secrets import Secret, check_secret
 
+# The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
+_CONNECTION: dict[str, Any] = _native.DEFAULTS["connection"]
+_WRITE: dict[str, Any] = _native.DEFAULTS["write"]
+
 #: The commit ledger atomic writes record their keys in (one table per database).
-DEFAULT_COMMIT_LEDGER = "__daft_doris_commits"
+DEFAULT_COMMIT_LEDGER: str = _WRITE["commit_ledger"]
 
 SUMMARY_SCHEMA = pa.schema(
     [
@@ -58,18 +62,20 @@ class DorisConnection:
     """
 
     host: str
-    username: str = "root"
+    username: str = _CONNECTION["username"]
     password: Secret = field(default="", repr=False, compare=False)
-    http_port: int = 8030
-    mysql_port: int = 9030
+    http_port: int = _CONNECTION["http_port"]
+    mysql_port: int = _CONNECTION["mysql_port"]
     http_secure: bool = False
-    request_timeout_seconds: float = 300.0
+    request_timeout_seconds: float = _CONNECTION["request_timeout_seconds"]
     redirect_hosts: tuple[str, ...] = ()
     redirect_ports: tuple[int, ...] = ()
-    redirect_policy: Literal["", "direct", "public", "private"] = ""
+    redirect_policy: Literal["", "direct", "random-be", "public", "private", "public-private"] = ""
     verify_tls: bool = True
     tls_ca_file: str | None = None
-    mysql_ssl_mode: Literal["disabled", "preferred", "required", "verify_ca", "verify_identity"] = "preferred"
+    mysql_ssl_mode: Literal["disabled", "preferred", "required", "verify_ca", "verify_identity"] = (
+        _CONNECTION["mysql_ssl_mode"]
+    )
 
     def __post_init__(self) -> None:
         check_secret(self.password)
@@ -132,20 +138,20 @@ class DorisWriteOptions:
     given, except with ``two_phase_commit`` or ``operation="delete"``.
     """
 
-    operation: Literal["load", "upsert", "partial_update", "delete"] = "load"
+    operation: Literal["load", "upsert", "partial_update", "delete"] = _WRITE["operation"]
     format: Literal["arrow", "parquet", "json", "csv"] | None = None
-    batch_rows: int = 65_536
-    batch_bytes: int = 64 * 1024 * 1024
-    label_prefix: str = "daft_doris"
+    batch_rows: int = _WRITE["batch_rows"]
+    batch_bytes: int = _WRITE["batch_bytes"]
+    label_prefix: str = _WRITE["label_prefix"]
     idempotence_key: str | None = None
-    max_filter_ratio: float = 0.0
-    strict_mode: bool = True
+    max_filter_ratio: float = _WRITE["max_filter_ratio"]
+    strict_mode: bool = _WRITE["strict_mode"]
     request_timeout_seconds: float | None = None
     load_properties: tuple[tuple[str, str], ...] = ()
-    two_phase_commit: bool = False
-    max_retries: int = 4
+    two_phase_commit: bool = _WRITE["two_phase_commit"]
+    max_retries: int = _WRITE["max_retries"]
     atomic: bool | None = None
-    overwrite: bool = False
+    overwrite: bool = _WRITE["overwrite"]
     commit_ledger: str | None = DEFAULT_COMMIT_LEDGER
 
     def __post_init__(self) -> None:
@@ -392,21 +398,21 @@ def write_doris(
     *,
     connection: DorisConnection,
     table: DorisTable,
-    operation: Literal["load", "upsert", "partial_update", "delete"] = "load",
+    operation: Literal["load", "upsert", "partial_update", "delete"] = _WRITE["operation"],
     format: Literal["arrow", "parquet", "json", "csv"] | None = None,
-    batch_rows: int = 65_536,
-    batch_bytes: int = 64 * 1024 * 1024,
-    label_prefix: str = "daft_doris",
+    batch_rows: int = _WRITE["batch_rows"],
+    batch_bytes: int = _WRITE["batch_bytes"],
+    label_prefix: str = _WRITE["label_prefix"],
     idempotence_key: str | None = None,
-    max_filter_ratio: float = 0.0,
-    strict_mode: bool = True,
+    max_filter_ratio: float = _WRITE["max_filter_ratio"],
+    strict_mode: bool = _WRITE["strict_mode"],
     request_timeout_seconds: float | None = None,
     load_properties: Mapping[str, str] | None = None,
-    two_phase_commit: bool = False,
-    max_retries: int = 4,
+    two_phase_commit: bool = _WRITE["two_phase_commit"],
+    max_retries: int = _WRITE["max_retries"],
     atomic: bool | None = None,
     checkpoint: daft.IdempotentCommit | None = None,
-    write_mode: Literal["append", "overwrite"] = "append",
+    write_mode: Literal["append", "overwrite"] = _WRITE["write_mode"],
     commit_ledger: str | None = DEFAULT_COMMIT_LEDGER,
 ) -> daft.DataFrame:
     """Writes a DataFrame into an existing Doris table; returns a one-row summary.
@@ -453,7 +459,7 @@ def write_doris(
         if idempotence_key is not None and idempotence_key != checkpoint.idempotence_key:
             raise ConfigurationError("idempotence_key and checkpoint name different keys")
         idempotence_key = checkpoint.idempotence_key
-    _native.check_choice("write_mode", write_mode, ("append", "overwrite"))
+    overwrite = _native.overwrites(write_mode)
     options = DorisWriteOptions.from_mapping(
         load_properties,
         operation=operation,
@@ -468,7 +474,7 @@ def write_doris(
         two_phase_commit=two_phase_commit,
         max_retries=max_retries,
         atomic=atomic,
-        overwrite=write_mode == "overwrite",
+        overwrite=overwrite,
         commit_ledger=commit_ledger,
     )
     sink = DorisDataSink(connection, table, options)

@@ -9,6 +9,7 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 use sqlx::{ConnectOptions as _, Connection};
 
 use crate::error::ReadError;
+use crate::mysql::guard::Guard;
 
 /// Where and how to connect over the MySQL protocol. `Debug` hides the password.
 #[derive(Clone)]
@@ -30,8 +31,14 @@ pub struct MySqlEndpoint {
     pub time_zone: Option<String>,
     /// TLS on the MySQL link (default [`SslMode::Preferred`], as MySQL clients).
     pub ssl_mode: SslMode,
-    /// CA certificates (PEM) trusted besides the web PKI roots, for the verifying modes.
+    /// CA certificates (PEM): with `verify_identity`, trusted besides the web PKI roots;
+    /// with `verify_ca`, the only ones trusted (and required).
     pub ssl_ca_pem: Option<Vec<u8>>,
+    /// The server's RSA public key (PEM, `-----BEGIN PUBLIC KEY-----`), pinned: when a
+    /// server on an unverified link asks for `caching_sha2_password` full authentication,
+    /// the password is encrypted to this key instead of one the server sends (without it,
+    /// such a server is refused). MySQL's `--server-public-key-path`.
+    pub server_public_key_pem: Option<Vec<u8>>,
 }
 
 impl fmt::Debug for MySqlEndpoint {
@@ -68,6 +75,7 @@ impl MySqlEndpoint {
             time_zone: Some("+00:00".into()),
             ssl_mode: SslMode::default(),
             ssl_ca_pem: None,
+            server_public_key_pem: None,
         }
     }
 
@@ -123,52 +131,31 @@ impl MySqlEndpoint {
         o
     }
 
-    /// sqlx answers a greeting that names `mysql_clear_password` with the password in clear
-    /// text. Over a link whose certificate is not verified that hands the password to
-    /// whoever answers, so the greeting is read first (one short connection) and such a
-    /// server is refused. (A server that names another plugin here and switches later is
-    /// refused by sqlx itself: its cleartext plugin is off.)
-    async fn refuse_cleartext_password(&self) -> Result<(), ReadError> {
-        use tokio::io::AsyncReadExt as _;
-        let probe = async {
-            let mut tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await?;
-            let mut header = [0u8; 4];
-            tcp.read_exact(&mut header).await?;
-            let len =
-                usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
-            let mut payload = vec![0u8; len.min(4096)];
-            tcp.read_exact(&mut payload).await?;
-            Ok::<Vec<u8>, std::io::Error>(payload)
-        };
-        let Ok(Ok(greeting)) = tokio::time::timeout(self.connect_timeout, probe).await else {
-            // Unreachable or slow: the real connection reports it.
-            return Ok(());
-        };
-        let needle = b"mysql_clear_password";
-        if greeting.windows(needle.len()).any(|w| w == needle) {
-            return Err(ReadError::Auth(format!(
-                "the server at {}:{} asks for mysql_clear_password, which would send the password \
-                 in clear text; connect with ssl_mode verify_ca or verify_identity",
-                self.host, self.port
-            )));
-        }
-        Ok(())
-    }
-
     /// Connects, then sets the session time zone with a literal.
     pub async fn connect(&self) -> Result<MySqlConnection, ReadError> {
         if self.host.is_empty() {
             return Err(ReadError::Config("host must not be empty".into()));
         }
-        if !self.ssl_mode.verifies() && self.credentials.has_password() {
-            self.refuse_cleartext_password().await?;
+        // Links whose server is not verified (and every verify_ca link) authenticate
+        // through the guard, which owns their TLS and refuses what would reveal the
+        // password (`guard`); sqlx speaks plain MySQL to it on a loopback port.
+        let guard = if Guard::needed(self) {
+            Some(Guard::start(self).await?)
+        } else {
+            None
+        };
+        let mut options = self.options();
+        if let Some(guard) = &guard {
+            options = options
+                .host("127.0.0.1")
+                .port(guard.port)
+                .ssl_mode(MySqlSslMode::Disabled);
         }
         // A malformed greeting can make sqlx's packet decoder panic (it slices past the
         // end): that is the server's fault, reported as a transport error, never a panic.
-        let options = self.options();
         let connecting =
             std::panic::AssertUnwindSafe(MySqlConnection::connect_with(&options)).catch_unwind();
-        let mut conn = tokio::time::timeout(self.connect_timeout, connecting)
+        let connected = tokio::time::timeout(self.connect_timeout, connecting)
             .await
             .map_err(|_| {
                 ReadError::Timeout(format!(
@@ -177,14 +164,25 @@ impl MySqlEndpoint {
                     self.port,
                     self.connect_timeout.as_secs()
                 ))
-            })?
-            .map_err(|_| {
-                ReadError::Transport(format!(
-                    "the server at {}:{} sent a malformed handshake",
-                    self.host, self.port
-                ))
-            })?
-            .map_err(ReadError::from_sqlx)?;
+            })
+            .and_then(|caught| {
+                caught.map_err(|_| {
+                    ReadError::Transport(format!(
+                        "the server at {}:{} sent a malformed handshake",
+                        self.host, self.port
+                    ))
+                })
+            })
+            .and_then(|result| result.map_err(ReadError::from_sqlx));
+        let mut conn = match (connected, guard) {
+            (Ok(conn), _) => conn,
+            // The guard's reason (a refusal, the server's TLS, the server unreachable)
+            // says more than sqlx's closed loopback link.
+            (Err(e), Some(guard)) => {
+                return Err(guard.refusal(Duration::from_secs(2)).await.unwrap_or(e));
+            }
+            (Err(e), None) => return Err(e),
+        };
         if let Some(tz) = &self.time_zone {
             if !tz
                 .chars()

@@ -2,5 +2,6 @@
 //! no cursor fetch.
 
 pub mod connect;
+mod guard;
 pub mod session;
 pub mod stream;

@@ -34,12 +34,14 @@
 //! [`read_pem_file`] reads a CA file with a size cap, for the options (and arguments) that
 //! name one.
 
+#[cfg(feature = "flight")]
 mod flight;
 mod mysql;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
 
+#[cfg(feature = "flight")]
 pub use flight::FlightOptions;
 pub use mysql::MySqlOptions;
 

@@ -70,7 +70,9 @@ const REFUSED: &[(&str, &str)] = &[
     ("ssl_key_password", CLIENT_CERTIFICATES),
     (
         "server_public_key",
-        "Doris authenticates with mysql_native_password, which exchanges no RSA key",
+        "Doris authenticates with mysql_native_password, which exchanges no RSA key; a server \
+         that asks for RSA full authentication over an unverified link is refused \
+         (a Rust service pins a key with MySqlEndpoint::server_public_key_pem)",
     ),
     (
         "auth_plugin_map",

@@ -74,6 +74,70 @@ pub enum WriteMode {
     Plain,
 }
 
+impl WriteMode {
+    /// `"atomic"`, `"per_load_labels"`, `"two_phase"` or `"plain"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Atomic => "atomic",
+            Self::PerLoadLabels => "per_load_labels",
+            Self::TwoPhase => "two_phase",
+            Self::Plain => "plain",
+        }
+    }
+}
+
+/// Whether a write adds rows or replaces the table's (`write_doris`'s `write_mode`:
+/// `"append"`, the default, or `"overwrite"`, which sets [`WriteSpec::overwrite`]).
+///
+/// ```
+/// use doris_streamload::write::WriteDisposition;
+/// assert!("overwrite".parse::<WriteDisposition>().unwrap().overwrites());
+/// assert!(!WriteDisposition::default().overwrites());
+/// assert!("replace".parse::<WriteDisposition>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteDisposition {
+    /// Add the rows.
+    #[default]
+    Append,
+    /// Replace every row of the table, in one transaction.
+    Overwrite,
+}
+
+impl WriteDisposition {
+    /// The names [`FromStr`](std::str::FromStr) accepts.
+    pub const NAMES: [&'static str; 2] = ["append", "overwrite"];
+
+    /// `"append"` or `"overwrite"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Append => "append",
+            Self::Overwrite => "overwrite",
+        }
+    }
+
+    /// Whether the write replaces the table's rows.
+    pub fn overwrites(self) -> bool {
+        self == Self::Overwrite
+    }
+}
+
+impl std::str::FromStr for WriteDisposition {
+    type Err = StreamLoadError;
+
+    /// `"append"` or `"overwrite"`; anything else is a configuration error naming both
+    /// (never the value given).
+    fn from_str(name: &str) -> Result<Self, StreamLoadError> {
+        match name {
+            "append" => Ok(Self::Append),
+            "overwrite" => Ok(Self::Overwrite),
+            _ => Err(StreamLoadError::Config(
+                "write_mode must be one of 'append', 'overwrite'".into(),
+            )),
+        }
+    }
+}
+
 /// What a write asked for: every option of `write_doris`, as Rust values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriteSpec {

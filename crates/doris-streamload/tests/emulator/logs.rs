@@ -25,9 +25,42 @@ impl Write for Lines {
     }
 }
 
+/// A process-wide subscriber that wants no event but keeps every callsite asking.
+///
+/// tracing caches each callsite's interest across the process: a callsite first reached by
+/// another test's thread while no subscriber of this test was registered yet can be cached
+/// as "never" (a race between that registration and `set_default`'s rebuild), and this
+/// test's subscriber would then not see the event. With this global subscriber every
+/// callsite stays "sometimes", so each event asks the thread's own subscriber.
+struct AskEveryTime;
+
+impl tracing::Subscriber for AskEveryTime {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
 // One thread: the subscriber set for this test sees every event of the load.
 #[tokio::test(flavor = "current_thread")]
 async fn a_load_logs_one_info_line_with_its_label_and_status() {
+    static GLOBAL: std::sync::Once = std::sync::Once::new();
+    GLOBAL.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(AskEveryTime);
+    });
     let emulator = Emulator::start(EmulatorConfig::default()).await.unwrap();
     emulator
         .execute(

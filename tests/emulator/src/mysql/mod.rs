@@ -9,6 +9,7 @@
 
 #[cfg(feature = "sql")]
 mod delete;
+pub mod full_authentication;
 #[cfg(feature = "sql")]
 mod insert;
 pub mod prepared;
@@ -205,6 +206,7 @@ async fn session(
         // SSLRequest: TLS from here on; the real handshake response follows over it.
         (true, Some(acceptor)) => {
             let tls = acceptor.accept(stream).await?;
+            shared.wire.add_mysql_tls_session();
             let (r, w) = tokio::io::split(tls);
             let mut io = PacketIo::new(r, w);
             io.set_seq(seq.wrapping_add(1));
@@ -245,34 +247,49 @@ async fn session(
         response.auth_plugin(),
         None | Some(AuthPlugin::MysqlNativePassword)
     );
-    let token = if native {
-        response.scramble_buf().to_vec()
+    let (authenticated, sent_password) = if let Some(f @ crate::faults::Fault::Sha2FullAuth) =
+        shared.faults.take(crate::faults::Point::MysqlAuth)
+    {
+        shared.faults.record(&f, None, None, false);
+        let Some(revealed) = full_authentication::ask(&mut io, &salt).await? else {
+            return Ok(());
+        };
+        if revealed.is_some() {
+            shared.wire.add_mysql_password_revealed();
+        }
+        let expected = shared.users.password(&user).map(String::into_bytes);
+        (revealed.is_some() && revealed == expected, true)
     } else {
-        // The client offered another plugin (e.g. caching_sha2_password): switch it to
-        // mysql_native_password, as the Doris FE does.
-        let mut switch = Vec::new();
-        let mut data = salt.to_vec();
-        data.push(0);
-        AuthSwitchRequest::new(&b"mysql_native_password"[..], data).serialize(&mut switch);
-        io.write(&switch).await?;
-        io.flush().await?;
-        match io.read().await? {
-            Some(p) => p,
-            None => return Ok(()),
-        }
+        let token = if native {
+            response.scramble_buf().to_vec()
+        } else {
+            // The client offered another plugin (e.g. caching_sha2_password): switch it to
+            // mysql_native_password, as the Doris FE does.
+            let mut switch = Vec::new();
+            let mut data = salt.to_vec();
+            data.push(0);
+            AuthSwitchRequest::new(&b"mysql_native_password"[..], data).serialize(&mut switch);
+            io.write(&switch).await?;
+            io.flush().await?;
+            match io.read().await? {
+                Some(p) => p,
+                None => return Ok(()),
+            }
+        };
+        let authenticated = shared.users.password(&user).is_some_and(|password| {
+            let expected = mysql_common::auth::plugins::mysql_native_password::scramble_native(
+                &salt,
+                password.as_bytes(),
+            );
+            match expected {
+                Some(e) => token == e,
+                None => token.is_empty(),
+            }
+        });
+        (authenticated, !token.is_empty())
     };
-    let authenticated = shared.users.password(&user).is_some_and(|password| {
-        let expected = mysql_common::auth::plugins::mysql_native_password::scramble_native(
-            &salt,
-            password.as_bytes(),
-        );
-        match expected {
-            Some(e) => token == e,
-            None => token.is_empty(),
-        }
-    });
     if !authenticated {
-        let message = access_denied(&user, &peer.ip().to_string(), !token.is_empty());
+        let message = access_denied(&user, &peer.ip().to_string(), sent_password);
         io.error(1045, b"28000", &message).await?;
         return Ok(());
     }
