@@ -21,24 +21,10 @@ pub(crate) fn demo() -> Result<(), String> {
     build.args(["build", "--quiet", "--workspace", "--bin", "doris-emulator"]);
     step("demo: build the Doris emulator", build)?;
     install_python_package(&python)?;
-    let dir = std::env::temp_dir().join(format!("daft-doris-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let init = dir.join("init.sql");
-    std::fs::write(
-        &init,
-        "CREATE DATABASE analytics;
-         CREATE TABLE analytics.events (
-           `event_id` BIGINT NOT NULL, `name` VARCHAR(32) NULL, `score` INT NULL, `dt` DATE NOT NULL
-         ) DUPLICATE KEY(`event_id`)
-         PARTITION BY RANGE(`dt`) (PARTITION p1 VALUES [(\"2024-01-01\"), (\"2024-02-01\")),
-                                   PARTITION p2 VALUES [(\"2024-02-01\"), (\"2024-03-01\")))
-         DISTRIBUTED BY HASH(`event_id`) BUCKETS 2;",
-    )
-    .map_err(|e| e.to_string())?;
-    let result = EmulatorProcess::start(&[std::ffi::OsStr::new("--init-sql"), init.as_os_str()])
-        .and_then(|emulator| demo_with_emulator(&emulator, &python));
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    // The table (crates/daft-doris-py/examples/demo.sql), created by the emulator at start.
+    let init = root().join("crates/daft-doris-py/examples/demo.sql");
+    EmulatorProcess::start(&[std::ffi::OsStr::new("--init-sql"), init.as_os_str()])
+        .and_then(|emulator| demo_with_emulator(&emulator, &python))
 }
 
 fn demo_with_emulator(emulator: &EmulatorProcess, python: &Path) -> Result<(), String> {

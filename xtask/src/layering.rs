@@ -4,7 +4,22 @@ use crate::run::cargo;
 
 /// The layering rules (docs/architecture.md, "Crates and layering"): per library crate, the workspace crates
 /// it may use and the crates that must not appear anywhere in its normal dependency tree.
-pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 5] = [
+pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 6] = [
+    (
+        "doris-connection",
+        &[],
+        &[
+            "tokio",
+            "reqwest",
+            "hyper",
+            "sqlx",
+            "tonic",
+            "arrow-flight",
+            "datafusion",
+            "mio",
+            "arrow-schema",
+        ],
+    ),
     (
         "doris-sql",
         &[],
@@ -21,22 +36,28 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 5] = [
     ),
     (
         "doris-plan",
-        &["doris-sql"],
+        &["doris-connection"],
         &["sqlx", "tonic", "arrow-flight", "datafusion"],
     ),
     (
         "doris-read",
-        &["doris-sql", "doris-plan"],
+        &["doris-connection", "doris-sql", "doris-plan"],
         &["datafusion", "doris-streamload"],
     ),
     (
         "doris-streamload",
-        &["doris-sql"],
+        &["doris-connection", "doris-sql"],
         &["sqlx", "tonic", "arrow-flight", "datafusion"],
     ),
     (
         "daft-doris-py",
-        &["doris-sql", "doris-plan", "doris-read", "doris-streamload"],
+        &[
+            "doris-connection",
+            "doris-sql",
+            "doris-plan",
+            "doris-read",
+            "doris-streamload",
+        ],
         &["datafusion", "doris-emulator"],
     ),
 ];
@@ -51,6 +72,7 @@ pub(crate) const NEVER_A_DEPENDENCY: [&str; 3] =
 pub(crate) fn deps() -> Result<(), String> {
     println!("==> deps: layering rules");
     let workspace = [
+        "doris-connection",
         "doris-sql",
         "doris-plan",
         "doris-read",

@@ -3,6 +3,7 @@
 //! ```text
 //! cargo xtask ci                 fmt, the test build (clippy -D warnings in it), deps, tested-by, package, rustdoc -D warnings, Rust tests (the conformance suite against an emulator process), ruff, pytest (3.11; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
+//! cargo xtask dist [--release]   the abi3 manylinux wheel and the sdist, checked, the wheel installed into a fresh venv without Rust and running the main job
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
@@ -13,7 +14,7 @@
 //! cargo xtask conformance        the corpus from Doris's regression suites, then tests/conformance through DORIS_TEST_* (a real Doris, or an emulator process)
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask tested-by          every test and file a document's *Tested by* line names exists
-//! cargo xtask package            the four library crates packaged as crates.io would receive them, then `cargo publish --dry-run` (each built from its package)
+//! cargo xtask package            the five library crates packaged as crates.io would receive them, then `cargo publish --dry-run` (each built from its package)
 //! cargo xtask mutants            mutation testing of the injection- and label-critical code
 //! ```
 //!
@@ -23,6 +24,7 @@
 mod bench;
 mod conformance;
 mod demo;
+mod dist;
 mod feature_parity;
 mod fuzz;
 mod layering;
@@ -37,6 +39,7 @@ use std::process::{Command, ExitCode};
 use crate::bench::bench;
 use crate::conformance::conformance;
 use crate::demo::demo;
+use crate::dist::dist;
 use crate::fuzz::fuzz;
 use crate::layering::deps;
 use crate::mutants::mutants;
@@ -55,9 +58,17 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("demo") => demo(),
+        Some("dist") => {
+            let release = args.iter().any(|a| a == "--release");
+            build_as_tests()
+                .and_then(|()| python::build_wheel(&dist::wheel_folder(), release))
+                .and_then(|wheel| dist(&wheel))
+        }
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
-        Some("other-pythons") => build_as_tests().and_then(|()| other_python_tests().map(|_| ())),
+        Some("other-pythons") => build_as_tests()
+            .and_then(|()| python::build_wheel(&dist::wheel_folder(), false))
+            .and_then(|wheel| other_python_tests(&wheel).map(|_| ())),
         Some("soak") => {
             let flag = |name: &str| {
                 args.iter()
@@ -79,7 +90,7 @@ fn main() -> ExitCode {
         ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
+                "usage: cargo xtask <ci | demo | dist [--release] | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -173,17 +184,21 @@ fn ci() -> Result<(), String> {
             doc,
         )
     })?;
-    // The public API's tests again on Python 3.12 and 3.13 (where the machine has them).
-    let (other_passed, other_failed) = other_python_tests()?;
+    // The public API's tests again on Python 3.12 and 3.13 (where the machine has them),
+    // from the wheel `dist` checks and installs below.
+    let wheel = python::build_wheel(&dist::wheel_folder(), false)?;
+    let (other_passed, other_failed) = other_python_tests(&wheel)?;
     // Reads and writes side by side under random faults: no row lost or doubled, no
     // resource growing (the test build made the binaries).
     // The fuzz targets build meanwhile (their own folder and flags; measured cold: 92 s):
     // the soak's writers and readers mostly wait on the emulator and on their faults.
-    let fuzz_build = std::thread::spawn(fuzz::build_targets);
+    // Then the wheel as a user installs it (`dist`: built on the test build's profile,
+    // installed into a fresh venv without Rust, running the main job).
+    let fuzz_build = std::thread::spawn(move || fuzz::build_targets().and_then(|()| dist(&wheel)));
     let soaked = soak(CI_SOAK_MINUTES, None);
     let built = fuzz_build
         .join()
-        .unwrap_or_else(|_| Err("the fuzz build thread panicked".into()));
+        .unwrap_or_else(|_| Err("the fuzz build and dist thread panicked".into()));
     soaked?;
     built?;
     // The parsers' fuzz targets, from the kept seeds, for a bounded time each (one core),

@@ -1,4 +1,4 @@
-//! `cargo xtask package`: the four library crates stay publishable.
+//! `cargo xtask package`: the five library crates stay publishable.
 //!
 //! Three steps:
 //!
@@ -23,8 +23,13 @@ use std::path::{Path, PathBuf};
 use crate::run::{cargo, root, shared_target, step};
 
 /// The crates published separately, in dependency order.
-pub(crate) const PUBLISHED: [&str; 4] =
-    ["doris-sql", "doris-plan", "doris-read", "doris-streamload"];
+pub(crate) const PUBLISHED: [&str; 5] = [
+    "doris-connection",
+    "doris-sql",
+    "doris-plan",
+    "doris-read",
+    "doris-streamload",
+];
 
 /// Packages every crate of [`PUBLISHED`], dry-runs their publication, then checks each from
 /// its package.

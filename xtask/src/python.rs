@@ -160,27 +160,34 @@ fn interpreter(version: &str) -> Option<PathBuf> {
     found.pop()
 }
 
-/// The package's wheel (abi3: one for every Python from 3.10), built from the test build
-/// with the project's Python, then installed into a venv per other Python with
-/// `tests/python/requirements-api.txt`, which runs [`OTHER_PYTHON_TESTS`]. A Python the
-/// machine lacks is skipped, and said so.
-pub(crate) fn other_python_tests() -> Result<(u64, u64), String> {
-    let wheels = crate::run::shared_target().join("wheels-for-other-pythons");
-    let _ = std::fs::remove_dir_all(&wheels);
+/// The package's wheel (abi3: one for every Python from 3.10) in `out`, built by maturin
+/// with the project's Python: from the test build (its profile and features, so nothing
+/// but the binding is compiled), or `--release`. Returns its path.
+pub(crate) fn build_wheel(out: &Path, release: bool) -> Result<PathBuf, String> {
+    let _ = std::fs::remove_dir_all(out);
     let mut build = Command::new(python()?);
     without_run_env(&mut build);
     build
         .env("CARGO_TARGET_DIR", crate::run::shared_target())
         .current_dir(root().join("crates/daft-doris-py"))
         .args(["-m", "maturin", "build", "--quiet", "--out"])
-        .arg(&wheels);
-    step("maturin build (the wheel the other Pythons install)", build)?;
-    let wheel = std::fs::read_dir(&wheels)
-        .map_err(|e| format!("no wheel in {}: {e}", wheels.display()))?
+        .arg(out);
+    if release {
+        build.arg("--release");
+    }
+    step("maturin build (the abi3 wheel)", build)?;
+    std::fs::read_dir(out)
+        .map_err(|e| format!("no wheel in {}: {e}", out.display()))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or("maturin build made no wheel")?;
+        .ok_or_else(|| "maturin build made no wheel".to_owned())
+}
+
+/// `wheel` installed into a venv per other Python with
+/// `tests/python/requirements-api.txt`, which runs [`OTHER_PYTHON_TESTS`]. A Python the
+/// machine lacks is skipped, and said so.
+pub(crate) fn other_python_tests(wheel: &Path) -> Result<(u64, u64), String> {
     let (mut passed, mut failed) = (0, 0);
     for version in OTHER_PYTHONS {
         let Some(interpreter) = interpreter(version) else {
@@ -204,7 +211,7 @@ pub(crate) fn other_python_tests() -> Result<(u64, u64), String> {
                 "--no-deps",
                 "--force-reinstall",
             ])
-            .arg(&wheel);
+            .arg(wheel);
         step(&format!("Python {version}: install the wheel"), install)?;
         let (p, f) = pytest(
             &python,

@@ -32,7 +32,7 @@ pub(crate) fn int_in(name: &str, value: &Bound<'_, PyAny>, low: i64, high: i64) 
     }
 }
 
-/// A timeout in seconds, more than 0 and at most `doris_sql::ConnectionSettings::MAX_TIMEOUT`.
+/// A timeout in seconds, more than 0 and at most `doris_connection::ConnectionSettings::MAX_TIMEOUT`.
 pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
     if value.is_instance_of::<PyBool>()
         || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
@@ -42,7 +42,7 @@ pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration
     let seconds: f64 = value
         .extract()
         .map_err(|_| config(format!("{name} must be a number of seconds")))?;
-    let most = doris_sql::ConnectionSettings::MAX_TIMEOUT.as_secs();
+    let most = doris_connection::ConnectionSettings::MAX_TIMEOUT.as_secs();
     if !(seconds.is_finite() && seconds > 0.0 && seconds <= most as f64) {
         return Err(config(format!(
             "{name} must be more than 0 and at most {most} seconds"
@@ -222,7 +222,7 @@ pub(crate) fn host(value: &Bound<'_, PyAny>) -> PyResult<String> {
     let host: String = value
         .extract()
         .map_err(|_| config("host must be a non-empty string".into()))?;
-    doris_sql::connection::check_host(&host).map_err(|e| config(e.to_string()))?;
+    doris_connection::check_host(&host).map_err(|e| config(e.to_string()))?;
     Ok(host)
 }
 
@@ -246,7 +246,7 @@ pub(crate) fn items<'py>(
 pub(crate) fn host_ports(
     name: &str,
     value: Option<Bound<'_, PyAny>>,
-) -> PyResult<Vec<doris_sql::HostPort>> {
+) -> PyResult<Vec<doris_connection::HostPort>> {
     let Some(value) = given(value) else {
         return Ok(Vec::new());
     };
@@ -261,7 +261,7 @@ pub(crate) fn host_ports(
             entry?
                 .extract::<String>()
                 .ok()
-                .and_then(|e| doris_sql::HostPort::parse(&e))
+                .and_then(|e| doris_connection::HostPort::parse(&e))
                 .filter(|hp| hp.port != 0)
                 .ok_or_else(|| config(format!("{name} entries must be host:port")))
         })

@@ -2,7 +2,7 @@
 //!
 //! The Python layer builds one per process from its picklable `Endpoint` and passes it to
 //! every native call. It converts Python's arguments into a
-//! [`doris_sql::ConnectionSettings`] (where the defaults and the timeout rules live) plus
+//! [`doris_connection::ConnectionSettings`] (where the defaults and the timeout rules live) plus
 //! the transport-specific settings, and builds each crate's endpoint from them. It holds no
 //! password (that arrives beside it, resolved in the process that uses it) and prints only
 //! the host, ports and user.
@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use doris_connection::{ConnectionSettings, Credentials, HostPort, SslMode};
 use doris_plan::PlanEndpoint;
 use doris_read::options::FlightOptions;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
-use doris_sql::{ConnectionSettings, Credentials, HostPort, SslMode};
 use doris_streamload::{ClientConfig, RedirectPolicy};
 use pyo3::prelude::*;
 

@@ -2,9 +2,10 @@
 //! signatures read their default values from here, so each lives once, in the crate that
 //! applies it; Python holds none of its own.
 
+use doris_connection::{ConnectionSettings, SslMode};
 use doris_plan::DiscoveryPolicy;
 use doris_read::{BatchLimits, SplitKind, TaskCounts};
-use doris_sql::{ConnectionSettings, SslMode, WriteOperation};
+use doris_sql::WriteOperation;
 use doris_streamload::atomic::CommitRecord;
 use doris_streamload::write::{WriteDisposition, WriteSpec};
 use pyo3::prelude::*;

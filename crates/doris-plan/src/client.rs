@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use doris_sql::{BackendsAnswerError, ConnectionSettings, Credentials, HostPort};
+use doris_connection::{BackendsAnswerError, ConnectionSettings, Credentials, HostPort};
 use url::Url;
 
 /// Where the FE is and how to authenticate. `Debug` hides the password.
@@ -12,7 +12,7 @@ use url::Url;
 pub struct PlanEndpoint {
     /// FE HTTP base URL (`http://fe:8030`).
     pub fe: Url,
-    /// The user and password ([`doris_sql::Credentials`]: `Debug` hides the password).
+    /// The user and password ([`doris_connection::Credentials`]: `Debug` hides the password).
     pub credentials: Credentials,
     /// Whole-request timeout.
     pub timeout: Duration,
@@ -361,7 +361,7 @@ async fn read_capped(
 }
 
 /// The alive BEs the FE reports (`GET /api/backends?is_alive=true`), each with its HTTP
-/// port: what [`doris_sql::AddressAllowlist`] calls the reported backends.
+/// port: what [`doris_connection::AddressAllowlist`] calls the reported backends.
 pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, PlanError> {
     let mut url = fe_api_url(endpoint, &["backends"])?;
     url.set_query(Some("is_alive=true"));
@@ -370,7 +370,7 @@ pub async fn fetch_backends(endpoint: &PlanEndpoint) -> Result<Vec<HostPort>, Pl
         .await
         .map_err(|e| PlanError::Request(e.without_url()))?;
     let body = read_capped(endpoint, "/api/backends", &mut response).await?;
-    doris_sql::parse_backends(&body).map_err(|e| match e {
+    doris_connection::parse_backends(&body).map_err(|e| match e {
         BackendsAnswerError::Unauthorized(m) => PlanError::Auth(m),
         other => PlanError::Malformed(other.to_string()),
     })

@@ -19,5 +19,5 @@ mod client;
 mod group;
 
 pub use client::{PlanEndpoint, PlanError, QueryPlan, TabletPlacement, fetch_backends, fetch_plan};
-pub use doris_sql::Credentials;
+pub use doris_connection::Credentials;
 pub use group::{DiscoveryPolicy, Planned, ReadTask, group_tablets, plan_tasks};

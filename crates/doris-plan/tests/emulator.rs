@@ -84,7 +84,7 @@ async fn failures_are_typed_and_only_planning_failures_fall_back() {
     );
 
     let mut bad = endpoint.clone();
-    bad.credentials = doris_sql::Credentials::new(bad.credentials.user(), "Wrong-Secret-9");
+    bad.credentials = doris_connection::Credentials::new(bad.credentials.user(), "Wrong-Secret-9");
     let e = plan_tasks(
         &bad,
         "d",
@@ -111,7 +111,7 @@ async fn failures_are_typed_and_only_planning_failures_fall_back() {
     assert!(matches!(e, PlanError::NotFound(_)), "{e}");
 
     let mut bob = endpoint.clone();
-    bob.credentials = doris_sql::Credentials::new("bob", "pw");
+    bob.credentials = doris_connection::Credentials::new("bob", "pw");
     let e = plan_tasks(
         &bob,
         "d",

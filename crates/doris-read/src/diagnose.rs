@@ -22,8 +22,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use doris_connection::HostPort;
 use doris_plan::PlanEndpoint;
-use doris_sql::HostPort;
 
 use crate::error::ReadError;
 #[cfg(feature = "flight")]

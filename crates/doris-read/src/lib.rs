@@ -57,7 +57,7 @@ pub mod schema;
 pub mod table;
 pub mod transport;
 
-pub use doris_sql::{ConnectionSettings, Credentials, SslMode};
+pub use doris_connection::{ConnectionSettings, Credentials, SslMode};
 pub use error::ReadError;
 #[cfg(feature = "flight")]
 pub use flight::FlightSqlEndpoint;

@@ -20,8 +20,6 @@
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
-//! | credentials | the user and password every client of the workspace takes; redacted `Debug`, Basic authorization | [`Credentials`] |
-//! | followed addresses | the allowlist for Stream Load redirects and Flight locations; `/api/backends` | [`AddressAllowlist`], [`parse_backends`] |
 //! | table creation | `CREATE TABLE` from an Arrow schema (catalogs) | [`create_table_ddl`], [`doris_type_for`] |
 //! | atomic writes | the staging table, its names, the commit ledger, the publishing transaction's statements | [`staging`] |
 //! | SQL sessions | the session trait write coordinators drive, and what a failure may mean | [`session::SqlSession`] |
@@ -57,17 +55,13 @@
 //! ## Errors and secrets
 //!
 //! All fallible functions return [`SqlError`]. Error texts name identifiers, positions and
-//! parameter names, never literal values, bound parameters or trusted SQL text.
-//! [`Credentials`] keep the password in a [`secrecy::SecretString`] (the crate is
-//! re-exported as [`secrecy`]); `Debug` prints it as `[REDACTED]`.
+//! parameter names, never literal values, bound parameters or trusted SQL text. Where a
+//! cluster is and the credentials to reach it are the `doris-connection` crate's.
 
-pub mod connection;
 pub mod create_table;
-pub mod credentials;
 pub mod error;
 pub mod expr;
 pub mod feed;
-pub mod hosts;
 pub mod ident;
 pub mod jobs;
 pub mod literal;
@@ -82,16 +76,10 @@ pub mod types;
 pub mod write_compat;
 pub mod write_target;
 
-/// The secret type [`Credentials`] hands out ([`Credentials::basic_authorization`]).
-pub use secrecy;
-
-pub use connection::{ConnectionSettings, ConnectionSettingsError, SslMode};
 pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
-pub use credentials::Credentials;
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use feed::{FeedProgress, JobSettings, S3Source, StagePlan, feed_progress};
-pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use ident::{TableRef, quote_ident, validate_ident};
 pub use jobs::{
     CreateStreamingJob, JobControl, JobRow, JobStatus, LoadStatistic, Properties, S3Insert,

@@ -9,8 +9,8 @@ use url::Url;
 use crate::error::StreamLoadError;
 
 /// A Doris user and password, shared with the other crates of the workspace
-/// ([`doris_sql::Credentials`]): `Debug` never shows the password.
-pub use doris_sql::{ConnectionSettings, Credentials};
+/// ([`doris_connection::Credentials`]): `Debug` never shows the password.
+pub use doris_connection::{ConnectionSettings, Credentials};
 
 /// The `Authorization` header for `credentials`, marked sensitive so `http` never prints it.
 pub(crate) fn basic_header(credentials: &Credentials) -> http::HeaderValue {
@@ -21,12 +21,12 @@ pub(crate) fn basic_header(credentials: &Credentials) -> http::HeaderValue {
     header
 }
 
-pub use doris_sql::hosts::HostPort;
+pub use doris_connection::HostPort;
 
 /// Where the FE's 307 may send the body: the allowlist Flight `DoGet` locations use too
-/// ([`doris_sql::AddressAllowlist`]). A redirect is followed only to `http` or `https`
+/// ([`doris_connection::AddressAllowlist`]). A redirect is followed only to `http` or `https`
 /// (never `http` when the FE was reached over `https`) and to an allowed host and port.
-pub type RedirectAllowlist = doris_sql::AddressAllowlist;
+pub type RedirectAllowlist = doris_connection::AddressAllowlist;
 
 /// The FE's `redirect-policy` header: which BE address the 307 names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

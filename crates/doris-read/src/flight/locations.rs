@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use arrow_flight::FlightEndpoint;
-use doris_sql::HostPort;
+use doris_connection::HostPort;
 
 use super::FlightSqlEndpoint;
 use crate::error::ReadError;

@@ -29,8 +29,8 @@ use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
 use arrow_flight::{FlightDescriptor, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
+use doris_connection::{AddressAllowlist, ConnectionSettings, Credentials};
 use doris_plan::PlanEndpoint;
-use doris_sql::{AddressAllowlist, ConnectionSettings, Credentials};
 use prost::Message;
 use secrecy::ExposeSecret as _;
 use tokio::sync::Semaphore;
@@ -58,7 +58,7 @@ pub struct FlightSqlEndpoint {
     pub host: String,
     /// FE `arrow_flight_sql_port` (Doris default 8070).
     pub port: u16,
-    /// The user and password ([`doris_sql::Credentials`]: `Debug` hides the password).
+    /// The user and password ([`doris_connection::Credentials`]: `Debug` hides the password).
     pub credentials: Credentials,
     /// TLS (`grpc+tls`), verified against the web PKI roots and [`Self::ca_bundle_pem`].
     pub tls: bool,
@@ -412,7 +412,7 @@ mod tests {
     use arrow::array::RecordBatch;
     use arrow_flight::FlightEndpoint;
     use arrow_schema::{DataType, Field, Schema};
-    use doris_sql::HostPort;
+    use doris_connection::HostPort;
 
     #[test]
     fn an_endpoint_from_settings_takes_every_link_setting() {
@@ -438,7 +438,7 @@ mod tests {
             (mysql.port, mysql.read_timeout),
             (9030, Duration::from_secs(90))
         );
-        assert_eq!(mysql.ssl_mode, doris_sql::SslMode::Preferred);
+        assert_eq!(mysql.ssl_mode, doris_connection::SslMode::Preferred);
     }
 
     #[test]

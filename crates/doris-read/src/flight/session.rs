@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_flight::FlightInfo;
 use arrow_flight::flight_service_client::FlightServiceClient;
-use doris_sql::Credentials;
+use doris_connection::Credentials;
 use tonic::transport::Channel;
 
 use super::{FlightSqlEndpoint, flight_info};

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use doris_sql::{ConnectionSettings, Credentials, SslMode};
+use doris_connection::{ConnectionSettings, Credentials, SslMode};
 use futures::FutureExt as _;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 use sqlx::{ConnectOptions as _, Connection};
@@ -18,7 +18,7 @@ pub struct MySqlEndpoint {
     pub host: String,
     /// FE query port (Doris default 9030).
     pub port: u16,
-    /// The user and password ([`doris_sql::Credentials`]: `Debug` hides the password).
+    /// The user and password ([`doris_connection::Credentials`]: `Debug` hides the password).
     pub credentials: Credentials,
     /// Database to connect to, if any.
     pub database: Option<String>,

@@ -99,6 +99,7 @@ pub(crate) enum Source {
     /// One MySQL query.
     MySql,
     /// One Flight SQL query (every endpoint).
+    #[cfg(feature = "flight")]
     Flight,
     /// A read task: its queries read at once ([`crate::merge()`]), however many.
     Merged,

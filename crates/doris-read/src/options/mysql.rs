@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use doris_sql::SslMode;
+use doris_connection::SslMode;
 
 use super::{OptionValue, refuse_keys};
 use crate::error::ReadError;

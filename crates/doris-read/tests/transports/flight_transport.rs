@@ -181,7 +181,8 @@ async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
 async fn errors_are_typed_and_never_echo_the_password() {
     let (_e, _mysql, flight) = setup(EmulatorConfig::default()).await;
     let mut wrong = flight.clone();
-    wrong.credentials = doris_sql::Credentials::new(wrong.credentials.user(), "not-the-pw-42");
+    wrong.credentials =
+        doris_connection::Credentials::new(wrong.credentials.user(), "not-the-pw-42");
     let err = flight_error(&wrong, "SELECT `id` FROM `d`.`t`").await;
     assert!(matches!(err, ReadError::Auth(_)), "{err}");
     assert!(!err.to_string().contains("not-the-pw-42"));
@@ -257,7 +258,7 @@ async fn one_unreachable_endpoint_of_several_fails_the_read() {
     flight
         .allowlist
         .targets
-        .push(doris_sql::HostPort::new("127.0.0.1", closed));
+        .push(doris_connection::HostPort::new("127.0.0.1", closed));
     let be = e.be_flight_addrs()[0].port();
     let sql = "SELECT `id` FROM `d`.`p`";
     let arm = |port: u16| {

@@ -300,7 +300,7 @@ async fn a_malformed_row_after_good_ones_fails_the_read() {
 async fn errors_are_typed_and_carry_no_password() {
     let (_e, endpoint) = emulator().await;
     let mut bad = endpoint.clone();
-    bad.credentials = doris_sql::Credentials::new(bad.credentials.user(), "Secret-Wrong-1");
+    bad.credentials = doris_connection::Credentials::new(bad.credentials.user(), "Secret-Wrong-1");
     let e = discover(&bad, "demo", "t").await.unwrap_err();
     assert!(matches!(e, ReadError::Auth(_)), "{e}");
     assert!(!format!("{e} {bad:?}").contains("Secret-Wrong-1"));

@@ -42,8 +42,8 @@ impl StreamLoadClient {
                     detail: format!("GET /api/backends failed: {}", e.without_url()),
                 })?;
         let body = read_body_capped(response, MAX_BACKENDS_BYTES, "/api/backends").await?;
-        doris_sql::parse_backends(&body).map_err(|e| match e {
-            doris_sql::BackendsAnswerError::Unauthorized(message) => {
+        doris_connection::parse_backends(&body).map_err(|e| match e {
+            doris_connection::BackendsAnswerError::Unauthorized(message) => {
                 StreamLoadError::Auth { message }
             }
             other => StreamLoadError::Malformed(other.to_string()),

@@ -64,6 +64,37 @@ async fn an_oversized_two_phase_answer_is_refused() {
     assert!(e.to_string().contains("cap"), "{e}");
 }
 
+#[tokio::test]
+async fn an_oversized_stream_load_answer_is_refused_not_buffered() {
+    // A "BE" whose answer to the load runs past the 1 MiB cap: the load fails, naming the
+    // cap, without reading the rest (16 MiB are offered).
+    let addr = oversized_server(16 << 20, 8).await;
+    let mut config = ClientConfig::new(
+        format!("http://{addr}").parse().unwrap(),
+        Credentials::new("root", ""),
+    );
+    config.route = Route::Backends(vec![format!("http://{addr}").parse().unwrap()]);
+    config.retry.max_attempts = 1;
+    let client = StreamLoadClient::new(config).unwrap();
+    let b = batch(0, 10);
+    let e = client
+        .load(
+            "d",
+            "t",
+            &LoadOptions::default(),
+            Some(Label::new("oversized1").unwrap()),
+            b.schema(),
+            vec![b],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(&format!("larger than {} bytes", 1 << 20)),
+        "{e}"
+    );
+}
+
 /// A server that answers every request at once (before any body) with `status` and `body`.
 async fn answering_server(status: &'static str, body: &'static str) -> std::net::SocketAddr {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -57,7 +57,7 @@ async fn non_scan_sql_unknown_tables_and_bad_credentials_are_told_apart() {
 
     let mut wrong = plan.clone();
     wrong.credentials =
-        doris_sql::Credentials::new(wrong.credentials.user(), "Conformance-Wrong-Pw-8");
+        doris_connection::Credentials::new(wrong.credentials.user(), "Conformance-Wrong-Pw-8");
     let scan = format!("SELECT `id` FROM `{}`.`t`", db.name);
     let e = fetch_plan(&wrong, &db.name, "t", &scan).await.unwrap_err();
     assert!(matches!(e, PlanError::Auth(_)), "{e}");
@@ -81,13 +81,13 @@ async fn a_missing_select_privilege_is_told_apart_from_bad_credentials() {
         ))
         .await;
     let mut loader = target.plan();
-    loader.credentials = doris_sql::Credentials::new(&user, "Conformance-Pw-9");
+    loader.credentials = doris_connection::Credentials::new(&user, "Conformance-Pw-9");
     let scan = format!("SELECT `id` FROM `{}`.`t`", db.name);
     let e = fetch_plan(&loader, &db.name, "t", &scan).await.unwrap_err();
     assert!(matches!(e, PlanError::Permission(_)), "{e}");
     assert!(!e.to_string().contains("Conformance-Pw-9"));
     // The same user with a wrong password is an authentication error.
-    loader.credentials = doris_sql::Credentials::new(&user, "Conformance-Wrong-Pw-9");
+    loader.credentials = doris_connection::Credentials::new(&user, "Conformance-Wrong-Pw-9");
     let e = fetch_plan(&loader, &db.name, "t", &scan).await.unwrap_err();
     assert!(matches!(e, PlanError::Auth(_)), "{e}");
     target.execute(&format!("DROP USER '{user}'@'%'")).await;

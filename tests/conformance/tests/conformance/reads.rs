@@ -134,7 +134,7 @@ async fn a_missing_table_and_wrong_credentials_are_typed() {
     assert!(matches!(e, ReadError::NotFound(_)), "{e}");
     let mut wrong = target.mysql();
     wrong.credentials =
-        doris_sql::Credentials::new(wrong.credentials.user(), "Conformance-Wrong-Pw-9");
+        doris_connection::Credentials::new(wrong.credentials.user(), "Conformance-Wrong-Pw-9");
     let e = discover(&wrong, &db.name, "t").await.unwrap_err();
     assert!(matches!(e, ReadError::Auth(_)), "{e}");
     assert!(!format!("{e} {e:?}").contains("Conformance-Wrong-Pw-9"));

@@ -14,7 +14,7 @@ use secrecy::{ExposeSecret, SecretString};
 /// A Doris user and its password. `Debug` never shows the password.
 ///
 /// ```
-/// use doris_sql::Credentials;
+/// use doris_connection::Credentials;
 /// use secrecy::ExposeSecret as _;
 ///
 /// let loader = Credentials::new("loader", "s3cr3t");

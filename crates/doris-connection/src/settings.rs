@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use doris_sql::{ConnectionSettings, Credentials, SslMode};
+//! use doris_connection::{ConnectionSettings, Credentials, SslMode};
 //!
 //! let fe = ConnectionSettings::new("fe.example", Credentials::new("loader", "s3cr3t"))
 //!     .unwrap()

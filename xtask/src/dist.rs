@@ -1,0 +1,327 @@
+//! `cargo xtask dist [--release]`: the Python package as a user installs it.
+//!
+//! 1. `maturin build` makes an abi3 wheel (one wheel for every CPython from 3.10) tagged
+//!    for the oldest manylinux policy its shared library satisfies (maturin's auditwheel
+//!    check; no zig needed while the host's glibc is the policy's), and `maturin sdist` the
+//!    source distribution.
+//! 2. The wheel is checked as a package index would see it: its tag says `abi3` and
+//!    `manylinux`, its `_native` library needs only the libraries every manylinux system
+//!    has (`readelf -d`: libc, libm, libgcc_s, the loader, …) and nothing of the emulator
+//!    or DataFusion, its size is reported; the sdist holds every crate the package
+//!    compiles from and the lock file.
+//! 3. The wheel is installed into a fresh virtual environment, with a `PATH` that has no
+//!    cargo and no rustc, and runs the main job (`crates/daft-doris-py/examples/demo.py`:
+//!    an atomic `write_doris`, then `read_doris` over MySQL and Flight SQL, then the
+//!    catalog) against the emulator, importing `daft_doris` from that venv only.
+//!
+//! CI builds the wheel with the test build's profile (its dependencies are already
+//! compiled; a release build takes 20 minutes on two cores); `--release` builds what a
+//! release publishes. Building the sdist into a wheel compiles the whole workspace again
+//! and is left to the release job.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::run::{EmulatorProcess, root, shared_target, step, without_run_env};
+
+/// The libraries a manylinux wheel may link against without bundling them (the policy's
+/// list, as auditwheel has it, for what a Rust cdylib can need).
+const MANYLINUX_LIBRARIES: [&str; 9] = [
+    "libc.so.6",
+    "libm.so.6",
+    "libdl.so.2",
+    "librt.so.1",
+    "libpthread.so.0",
+    "libgcc_s.so.1",
+    "libutil.so.1",
+    "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
+];
+
+/// Where [`crate::python::build_wheel`] puts the wheel that `dist` and the other Pythons'
+/// tests take.
+pub(crate) fn wheel_folder() -> PathBuf {
+    shared_target().join("dist")
+}
+
+/// Checks and installs `wheel` (made by [`crate::python::build_wheel`]); builds and checks
+/// the sdist beside it.
+pub(crate) fn dist(wheel: &Path) -> Result<(), String> {
+    let python = crate::python::python()?;
+    let out = wheel
+        .parent()
+        .map_or_else(wheel_folder, Path::to_path_buf)
+        .join("sdist");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut sdist = maturin(&python);
+    sdist.args(["sdist", "--out"]).arg(&out);
+    step("dist: maturin sdist", sdist)?;
+
+    check_wheel_name(&file_name(wheel))?;
+    check_libraries(wheel)?;
+    let size = std::fs::metadata(wheel).map_err(|e| e.to_string())?.len();
+    println!(
+        "    wheel {} ({:.1} MiB)",
+        file_name(wheel),
+        size as f64 / (1 << 20) as f64
+    );
+    check_sdist(&only_file(&out, ".tar.gz")?)?;
+    install_and_run(&python, wheel)
+}
+
+/// maturin from the project's venv, in the package's folder, on the shared build folder.
+fn maturin(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    without_run_env(&mut cmd);
+    cmd.current_dir(root().join("crates/daft-doris-py"))
+        .env("CARGO_TARGET_DIR", shared_target())
+        .args(["-m", "maturin"]);
+    cmd
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The one file in `dir` whose name ends with `suffix`.
+fn only_file(dir: &Path, suffix: &str) -> Result<PathBuf, String> {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("dist: {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| file_name(p).ends_with(suffix))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(format!(
+            "dist: expected one {suffix} in {}, found {}",
+            dir.display(),
+            found.len()
+        )),
+    }
+}
+
+/// `daft_doris-<version>-cp310-abi3-manylinux_<x>_<y>_<arch>.whl` (or the legacy
+/// `manylinux2014` spelling).
+fn check_wheel_name(name: &str) -> Result<(), String> {
+    let parts: Vec<&str> = name.trim_end_matches(".whl").split('-').collect();
+    let [dist, _version, python, abi, platform] = parts.as_slice() else {
+        return Err(format!("dist: {name} is not a wheel file name"));
+    };
+    let checks = [
+        (*dist == "daft_doris", "the distribution is daft_doris"),
+        (python.starts_with("cp3"), "the Python tag is a CPython 3"),
+        (
+            *abi == "abi3",
+            "the ABI tag is abi3 (one wheel for every Python)",
+        ),
+        (
+            platform
+                .split('.')
+                .all(|p| p.starts_with("manylinux") || p.starts_with("musllinux")),
+            "the platform tag is manylinux (installable on any glibc Linux of the policy)",
+        ),
+    ];
+    for (ok, what) in checks {
+        if !ok {
+            return Err(format!("dist: {name}: expected {what}"));
+        }
+    }
+    Ok(())
+}
+
+/// The `NEEDED` libraries of the wheel's shared library are all in [`MANYLINUX_LIBRARIES`].
+fn check_libraries(wheel: &Path) -> Result<(), String> {
+    let unpacked = wheel.with_extension("unpacked");
+    let _ = std::fs::remove_dir_all(&unpacked);
+    let status = Command::new(crate::python::python()?)
+        .args(["-m", "zipfile", "-e"])
+        .arg(wheel)
+        .arg(&unpacked)
+        .status()
+        .map_err(|e| format!("dist: unzip: {e}"))?;
+    if !status.success() {
+        return Err("dist: the wheel does not unzip".into());
+    }
+    let library = find(&unpacked, &|name| {
+        name.starts_with("_native") && name.ends_with(".so")
+    })
+    .ok_or("dist: the wheel holds no _native shared library")?;
+    let out = Command::new("readelf")
+        .args(["-d"])
+        .arg(&library)
+        .output()
+        .map_err(|e| format!("dist: readelf: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let needed = needed_libraries(&text);
+    // The wheel carries no emulator (nor DataFusion, which only the emulator links).
+    let bytes = std::fs::read(&library).map_err(|e| format!("dist: {e}"))?;
+    for foreign in [&b"doris_emulator"[..], &b"datafusion"[..]] {
+        if bytes.windows(foreign.len()).any(|w| w == foreign) {
+            let _ = std::fs::remove_dir_all(&unpacked);
+            return Err(format!(
+                "dist: the wheel's _native holds {}",
+                String::from_utf8_lossy(foreign)
+            ));
+        }
+    }
+    let foreign: Vec<&String> = needed
+        .iter()
+        .filter(|n| !MANYLINUX_LIBRARIES.contains(&n.as_str()))
+        .collect();
+    let _ = std::fs::remove_dir_all(&unpacked);
+    if needed.is_empty() || !foreign.is_empty() {
+        return Err(format!(
+            "dist: _native links {foreign:?}, which a manylinux system need not have (needed: {needed:?})"
+        ));
+    }
+    println!("    _native needs {}", needed.join(", "));
+    Ok(())
+}
+
+/// The `(NEEDED) Shared library: [name]` entries of `readelf -d`.
+fn needed_libraries(readelf: &str) -> Vec<String> {
+    readelf
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| {
+            let start = l.find('[')? + 1;
+            let end = l.rfind(']')?;
+            Some(l.get(start..end)?.to_owned())
+        })
+        .collect()
+}
+
+fn find(dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find(&path, wanted) {
+                return Some(found);
+            }
+        } else if wanted(&file_name(&path)) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// The sdist builds on its own: it holds the package's pyproject, every crate the binding
+/// compiles from, and the lock file.
+fn check_sdist(sdist: &Path) -> Result<(), String> {
+    let out = Command::new("tar")
+        .arg("-tzf")
+        .arg(sdist)
+        .output()
+        .map_err(|e| format!("dist: tar: {e}"))?;
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let mut missing = Vec::new();
+    for wanted in [
+        "pyproject.toml",
+        "Cargo.lock",
+        "crates/doris-connection/Cargo.toml",
+        "crates/doris-sql/Cargo.toml",
+        "crates/doris-plan/Cargo.toml",
+        "crates/doris-read/Cargo.toml",
+        "crates/doris-streamload/Cargo.toml",
+        "crates/daft-doris-py/Cargo.toml",
+        "python/daft_doris/__init__.py",
+    ] {
+        if !listing.lines().any(|l| l.ends_with(wanted)) {
+            missing.push(wanted);
+        }
+    }
+    // The emulator's sources come along (the library crates' dev-dependencies must exist
+    // for cargo to read their manifests), but no build of the package compiles them: the
+    // wheel's check below finds none of it.
+    if !missing.is_empty() {
+        return Err(format!("dist: the sdist lacks {missing:?}"));
+    }
+    println!(
+        "    sdist {} holds every crate it compiles from",
+        file_name(sdist)
+    );
+    Ok(())
+}
+
+/// A fresh venv, the wheel and its dependencies (from pip's cache or the index), a `PATH`
+/// without cargo or rustc, then the main job against the emulator.
+fn install_and_run(python: &Path, wheel: &Path) -> Result<(), String> {
+    let venv = shared_target().join("dist-venv");
+    let _ = std::fs::remove_dir_all(&venv);
+    let mut create = Command::new(python);
+    create.args(["-m", "venv"]).arg(&venv);
+    step("dist: a fresh virtual environment", create)?;
+    let fresh = venv.join("bin/python");
+    let bin = venv.join("bin");
+    // Only the venv and the system's directories: no ~/.cargo/bin, no rustup.
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let mut install = Command::new(&fresh);
+    install
+        .env("PATH", &path)
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .arg(wheel);
+    step("dist: pip install the wheel (no cargo, no rustc)", install)?;
+    let emulator = EmulatorProcess::start(&[
+        std::ffi::OsStr::new("--init-sql"),
+        root()
+            .join("crates/daft-doris-py/examples/demo.sql")
+            .as_os_str(),
+    ])?;
+    let mut run = Command::new(&fresh);
+    run.current_dir(std::env::temp_dir())
+        .env_clear()
+        .env("PATH", &path)
+        .env(
+            "HOME",
+            std::env::var("HOME").unwrap_or_else(|_| "/tmp".into()),
+        )
+        .env("DORIS_PORTS", &emulator.ports)
+        .env("DAFT_PROGRESS_BAR", "0")
+        .arg("-c")
+        .arg(format!(
+            "import shutil, sys, runpy, daft_doris\n\
+             assert shutil.which('cargo') is None and shutil.which('rustc') is None\n\
+             assert daft_doris.__file__.startswith({venv:?}), daft_doris.__file__\n\
+             runpy.run_path({demo:?}, run_name='__main__')\n",
+            venv = venv.display().to_string(),
+            demo = root()
+                .join("crates/daft-doris-py/examples/demo.py")
+                .display()
+                .to_string(),
+        ));
+    step("dist: the main job from the installed wheel", run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wheel_names_are_checked_part_by_part() {
+        assert!(check_wheel_name("daft_doris-2.0.0-cp310-abi3-manylinux_2_28_x86_64.whl").is_ok());
+        assert!(
+            check_wheel_name(
+                "daft_doris-2.0.0-cp310-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+            )
+            .is_ok()
+        );
+        for bad in [
+            "daft_doris-2.0.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+            "daft_doris-2.0.0-cp310-abi3-linux_x86_64.whl",
+            "other-2.0.0-cp310-abi3-manylinux_2_28_x86_64.whl",
+            "daft_doris-2.0.0.tar.gz",
+        ] {
+            assert!(check_wheel_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn needed_libraries_come_from_readelf_lines() {
+        let text = " 0x0000000000000001 (NEEDED)             Shared library: [libgcc_s.so.1]\n \
+                    0x0000000000000001 (NEEDED)             Shared library: [libc.so.6]\n \
+                    0x000000000000000e (SONAME)             Library soname: [_native.so]\n";
+        assert_eq!(needed_libraries(text), ["libgcc_s.so.1", "libc.so.6"]);
+    }
+}
