@@ -2,8 +2,9 @@
 //!
 //! 1. `maturin build` makes an abi3 wheel (one wheel for every CPython from 3.10) tagged
 //!    for the oldest manylinux policy its shared library satisfies (maturin's auditwheel
-//!    check; no zig needed while the host's glibc is the policy's), and `maturin sdist` the
-//!    source distribution.
+//!    check): on this host (glibc 2.36) `manylinux_2_34`. `--manylinux 2_28` links it with
+//!    zig (the `ziglang` package) against an older glibc, for older distributions, in a
+//!    build folder of its own. `maturin sdist` makes the source distribution.
 //! 2. The wheel is checked as a package index would see it: its tag says `abi3` and
 //!    `manylinux`, its `_native` library needs only the libraries every manylinux system
 //!    has (`readelf -d`: libc, libm, libgcc_s, the loader, …) and nothing of the emulator

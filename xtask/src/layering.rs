@@ -2,38 +2,23 @@
 
 use crate::run::cargo;
 
+/// What a crate without I/O never pulls in: no runtime, no network client, no engine.
+const NO_IO: &[&str] = &[
+    "tokio",
+    "reqwest",
+    "hyper",
+    "sqlx",
+    "tonic",
+    "arrow-flight",
+    "datafusion",
+    "mio",
+];
+
 /// The layering rules (docs/architecture.md, "Crates and layering"): per library crate, the workspace crates
 /// it may use and the crates that must not appear anywhere in its normal dependency tree.
 pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 6] = [
-    (
-        "doris-connection",
-        &[],
-        &[
-            "tokio",
-            "reqwest",
-            "hyper",
-            "sqlx",
-            "tonic",
-            "arrow-flight",
-            "datafusion",
-            "mio",
-            "arrow-schema",
-        ],
-    ),
-    (
-        "doris-sql",
-        &[],
-        &[
-            "tokio",
-            "reqwest",
-            "hyper",
-            "sqlx",
-            "tonic",
-            "arrow-flight",
-            "datafusion",
-            "mio",
-        ],
-    ),
+    ("doris-connection", &[], NO_IO),
+    ("doris-sql", &[], NO_IO),
     (
         "doris-plan",
         &["doris-connection"],

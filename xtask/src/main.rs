@@ -3,7 +3,7 @@
 //! ```text
 //! cargo xtask ci                 fmt, the test build (clippy -D warnings in it), deps, tested-by, package, rustdoc -D warnings, Rust tests (the conformance suite against an emulator process), ruff, pytest (3.11; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
-//! cargo xtask dist [--release]   the abi3 manylinux wheel and the sdist, checked, the wheel installed into a fresh venv without Rust and running the main job
+//! cargo xtask dist [--release] [--manylinux 2_28]   the abi3 manylinux wheel (zig for an older glibc) and the sdist, checked; the wheel installed into a fresh venv without Rust, running the main job
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
@@ -60,14 +60,19 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("dist") => {
             let release = args.iter().any(|a| a == "--release");
+            let manylinux = args
+                .iter()
+                .position(|a| a == "--manylinux")
+                .and_then(|i| args.get(i + 1))
+                .map(String::as_str);
             build_as_tests()
-                .and_then(|()| python::build_wheel(&dist::wheel_folder(), release))
+                .and_then(|()| python::build_wheel(&dist::wheel_folder(), release, manylinux))
                 .and_then(|wheel| dist(&wheel))
         }
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
         Some("other-pythons") => build_as_tests()
-            .and_then(|()| python::build_wheel(&dist::wheel_folder(), false))
+            .and_then(|()| python::build_wheel(&dist::wheel_folder(), false, None))
             .and_then(|wheel| other_python_tests(&wheel).map(|_| ())),
         Some("soak") => {
             let flag = |name: &str| {
@@ -90,7 +95,7 @@ fn main() -> ExitCode {
         ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | dist [--release] | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
+                "usage: cargo xtask <ci | demo | dist [--release] [--manylinux 2_28] | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -186,7 +191,7 @@ fn ci() -> Result<(), String> {
     })?;
     // The public API's tests again on Python 3.12 and 3.13 (where the machine has them),
     // from the wheel `dist` checks and installs below.
-    let wheel = python::build_wheel(&dist::wheel_folder(), false)?;
+    let wheel = python::build_wheel(&dist::wheel_folder(), false, None)?;
     let (other_passed, other_failed) = other_python_tests(&wheel)?;
     // Reads and writes side by side under random faults: no row lost or doubled, no
     // resource growing (the test build made the binaries).

@@ -162,10 +162,18 @@ fn interpreter(version: &str) -> Option<PathBuf> {
 
 /// The package's wheel (abi3: one for every Python from 3.10) in `out`, built by maturin
 /// with the project's Python: from the test build (its profile and features, so nothing
-/// but the binding is compiled), or `--release`. Returns its path.
-pub(crate) fn build_wheel(out: &Path, release: bool) -> Result<PathBuf, String> {
+/// but the binding is compiled), or `--release`. With `manylinux` (`"2_28"`, say) it is
+/// linked by zig (the `ziglang` package, installed into the project's venv) against that
+/// glibc, in a build folder of its own: the host's glibc (2.36 here) would tag it
+/// `manylinux_2_34`. Returns its path.
+pub(crate) fn build_wheel(
+    out: &Path,
+    release: bool,
+    manylinux: Option<&str>,
+) -> Result<PathBuf, String> {
     let _ = std::fs::remove_dir_all(out);
-    let mut build = Command::new(python()?);
+    let python = python()?;
+    let mut build = Command::new(&python);
     without_run_env(&mut build);
     build
         .env("CARGO_TARGET_DIR", crate::run::shared_target())
@@ -174,6 +182,25 @@ pub(crate) fn build_wheel(out: &Path, release: bool) -> Result<PathBuf, String> 
         .arg(out);
     if release {
         build.arg("--release");
+    }
+    if let Some(policy) = manylinux {
+        if !policy.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            return Err(format!(
+                "--manylinux takes a policy such as 2_28, not {policy:?}"
+            ));
+        }
+        pip_install_once(&python, &["ziglang"], "dist: install zig (ziglang)")?;
+        let folder = format!("{}-zig", crate::run::shared_target().display());
+        // maturin finds zig as `python -m ziglang` with the Python on `PATH`: the venv's.
+        let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
+        let path = std::env::var("PATH").unwrap_or_default();
+        build
+            .env("PATH", format!("{}:{path}", bin.display()))
+            .env("CARGO_TARGET_DIR", folder)
+            // zig is the linker; clippy-driver is not needed for a release artefact.
+            .env("RUSTC_WORKSPACE_WRAPPER", "")
+            .args(["--zig", "--compatibility"])
+            .arg(format!("manylinux_{policy}"));
     }
     step("maturin build (the abi3 wheel)", build)?;
     std::fs::read_dir(out)

@@ -64,17 +64,19 @@ async fn an_oversized_two_phase_answer_is_refused() {
     assert!(e.to_string().contains("cap"), "{e}");
 }
 
-#[tokio::test]
-async fn an_oversized_stream_load_answer_is_refused_not_buffered() {
-    // A "BE" whose answer to the load runs past the 1 MiB cap: the load fails, naming the
-    // cap, without reading the rest (16 MiB are offered).
-    let addr = oversized_server(16 << 20, 8).await;
+/// A client whose FE and only BE are the server at `addr`, trying each request `attempts`
+/// times, and the error of loading ten rows under `label` through it.
+async fn load_through(
+    addr: std::net::SocketAddr,
+    attempts: u32,
+    label: &str,
+) -> (StreamLoadClient, StreamLoadError) {
     let mut config = ClientConfig::new(
         format!("http://{addr}").parse().unwrap(),
         Credentials::new("root", ""),
     );
     config.route = Route::Backends(vec![format!("http://{addr}").parse().unwrap()]);
-    config.retry.max_attempts = 1;
+    config.retry.max_attempts = attempts;
     let client = StreamLoadClient::new(config).unwrap();
     let b = batch(0, 10);
     let e = client
@@ -82,12 +84,21 @@ async fn an_oversized_stream_load_answer_is_refused_not_buffered() {
             "d",
             "t",
             &LoadOptions::default(),
-            Some(Label::new("oversized1").unwrap()),
+            Some(Label::new(label).unwrap()),
             b.schema(),
             vec![b],
         )
         .await
         .unwrap_err();
+    (client, e)
+}
+
+#[tokio::test]
+async fn an_oversized_stream_load_answer_is_refused_not_buffered() {
+    // A "BE" whose answer to the load runs past the 1 MiB cap: the load fails, naming the
+    // cap, without reading the rest (16 MiB are offered).
+    let addr = oversized_server(16 << 20, 8).await;
+    let (_, e) = load_through(addr, 1, "oversized1").await;
     assert!(
         e.to_string()
             .contains(&format!("larger than {} bytes", 1 << 20)),
@@ -120,25 +131,7 @@ async fn no_error_carries_the_response_body() {
     const BODY: &str = "<html><body>Body-Marker-5e1f: proxy says no</body></html>";
     for status in ["200 OK", "502 Bad Gateway", "401 Unauthorized"] {
         let addr = answering_server(status, BODY).await;
-        let mut config = ClientConfig::new(
-            format!("http://{addr}").parse().unwrap(),
-            Credentials::new("root", ""),
-        );
-        config.route = Route::Backends(vec![format!("http://{addr}").parse().unwrap()]);
-        config.retry.max_attempts = 2;
-        let client = StreamLoadClient::new(config).unwrap();
-        let b = batch(0, 10);
-        let e = client
-            .load(
-                "d",
-                "t",
-                &LoadOptions::default(),
-                Some(Label::new("body1").unwrap()),
-                b.schema(),
-                vec![b],
-            )
-            .await
-            .unwrap_err();
+        let (client, e) = load_through(addr, 2, "body1").await;
         let shown = format!("{e} {e:?}");
         assert!(!shown.contains(MARKER), "{status}: {shown}");
         let e = client.commit("d", &TxnRef::Id(7)).await.unwrap_err();
