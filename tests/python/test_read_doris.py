@@ -635,3 +635,42 @@ def test_flight_locations_outside_the_allowlist_receive_nothing(doris):
         read(doris, "events", transport="flight").to_pydict()
     with pytest.raises(ConfigurationError, match="flight_allowed_locations"):
         read(doris, "events", transport="flight", flight_allowed_locations=["no-port"])
+
+
+def test_a_pinned_server_key_lets_a_read_through_full_authentication(doris):
+    """A server that asks for the password itself (``caching_sha2_password`` full
+    authentication: the emulator's ``sha2_full_auth`` fault, on a plain link) gets it only
+    encrypted to a key the user pinned (PyMySQL's ``server_public_key``, as bytes or text);
+    without one the read fails before the password leaves (docs/security.md)."""
+    import pathlib
+
+    key = (
+        pathlib.Path(__file__).resolve().parents[2] / "tests/emulator/src/mysql/keys/server_public.pem"
+    ).read_bytes()
+    base = f"http://127.0.0.1:{doris['fe_http_port']}/_emulator"
+
+    def arm():
+        request = urllib.request.Request(
+            f"{base}/faults",
+            data=json.dumps({"kind": "sha2_full_auth", "times": 1}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        urllib.request.urlopen(request).read()
+
+    def revealed():
+        with urllib.request.urlopen(f"{base}/wire") as answer:
+            return json.loads(answer.read())["mysql_passwords_revealed"]
+
+    expected = len(rows(read(doris, "events")))
+    before = revealed()
+    arm()
+    with pytest.raises(AuthenticationError, match="full authentication") as refused:
+        read(doris, "events").collect()
+    assert ROOT_PASSWORD not in str(refused.value)
+    assert revealed() == before, "the password never left"
+    for pinned in (key, key.decode()):
+        arm()
+        frame = read(doris, "events", mysql_options={"server_public_key": pinned})
+        assert len(rows(frame)) == expected
+    assert revealed() == before + 2, "the server read it, encrypted to the pinned key"

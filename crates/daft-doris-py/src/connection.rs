@@ -58,6 +58,7 @@ impl Connection {
         flight_allowed_locations = None,
         ca_pem = None,
         mysql_ssl_mode = None,
+        mysql_server_public_key = None,
         request_timeout_seconds = None,
         redirect_hosts = None,
         redirect_ports = None,
@@ -80,6 +81,7 @@ impl Connection {
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
         ca_pem: Option<String>,
         mysql_ssl_mode: Option<Bound<'_, PyAny>>,
+        mysql_server_public_key: Option<String>,
         request_timeout_seconds: Option<Bound<'_, PyAny>>,
         redirect_hosts: Option<Bound<'_, PyAny>>,
         redirect_ports: Option<Bound<'_, PyAny>>,
@@ -145,6 +147,7 @@ impl Connection {
                 })?;
         }
         settings.ca_pem = ca_pem.map(String::into_bytes);
+        settings.mysql_server_public_key_pem = mysql_server_public_key.map(String::into_bytes);
         settings
             .http_url()
             .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;

@@ -30,6 +30,8 @@ pub(crate) struct ReadOptions {
     mysql_ssl_mode: Option<String>,
     /// `mysql_options["ssl_ca"]`: a CA file path, read where the source is made.
     mysql_ssl_ca: Option<String>,
+    /// `mysql_options["server_public_key"]`: the server's public key (PEM), pinned.
+    mysql_server_public_key: Option<String>,
     /// `flight_options`, checked (`doris_read::options::FlightOptions`), sorted by key:
     /// the connection maps them again where the endpoint is made.
     flight_options: Vec<(String, String)>,
@@ -116,6 +118,7 @@ impl ReadOptions {
             queries_per_task,
             mysql_ssl_mode: mysql.ssl_mode.map(|m| m.name().to_owned()),
             mysql_ssl_ca: mysql.ssl_ca,
+            mysql_server_public_key: mysql.server_public_key,
             flight_options,
             flight_endpoint_rewrite,
             flight_allowed_locations,
@@ -131,7 +134,7 @@ impl ReadOptions {
 }
 
 /// One `mysql_options` value as doris-read takes it: `None`, a boolean, an integer, a
-/// number, a string, or a mapping of those (PyMySQL's `ssl={…}`). Anything else (an
+/// number, a string (or UTF-8 bytes), or a mapping of those (PyMySQL's `ssl={…}`). Anything else (an
 /// `ssl.SSLContext`, say) is refused naming the key, not the value.
 fn option_value(key: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<OptionValue> {
     if value.is_none() {
@@ -151,6 +154,12 @@ fn option_value(key: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<O
     }
     if let Some(t) = text(value) {
         return Ok(OptionValue::Text(t));
+    }
+    // PyMySQL takes `server_public_key` as bytes.
+    if let Ok(bytes) = value.cast::<pyo3::types::PyBytes>() {
+        return String::from_utf8(bytes.as_bytes().to_vec())
+            .map(OptionValue::Text)
+            .map_err(|_| config(format!("mysql_options {key} must be UTF-8 text")));
     }
     if depth == 0
         && let Ok(map) = value.cast::<PyDict>()

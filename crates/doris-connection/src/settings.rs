@@ -139,6 +139,10 @@ pub struct ConnectionSettings {
     pub ca_pem: Option<Vec<u8>>,
     /// TLS on the MySQL link.
     pub mysql_ssl_mode: SslMode,
+    /// The MySQL server's RSA public key (PEM), pinned: a server on an unverified link that
+    /// asks for full authentication gets the password encrypted to this key only (see
+    /// `doris_read::MySqlEndpoint::server_public_key_pem`).
+    pub mysql_server_public_key_pem: Option<Vec<u8>>,
 }
 
 impl ConnectionSettings {
@@ -183,6 +187,7 @@ impl ConnectionSettings {
             query_timeout: Self::DEFAULT_QUERY_TIMEOUT,
             ca_pem: None,
             mysql_ssl_mode: SslMode::default(),
+            mysql_server_public_key_pem: None,
         })
     }
 

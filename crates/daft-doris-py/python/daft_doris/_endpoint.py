@@ -32,6 +32,8 @@ class Endpoint:
     # workers need no file) and the MySQL link's TLS mode.
     ca_pem: str | None = field(default=None, repr=False)
     mysql_ssl_mode: str | None = None
+    # The MySQL server's public key (PEM), pinned (`mysql_options["server_public_key"]`).
+    mysql_server_public_key: str | None = field(default=None, repr=False)
     # The writer's settings: one timeout for every request (connecting: up to 30 s of it),
     # Stream Load redirect targets (hosts × ports) and policy, and the TLS switch.
     request_timeout_seconds: float | None = None
@@ -81,6 +83,7 @@ def _make_native(endpoint: Endpoint) -> Any:
         flight_allowed_locations=list(endpoint.flight_allowed_locations),
         ca_pem=endpoint.ca_pem,
         mysql_ssl_mode=endpoint.mysql_ssl_mode,
+        mysql_server_public_key=endpoint.mysql_server_public_key,
         request_timeout_seconds=endpoint.request_timeout_seconds,
         redirect_hosts=endpoint.redirect_hosts,
         redirect_ports=endpoint.redirect_ports,

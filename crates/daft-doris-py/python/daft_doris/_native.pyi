@@ -33,6 +33,7 @@ class Connection:
         flight_allowed_locations: Sequence[str] | None = None,
         ca_pem: bytes | None = None,
         mysql_ssl_mode: str | None = None,
+        mysql_server_public_key: str | None = None,
         request_timeout_seconds: float | None = None,
         redirect_hosts: Sequence[str] | None = None,
         redirect_ports: Sequence[int] | None = None,
@@ -65,6 +66,7 @@ class ReadOptions:
     queries_per_task: int | None
     mysql_ssl_mode: str | None
     mysql_ssl_ca: str | None
+    mysql_server_public_key: str | None
     flight_options: list[tuple[str, str]]
     flight_endpoint_rewrite: list[tuple[str, str]]
     flight_allowed_locations: list[str]

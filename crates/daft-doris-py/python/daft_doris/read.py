@@ -226,6 +226,7 @@ class DorisDataSource(DataSource):
                 options.mysql_ssl_ca or tls_ca_file,
             ),
             mysql_ssl_mode=options.mysql_ssl_mode,
+            mysql_server_public_key=options.mysql_server_public_key,
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.native(), self._endpoint.password_value(), self._database, self._table

@@ -80,7 +80,7 @@ impl MySqlEndpoint {
     }
 
     /// The FE's MySQL endpoint as `settings` describe it: host, `mysql_port`, credentials,
-    /// TLS mode and trusted CAs, connect timeout, and `query_timeout` as the wait for the
+    /// TLS mode, trusted CAs and pinned server key, connect timeout, and `query_timeout` as the wait for the
     /// next row.
     pub fn from_settings(settings: &ConnectionSettings) -> Self {
         let mut endpoint = Self::with_credentials(
@@ -90,6 +90,7 @@ impl MySqlEndpoint {
         );
         endpoint.ssl_mode = settings.mysql_ssl_mode;
         endpoint.ssl_ca_pem = settings.ca_pem.clone();
+        endpoint.server_public_key_pem = settings.mysql_server_public_key_pem.clone();
         endpoint.connect_timeout = settings.connect_timeout;
         endpoint.read_timeout = settings.query_timeout;
         endpoint

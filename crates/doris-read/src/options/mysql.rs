@@ -69,12 +69,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("ssl_key", CLIENT_CERTIFICATES),
     ("ssl_key_password", CLIENT_CERTIFICATES),
     (
-        "server_public_key",
-        "Doris authenticates with mysql_native_password, which exchanges no RSA key; a server \
-         that asks for RSA full authentication over an unverified link is refused \
-         (a Rust service pins a key with MySqlEndpoint::server_public_key_pem)",
-    ),
-    (
         "auth_plugin_map",
         "Doris authenticates with mysql_native_password",
     ),
@@ -90,6 +84,9 @@ const REFUSED: &[(&str, &str)] = &[
     ("named_pipe", "Doris is reached over TCP"),
 ];
 
+/// How a PEM public key begins (what `openssl pkey -pubout` writes).
+const PUBLIC_KEY_PEM: &str = "-----BEGIN PUBLIC KEY-----";
+
 /// The keys [`MySqlOptions::parse`] maps.
 const SUPPORTED: &[&str] = &[
     "ssl",
@@ -99,6 +96,7 @@ const SUPPORTED: &[&str] = &[
     "ssl_verify_identity",
     "ssl_disabled",
     "charset",
+    "server_public_key",
 ];
 
 /// What `mysql_options` ask of the MySQL link.
@@ -109,6 +107,9 @@ pub struct MySqlOptions {
     /// A CA file (PEM) to trust, read with [`super::read_pem_file`] where the read is
     /// configured.
     pub ssl_ca: Option<String>,
+    /// PyMySQL's `server_public_key`: the server's RSA public key (PEM text), pinned
+    /// ([`crate::MySqlEndpoint::server_public_key_pem`]).
+    pub server_public_key: Option<String>,
 }
 
 impl MySqlOptions {
@@ -147,6 +148,18 @@ impl MySqlOptions {
                 return Err(config(format!(
                     "ssl_mode must be one of {}",
                     SslMode::NAMES.join(", ")
+                )));
+            }
+        };
+        let server_public_key = match options.remove("server_public_key") {
+            None => None,
+            Some(OptionValue::Text(pem)) if pem.trim_start().starts_with(PUBLIC_KEY_PEM) => {
+                Some(pem)
+            }
+            Some(_) => {
+                return Err(config(format!(
+                    "mysql_options server_public_key must be the server's public key in PEM \
+                     ({PUBLIC_KEY_PEM} …), as PyMySQL takes it"
                 )));
             }
         };
@@ -211,7 +224,11 @@ impl MySqlOptions {
             }
             (named, derived) => named.or(derived),
         };
-        Ok(Self { ssl_mode, ssl_ca })
+        Ok(Self {
+            ssl_mode,
+            ssl_ca,
+            server_public_key,
+        })
     }
 }
 
@@ -290,6 +307,19 @@ mod tests {
 
     fn text(s: &str) -> OptionValue {
         OptionValue::Text(s.into())
+    }
+
+    #[test]
+    fn a_pinned_server_key_is_taken_as_pymysql_passes_it() {
+        let pem = "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----\n";
+        let options = parse(&[("server_public_key", text(pem))]).unwrap();
+        assert_eq!(options.server_public_key.as_deref(), Some(pem));
+        assert_eq!(options.ssl_mode, None);
+        for bad in [text("ssh-rsa AAAA"), OptionValue::Int(3), text("")] {
+            let e = parse(&[("server_public_key", bad)]).unwrap_err();
+            assert!(e.to_string().contains("server_public_key must be"), "{e}");
+            assert!(!e.to_string().contains("AAAA"), "{e}");
+        }
     }
 
     fn ssl(pairs: &[(&str, OptionValue)]) -> OptionValue {
