@@ -481,3 +481,28 @@ async fn the_mysql_link_does_tls_and_verifies_when_asked() {
         discover(&plain, "demo", "t").await.unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_query_over_its_row_cap_fails_naming_the_cap() {
+    // Session queries read metadata (DESC, SHOW, jobs()): a server that answers one with
+    // more rows than the cap is refused, not buffered. MariaDB's sequence tables make the
+    // answer (a real server, nobody's emulation).
+    use doris_read::mysql::session::{MAX_SESSION_ROWS, Session};
+    let mut session = Session::open(&mariadb()).await.unwrap();
+    let fits = session
+        .query(&format!("SELECT seq FROM seq_1_to_{MAX_SESSION_ROWS}"))
+        .await
+        .unwrap();
+    assert_eq!(fits.rows.len(), MAX_SESSION_ROWS);
+    let e = session
+        .query(&format!(
+            "SELECT seq FROM seq_1_to_{}",
+            MAX_SESSION_ROWS + 1
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, ReadError::Metadata(_)) && e.to_string().contains("100000"),
+        "{e}"
+    );
+}
