@@ -173,7 +173,7 @@ impl Face {
         sql: &str,
     ) -> Result<(arrow::datatypes::SchemaRef, Vec<String>, Option<usize>), Status> {
         let mut session = flight_session(user, peer);
-        if !crate::mysql::query::reads_tables(sql) {
+        if !crate::mysql::query::runs_on_select_engine(sql) {
             let local = crate::mysql::query::fe_local(&self.shared, &mut session, sql)
                 .map_err(Status::internal)?;
             let batch = local_batch(local).map_err(|e| Status::internal(e.to_string()))?;
@@ -294,7 +294,7 @@ impl Face {
         sql: &str,
     ) -> Result<arrow::datatypes::SchemaRef, Status> {
         let session = flight_session(user, peer);
-        if !crate::mysql::query::reads_tables(sql) {
+        if !crate::mysql::query::runs_on_select_engine(sql) {
             return Ok(Arc::new(arrow::datatypes::Schema::empty()));
         }
         let planned = crate::mysql::select::plan(&self.shared, &session, sql)

@@ -55,6 +55,10 @@
 //! - **wrong**: any other answer. One wrong answer fails the test: the emulator may not
 //!   know a statement, but it never answers one differently from Doris.
 //!
+//! Each file declares its floor in a header line `# floor: N`: the number of its cases the
+//! emulator answers as Doris. Fewer fails the test, so an emulator that refused every
+//! statement (or a case that starts being refused) cannot pass unnoticed.
+//!
 //! The test prints `accepted / answered as Doris / total` (docs/emulator.md keeps the
 //! figure); `cargo xtask conformance` runs it alone.
 
@@ -441,6 +445,13 @@ fn judge(expect: &Expect, got: Result<Vec<String>, (Option<u16>, String)>) -> Ou
     }
 }
 
+/// The `# floor: N` a corpus file declares.
+fn floor(text: &str) -> Option<usize> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# floor:"))
+        .find_map(|n| n.trim().parse().ok())
+}
+
 fn corpus_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -456,11 +467,14 @@ fn corpus_files() -> Vec<PathBuf> {
 async fn the_corpus_from_doris_regression_suites_is_answered_as_doris_or_refused() {
     let (mut total, mut accepted, mut as_doris) = (0usize, 0usize, 0usize);
     let mut wrong = Vec::new();
+    let mut below_floor = Vec::new();
     let mut report = Vec::new();
     for file in corpus_files() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
-        let cases = parse(&std::fs::read_to_string(&file).unwrap());
+        let text = std::fs::read_to_string(&file).unwrap();
+        let cases = parse(&text);
         assert!(!cases.is_empty(), "{name} has no case");
+        let floor = floor(&text).unwrap_or_else(|| panic!("{name} declares no `# floor: N`"));
         let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
         e.execute(None, "CREATE DATABASE regression_test").unwrap();
         let mut conn = connect(&e, "root", "", Some("regression_test"))
@@ -502,6 +516,11 @@ async fn the_corpus_from_doris_regression_suites_is_answered_as_doris_or_refused
                 }
             }
         }
+        if file_ok < floor {
+            below_floor.push(format!(
+                "{name}: {file_ok} answered as Doris, below its floor of {floor}"
+            ));
+        }
         report.push(format!(
             "{name}: {file_ok}/{} answered as Doris{}",
             cases.len(),
@@ -529,6 +548,11 @@ async fn the_corpus_from_doris_regression_suites_is_answered_as_doris_or_refused
         "answered differently from Doris:\n{}",
         wrong.join("\n")
     );
+    assert!(
+        below_floor.is_empty(),
+        "fewer cases answered than the files' floors:\n{}",
+        below_floor.join("\n")
+    );
 }
 
 #[test]
@@ -538,6 +562,11 @@ fn the_case_format_reads_rows_errors_and_titles() {
          SELECT\n  2\n-> rows unordered\n2\n3\n",
     );
     assert_eq!(cases.len(), 3);
+    assert_eq!(
+        floor("# from a suite\n# floor: 12\nSELECT 1\n-> ok\n"),
+        Some(12)
+    );
+    assert_eq!(floor("SELECT 1\n-> ok\n"), None);
     assert_eq!(cases[0].title, "first");
     assert_eq!(
         cases[0].expect,

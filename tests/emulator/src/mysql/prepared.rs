@@ -206,7 +206,7 @@ async fn result_columns(
     session: &Session,
     sql: &str,
 ) -> Result<Vec<ColumnDef>, (u16, &'static [u8; 5], String)> {
-    if query::reads_tables(sql) {
+    if query::runs_on_select_engine(sql) {
         #[cfg(feature = "sql")]
         return match super::select::plan(shared, session, sql.trim().trim_end_matches(';')).await {
             Ok(planned) => Ok(planned.columns().to_vec()),

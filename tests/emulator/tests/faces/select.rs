@@ -200,6 +200,45 @@ async fn select_needs_select_privilege_and_an_existing_table() {
     );
 }
 
+/// Functions over table columns answer as Doris's do (a filter on `from_base64`, as a
+/// client that keeps quoting out of its SQL writes it; `concat` NULL when one argument is
+/// NULL; `length` in bytes), and a function the emulator does not run is refused by name
+/// in Doris's error shape, not answered with DataFusion's meaning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doris_functions_run_over_columns_and_others_are_refused_by_name() {
+    let e = emulator(6).await;
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "SELECT id FROM demo.t WHERE name = from_base64('bjQ=') OR name = from_base64(to_base64('n5')) ORDER BY id",
+    );
+    assert_eq!(err, "");
+    assert_eq!(out, "id\n4\n5\n");
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "SELECT concat(name, '!'), length(concat(name, '\u{00e9}')), substr(name, -1) FROM demo.t WHERE id IN (3, 4) ORDER BY id",
+    );
+    assert_eq!(err, "");
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        ["NULL\tNULL\tNULL", "n4!\t4\t4"]
+    );
+    let (_, err) = mariadb(&e, "root", "SELECT to_hex(id) FROM demo.t");
+    assert!(
+        err.contains("ERROR 1105")
+            && err.contains(
+                "errCode = 2, detailMessage = the Doris emulator does not run the function 'to_hex'"
+            ),
+        "{err}"
+    );
+    let (_, err) = mariadb(&e, "root", "SELECT locate('a') FROM demo.t");
+    assert!(
+        err.contains("Can not found function 'locate' which has 1 arity"),
+        "{err}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_result_stream_is_an_error_not_a_short_result() {
     let e = emulator(500).await;

@@ -93,7 +93,7 @@ pub async fn run(
             )
             .await;
     }
-    if reads_tables(sql) {
+    if runs_on_select_engine(sql) {
         #[cfg(feature = "sql")]
         return match super::select::plan(shared, session, strip(sql)).await {
             Ok(planned) => super::select::stream(shared, planned, protocol, io).await,
@@ -104,7 +104,7 @@ pub async fn run(
             .error(
                 1105,
                 b"HY000",
-                "errCode = 2, detailMessage = this emulator was built without the `sql` feature: no SELECT over tables",
+                "errCode = 2, detailMessage = this emulator was built without the `sql` feature: no SELECT over tables or of expressions",
             )
             .await;
     }
@@ -191,9 +191,30 @@ fn table_denied(session: &Session, command: &str, db: &str, table: &str) -> Outc
     ))
 }
 
-/// A SELECT (or WITH … SELECT) that reads tables.
-/// Whether a statement reads tables (and so runs on the SELECT engine, "on the BEs").
-pub(crate) fn reads_tables(sql: &str) -> bool {
+/// Whether a statement runs on the SELECT engine ("on the BEs"): a SELECT (or WITH …
+/// SELECT) that reads tables, or a SELECT of expressions other than the session values the
+/// FE answers itself (`@@variables`, `DATABASE()`, …: `variables::fe_answers`).
+pub(crate) fn runs_on_select_engine(sql: &str) -> bool {
+    if reads_tables(sql) {
+        return true;
+    }
+    let stripped = strip(sql);
+    let Some(first) = stripped.get(..7) else {
+        return false;
+    };
+    if !first.eq_ignore_ascii_case("SELECT ") && !first.eq_ignore_ascii_case("SELECT\n") {
+        return false;
+    }
+    let list = &stripped[7..];
+    let list = match list.to_ascii_uppercase().rfind(" LIMIT ") {
+        Some(at) => &list[..at],
+        None => list,
+    };
+    !variables::fe_answers(list)
+}
+
+/// Whether a statement reads tables.
+fn reads_tables(sql: &str) -> bool {
     let upper = strip(sql).to_ascii_uppercase();
     let normalized: String = upper
         .chars()

@@ -172,6 +172,29 @@ fn cannot_set(name: &str, value: &str) -> Outcome {
     )
 }
 
+/// The session functions a SELECT of the FE's own answers (see [`select_variables`]).
+const SESSION_FUNCTIONS: &[&str] = &[
+    "DATABASE()",
+    "SCHEMA()",
+    "CONNECTION_ID()",
+    "USER()",
+    "CURRENT_USER()",
+    "VERSION()",
+    "1",
+];
+
+/// Whether the FE answers a SELECT of `list` itself: every item a `@@variable` or a
+/// session function (the rest runs on the SELECT engine).
+pub(super) fn fe_answers(list: &str) -> bool {
+    split_top_level(list).iter().all(|item| {
+        let expr = match item.to_ascii_uppercase().find(" AS ") {
+            Some(at) => item[..at].trim().to_owned(),
+            None => item.trim().to_owned(),
+        };
+        expr.starts_with("@@") || SESSION_FUNCTIONS.contains(&expr.to_ascii_uppercase().as_str())
+    })
+}
+
 pub(super) fn select_variables(session: &Session, list: &str) -> Outcome {
     let mut columns = Vec::new();
     let mut row = Vec::new();

@@ -7,7 +7,8 @@
 //! and runs the query, and its record batches are written out as text rows batch by batch,
 //! so a large result is never materialised before the first row leaves.
 //!
-//! `hints` takes the `TABLET(…)` hints out; `text` prints each value in Doris's text form.
+//! `hints` takes the `TABLET(…)` hints out; `text` prints each value in Doris's text form;
+//! `functions` holds the functions a query may call, as Doris answers them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use crate::auth::Privilege;
 use crate::catalog::Table;
 use crate::faults::{Fault, Point};
 
+mod functions;
 mod hints;
 mod text;
 
@@ -39,23 +41,23 @@ pub use hints::{Hint, strip_tablet_hints};
 pub use text::format_value;
 use text::unit_digits;
 
-/// The tables a statement names (`[db.]table` as written), found by sqlparser.
-fn referenced_tables(sql: &str) -> Result<Vec<Vec<String>>, String> {
-    let statements =
-        sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, sql).map_err(|e| e.to_string())?;
+/// The tables the statements name (`[db.]table` as written).
+fn referenced_tables(statements: &[sqlparser::ast::Statement]) -> Vec<Vec<String>> {
     let mut names = Vec::new();
-    let _ = sqlparser::ast::visit_relations(&statements, |relation| {
-        let parts: Vec<String> = relation
-            .0
-            .iter()
-            .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
-            .collect();
-        if !names.contains(&parts) {
-            names.push(parts);
-        }
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    Ok(names)
+    for statement in statements {
+        let _ = sqlparser::ast::visit_relations(statement, |relation| {
+            let parts: Vec<String> = relation
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
+                .collect();
+            if !names.contains(&parts) {
+                names.push(parts);
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    names
 }
 
 /// `[db.]table` as written (and the session's database) to the catalog's table, with
@@ -152,8 +154,10 @@ impl Planned {
 pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Planned, SelectError> {
     let (sql, job_tables) = crate::jobs::rewrite_table_functions(sql).map_err(analysis)?;
     let (sql, hints) = strip_tablet_hints(&sql).map_err(analysis)?;
-    let names: Vec<Vec<String>> = referenced_tables(&sql)
-        .map_err(analysis)?
+    let statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql)
+        .map_err(|e| analysis(e.to_string()))?;
+    functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
+    let names: Vec<Vec<String>> = referenced_tables(&statements)
         .into_iter()
         .filter(|n| {
             !job_tables
@@ -168,12 +172,19 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .set_str("datafusion.sql_parser.dialect", "mysql")
         // Doris sorts NULL as the smallest value: first in ASC, last in DESC.
         .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min");
-    let state = datafusion::execution::SessionStateBuilder::new()
+    let mut builder = datafusion::execution::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
-        .with_type_planner(Arc::new(DorisTypes))
-        .build();
+        .with_type_planner(Arc::new(DorisTypes));
+    builder
+        .expr_planners()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(functions::DorisSubstring));
+    let state = builder.build();
     let ctx = SessionContext::new_with_state(state);
+    for udf in functions::udfs() {
+        ctx.register_udf(udf);
+    }
     let catalog = ctx
         .catalog("datafusion")
         .ok_or_else(|| analysis("no default catalog"))?;

@@ -1,0 +1,222 @@
+//! The functions a statement may call, as Doris knows them.
+//!
+//! DataFusion runs the emulator's queries, and its function library is not Doris's: some
+//! names are missing (`from_base64`, `locate`, `elt`), some answer differently (`concat`
+//! skips NULLs where Doris returns NULL, `length` counts characters where Doris counts
+//! bytes, `left(s, -5)` cuts from the end where Doris returns ''). So every query is
+//! checked before DataFusion plans it: each function it calls must be one the emulator
+//! runs as Doris does, either one of its own (`strings`, registered over DataFusion's of
+//! the same name) or a DataFusion built-in listed in [`SAME_AS_DORIS`]. Anything else is
+//! refused by name in Doris's error shape, never answered with DataFusion's meaning.
+
+use std::sync::{Arc, LazyLock};
+
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult};
+use sqlparser::ast::{Expr, FunctionArguments, Statement, visit_expressions};
+
+mod row_fn;
+mod strings;
+
+use row_fn::RowFn;
+
+/// DataFusion built-ins that answer as Doris's functions of the same name do, for the
+/// arguments Doris accepts: aggregates, window functions, and scalar functions checked
+/// against Doris's documentation and regression suites.
+pub const SAME_AS_DORIS: &[&str] = &[
+    // aggregates
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "any_value",
+    "stddev",
+    "stddev_samp",
+    "stddev_pop",
+    "variance",
+    "var_samp",
+    "var_pop",
+    "bit_and",
+    "bit_or",
+    "bit_xor",
+    // window functions
+    "row_number",
+    "rank",
+    "dense_rank",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "ntile",
+    // scalar functions
+    "abs",
+    "ceil",
+    "floor",
+    "round",
+    "sqrt",
+    "exp",
+    "ln",
+    "log10",
+    "log2",
+    "pow",
+    "power",
+    "pi",
+    "greatest",
+    "least",
+    "coalesce",
+    "nullif",
+    "nvl",
+    "ifnull",
+    "ltrim",
+    "rtrim",
+    "trim",
+    "reverse",
+    "starts_with",
+    "ends_with",
+    "bit_length",
+    "concat_ws",
+    "find_in_set",
+    "md5",
+    "now",
+    "current_timestamp",
+    "current_date",
+];
+
+static DORIS_FUNCTIONS: LazyLock<Vec<Arc<RowFn>>> =
+    LazyLock::new(|| strings::all().into_iter().map(Arc::new).collect());
+
+/// The emulator's own functions, to register on each query's context (they replace
+/// DataFusion's functions of the same names).
+pub fn udfs() -> Vec<ScalarUDF> {
+    DORIS_FUNCTIONS
+        .iter()
+        .map(|f| ScalarUDF::new_from_shared_impl(Arc::clone(f) as _))
+        .collect()
+}
+
+/// Plans `SUBSTRING(s FROM p [FOR n])` and `SUBSTR(s, p[, n])`, which DataFusion's own
+/// planner turns into its `substr` without looking at the registered functions, with the
+/// emulator's Doris `substr` (to go before DataFusion's planners).
+#[derive(Debug)]
+pub struct DorisSubstring;
+
+impl ExprPlanner for DorisSubstring {
+    fn plan_substring(
+        &self,
+        args: Vec<datafusion::logical_expr::Expr>,
+    ) -> datafusion::common::Result<PlannerResult<Vec<datafusion::logical_expr::Expr>>> {
+        let Some(substr) = DORIS_FUNCTIONS
+            .iter()
+            .find(|f| f.names().any(|n| n == "substr"))
+        else {
+            return Ok(PlannerResult::Original(args));
+        };
+        let udf = Arc::new(ScalarUDF::new_from_shared_impl(Arc::clone(substr) as _));
+        Ok(PlannerResult::Planned(
+            datafusion::logical_expr::Expr::ScalarFunction(ScalarFunction::new_udf(udf, args)),
+        ))
+    }
+}
+
+/// Why a call cannot run: Doris's error text (after `errCode = 2, detailMessage = `).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+/// Checks every function call of `statements` (see the module documentation).
+pub fn check_calls(statements: &[Statement]) -> Result<(), Refused> {
+    let mut refused = None;
+    for statement in statements {
+        let _ = visit_expressions(statement, |expr| {
+            let call = match expr {
+                Expr::Function(f) => {
+                    let name = f
+                        .name
+                        .0
+                        .last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.to_ascii_lowercase())
+                        .unwrap_or_default();
+                    let count = match &f.args {
+                        FunctionArguments::List(list) => list.args.len(),
+                        FunctionArguments::None | FunctionArguments::Subquery(_) => 0,
+                    };
+                    Some((name, count))
+                }
+                Expr::Substring {
+                    substring_from,
+                    substring_for,
+                    ..
+                } => Some((
+                    "substring".to_owned(),
+                    1 + usize::from(substring_from.is_some())
+                        + usize::from(substring_for.is_some()),
+                )),
+                _ => None,
+            };
+            if let Some((name, count)) = call
+                && let Err(why) = check_call(&name, count)
+            {
+                refused = Some(why);
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        if refused.is_some() {
+            break;
+        }
+    }
+    refused.map_or(Ok(()), Err)
+}
+
+fn check_call(name: &str, count: usize) -> Result<(), Refused> {
+    if let Some(f) = DORIS_FUNCTIONS
+        .iter()
+        .find(|f| f.names().any(|n| n == name))
+    {
+        return if f.takes(count) {
+            Ok(())
+        } else {
+            Err(Refused(format!(
+                "Can not found function '{name}' which has {count} arity."
+            )))
+        };
+    }
+    if SAME_AS_DORIS.contains(&name) {
+        return Ok(());
+    }
+    Err(Refused(format!(
+        "the Doris emulator does not run the function '{name}'"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(sql: &str) -> Result<(), Refused> {
+        let statements =
+            sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::MySqlDialect {}, sql)
+                .unwrap();
+        check_calls(&statements)
+    }
+
+    #[test]
+    fn doris_functions_and_listed_builtins_pass() {
+        check("SELECT from_base64(k), count(*), SUBSTRING(k FROM 2 FOR 1) FROM t").unwrap();
+        check("SELECT * FROM t WHERE locate('a', k, 2) > 0 AND abs(v) < 3").unwrap();
+    }
+
+    #[test]
+    fn other_functions_are_refused_by_name() {
+        let Err(Refused(why)) = check("SELECT * FROM t WHERE to_hex(v) = 'a'") else {
+            panic!("accepted");
+        };
+        assert!(why.contains("'to_hex'"), "{why}");
+        let Err(Refused(why)) = check("SELECT elt(1) FROM t") else {
+            panic!("accepted");
+        };
+        assert_eq!(why, "Can not found function 'elt' which has 1 arity.");
+    }
+}
