@@ -5,25 +5,64 @@ use crate::run::{cargo, root, step};
 /// The fuzz targets of `crates/doris-sql/fuzz`.
 pub(crate) const FUZZ_TARGETS: [&str; 3] = ["doris_type", "show_create", "trusted_where"];
 
-/// `cargo fuzz <verb>` in the fuzz crate, with its build folder and environment.
-fn cargo_fuzz(verb: &str) -> std::process::Command {
-    // Sanitizer flags would invalidate the shared build folder: fuzz builds get their own.
-    let fuzz_target_dir = format!("{}-fuzz", crate::run::shared_target().display());
+/// The flags `cargo fuzz build` gives rustc by default (cargo-fuzz 0.13: libFuzzer's
+/// coverage instrumentation, `--cfg fuzzing`, AddressSanitizer, one codegen unit), so the
+/// targets build with plain cargo and no cargo-fuzz has to be installed (its build took
+/// ~50 s of every cold CI run).
+const FUZZ_RUSTFLAGS: &str = "-Cpasses=sancov-module \
+    -Cllvm-args=-sanitizer-coverage-level=4 \
+    -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
+    -Cllvm-args=-sanitizer-coverage-pc-table \
+    -Cllvm-args=-sanitizer-coverage-trace-compares \
+    --cfg fuzzing \
+    -Cllvm-args=-simplifycfg-branch-fold-threshold=0 \
+    -Zsanitizer=address \
+    -Cllvm-args=-sanitizer-coverage-stack-depth \
+    -Ccodegen-units=1";
+
+/// The fuzz builds' own folder: sanitizer flags would invalidate the shared one.
+fn fuzz_target_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{}-fuzz", crate::run::shared_target().display()))
+}
+
+/// The host's target triple (`rustc -vV`): the fuzz build names it, so that build scripts
+/// and proc macros are built without the instrumentation.
+fn host_triple() -> Result<String, String> {
+    let out = std::process::Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .map_err(|e| format!("rustc -vV: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_owned)
+        .ok_or_else(|| "rustc -vV names no host".to_owned())
+}
+
+/// `cargo build` of every fuzz target, as `cargo fuzz build` does it.
+fn fuzz_build(triple: &str) -> std::process::Command {
     let mut cmd = cargo();
     cmd.current_dir(root().join("crates/doris-sql/fuzz"))
-        // cargo-fuzz passes nightly -Z flags; the machine's one toolchain is stable.
+        // The sanitizer flag is unstable; the machine's one toolchain is stable.
         .env("RUSTC_BOOTSTRAP", "1")
-        .env("CARGO_TARGET_DIR", fuzz_target_dir)
+        .env(
+            "RUSTFLAGS",
+            FUZZ_RUSTFLAGS
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+        .env("CARGO_TARGET_DIR", fuzz_target_dir())
         // The fuzz crate is a workspace of its own: no clippy-driver (from
         // `.cargo/config.toml`) under the sanitizer flags; an empty value means none.
         .env("RUSTC_WORKSPACE_WRAPPER", "")
-        .arg("fuzz")
-        .arg(verb);
+        .args(["build", "--release", "--bins", "--target", triple])
+        .args(["--config", "profile.release.debug=\"line-tables-only\""]);
     cmd
 }
 
-/// Builds every fuzz target (as `cargo fuzz run` would), its output in a log file shown
-/// only on failure: `cargo xtask ci` runs it beside the soak, which mostly waits.
+/// Builds every fuzz target, its output in a log file shown only on failure: `cargo xtask
+/// ci` runs it beside the soak, which mostly waits.
 pub(crate) fn build_targets() -> Result<(), String> {
     let log = std::env::temp_dir().join("daft-doris-fuzz-build.log");
     let file = std::fs::File::create(&log)
@@ -31,7 +70,7 @@ pub(crate) fn build_targets() -> Result<(), String> {
     let copy = file
         .try_clone()
         .map_err(|e| format!("fuzz: cannot write {}: {e}", log.display()))?;
-    let mut cmd = cargo_fuzz("build");
+    let mut cmd = fuzz_build(&host_triple()?);
     cmd.stdout(copy).stderr(file);
     let started = std::time::Instant::now();
     let status = cmd
@@ -54,6 +93,10 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         .parse()
         .map_err(|_| "fuzz takes a number of seconds per target".to_owned())?;
     let fuzz_dir = root().join("crates/doris-sql/fuzz");
+    let triple = host_triple()?;
+    // A no-op when `build_targets` ran (`cargo xtask ci`); by hand, the build.
+    step("fuzz: the targets' build", fuzz_build(&triple))?;
+    let binaries = fuzz_target_dir().join(&triple).join("release");
     for target in FUZZ_TARGETS {
         // New inputs go to a scratch corpus; the kept seeds (`fuzz/seeds/<target>`, in the
         // repository) are read only, so a run never changes the checkout.
@@ -62,17 +105,15 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         std::fs::create_dir_all(&scratch)
             .map_err(|e| format!("fuzz: cannot create {}: {e}", scratch.display()))?;
         let seeds = fuzz_dir.join("seeds").join(target);
-        let mut cmd = cargo_fuzz("run");
-        cmd.arg(target)
-            .arg(&scratch)
+        let mut cmd = std::process::Command::new(binaries.join(target));
+        cmd.arg(&scratch)
             .arg(&seeds)
+            // A crash's input goes to the scratch folder (printed in the log), never into
+            // the checkout.
+            .arg(format!("-artifact_prefix={}/", scratch.display()))
             // A fixed seed: a run of one commit explores the same inputs every time, so CI
             // does not pass or fail by luck (a longer run by hand reaches further).
-            .args([
-                "--",
-                &format!("-max_total_time={seconds}"),
-                "-seed=20261201",
-            ]);
+            .args([&format!("-max_total_time={seconds}"), "-seed=20261201"]);
         // libFuzzer reports every new input; the log is kept aside and its end shown.
         let log = std::env::temp_dir().join(format!("daft-doris-fuzz-{target}.log"));
         let file = std::fs::File::create(&log)
@@ -88,7 +129,9 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         for line in &lines[lines.len().saturating_sub(shown)..] {
             println!("    {line}");
         }
-        let _ = std::fs::remove_dir_all(&scratch);
+        if result.is_ok() {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
         result?;
     }
     Ok(())

@@ -16,7 +16,7 @@ const NO_IO: &[&str] = &[
 
 /// The layering rules (docs/architecture.md, "Crates and layering"): per library crate, the workspace crates
 /// it may use and the crates that must not appear anywhere in its normal dependency tree.
-pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 6] = [
+pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 7] = [
     ("doris-connection", &[], NO_IO),
     ("doris-sql", &[], NO_IO),
     (
@@ -35,6 +35,11 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 6] = [
         &["sqlx", "tonic", "arrow-flight", "datafusion"],
     ),
     (
+        "doris-jobs",
+        &["doris-connection", "doris-sql", "doris-plan", "doris-read"],
+        &["datafusion", "doris-streamload", "tonic", "arrow-flight"],
+    ),
+    (
         "daft-doris-py",
         &[
             "doris-connection",
@@ -42,6 +47,7 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 6] = [
             "doris-plan",
             "doris-read",
             "doris-streamload",
+            "doris-jobs",
         ],
         &["datafusion", "doris-emulator"],
     ),
@@ -62,6 +68,7 @@ pub(crate) fn deps() -> Result<(), String> {
         "doris-plan",
         "doris-read",
         "doris-streamload",
+        "doris-jobs",
         "daft-doris-py",
     ];
     let mut broken = Vec::new();

@@ -1,13 +1,13 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt, the test build (clippy -D warnings in it), deps, tested-by, package, rustdoc -D warnings, Rust tests (the conformance suite against an emulator process), ruff, pytest (3.11; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick
+//! cargo xtask ci                 fmt, the test build (clippy -D warnings in it), deps, tested-by, Rust tests (the conformance suite against an emulator process), ruff, pytest (3.11; rustdoc -D warnings and package beside it; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask dist [--release] [--manylinux 2_28]   the abi3 manylinux wheel (zig for an older glibc) and the sdist, checked; the wheel installed into a fresh venv without Rust, running the main job
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
-//! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (needs cargo-fuzz)
+//! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (libFuzzer, no cargo-fuzz needed)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
 //! cargo xtask other-pythons     the API's tests on Python 3.12 and 3.13 (where the machine has them)
 //! cargo xtask soak [--minutes N] [--out DIR]   reads and writes side by side under random faults (docs/reliability.md)
@@ -172,13 +172,13 @@ fn ci() -> Result<(), String> {
     prepared?;
     deps()?;
     tested_by()?;
-    package()?;
     // Every Rust test once; the conformance suite among them through DORIS_TEST_* against
     // an emulator process, the corpus's figure printed after them.
     let (rust_passed, rust_failed) = conformance::workspace_tests()?;
     // rustdoc type-checks every dependency for its metadata (cargo shares nothing between
-    // a build and a check: 209 s cold), so it runs beside pytest, whose emulators and
-    // clients mostly wait, at the lowest CPU priority.
+    // a build and a check: 209 s cold), and the published crates are checked from their
+    // packages (check builds too: 110 s cold), so both run beside pytest, whose emulators
+    // and clients mostly wait, at the lowest CPU priority.
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings");
@@ -187,7 +187,8 @@ fn ci() -> Result<(), String> {
         step(
             "rustdoc (broken links and markup are errors; beside pytest)",
             doc,
-        )
+        )?;
+        package()
     })?;
     // The public API's tests again on Python 3.12 and 3.13 (where the machine has them),
     // from the wheel `dist` checks and installs below.

@@ -16,23 +16,24 @@
 //!    in `cargo publish`'s verifying build — which compiled about 470 crates for code
 //!    generation (186 s of a cold CI run); a check skips the code generation. doris-read
 //!    is checked once more without its default `flight` feature (a MySQL-only user's
-//!    build).
+//!    build), doris-jobs without its default `admin` feature (statements only, no I/O).
 
 use std::path::{Path, PathBuf};
 
-use crate::run::{cargo, root, shared_target, step};
+use crate::run::{cargo, niced, root, shared_target, step};
 
 /// The crates published separately, in dependency order.
-pub(crate) const PUBLISHED: [&str; 5] = [
+pub(crate) const PUBLISHED: [&str; 6] = [
     "doris-connection",
     "doris-sql",
     "doris-plan",
     "doris-read",
     "doris-streamload",
+    "doris-jobs",
 ];
 
 /// Packages every crate of [`PUBLISHED`], dry-runs their publication, then checks each from
-/// its package.
+/// its package (at the lowest CPU priority: `cargo xtask ci` runs it beside pytest).
 pub(crate) fn package() -> Result<(), String> {
     let mut run = cargo();
     run.args(["package", "--offline", "--no-verify", "--allow-dirty"]);
@@ -41,7 +42,7 @@ pub(crate) fn package() -> Result<(), String> {
     }
     step(
         "package: the published crates as crates.io would receive them",
-        run,
+        niced(&run),
     )?;
     let mut publish = cargo();
     publish.args(["publish", "--dry-run", "--no-verify", "--allow-dirty"]);
@@ -50,7 +51,7 @@ pub(crate) fn package() -> Result<(), String> {
     }
     step(
         "publish --dry-run: the crates against the crates.io index",
-        publish,
+        niced(&publish),
     )?;
     let workspace = unpack_packages(&shared_target().join("package"))?;
     for krate in PUBLISHED {
@@ -58,7 +59,10 @@ pub(crate) fn package() -> Result<(), String> {
         check
             .current_dir(&workspace)
             .args(["check", "--offline", "--quiet", "--lib", "-p", krate]);
-        step(&format!("{krate}: checked from its package alone"), check)?;
+        step(
+            &format!("{krate}: checked from its package alone"),
+            niced(&check),
+        )?;
     }
     // A MySQL-only user of doris-read leaves out Flight (arrow-flight, tonic, prost).
     let mut mysql_only = cargo();
@@ -71,7 +75,25 @@ pub(crate) fn package() -> Result<(), String> {
         "doris-read",
         "--no-default-features",
     ]);
-    step("doris-read: checked without the flight feature", mysql_only)?;
+    step(
+        "doris-read: checked without the flight feature",
+        niced(&mysql_only),
+    )?;
+    // doris-jobs without `admin` is statements and parsers only (no doris-read, no I/O).
+    let mut no_io = cargo();
+    no_io.current_dir(&workspace).args([
+        "check",
+        "--offline",
+        "--quiet",
+        "--lib",
+        "-p",
+        "doris-jobs",
+        "--no-default-features",
+    ]);
+    step(
+        "doris-jobs: checked without the admin feature",
+        niced(&no_io),
+    )?;
     Ok(())
 }
 

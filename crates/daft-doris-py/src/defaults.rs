@@ -70,9 +70,12 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let jobs = PyDict::new(py);
     jobs.set_item(
         "timeout_seconds",
-        doris_read::jobs::DEFAULT_WAIT.as_secs_f64(),
+        doris_jobs::admin::DEFAULT_WAIT.as_secs_f64(),
     )?;
-    jobs.set_item("poll_seconds", doris_read::jobs::DEFAULT_POLL.as_secs_f64())?;
+    jobs.set_item(
+        "poll_seconds",
+        doris_jobs::admin::DEFAULT_POLL.as_secs_f64(),
+    )?;
 
     let all = PyDict::new(py);
     all.set_item("connection", connection)?;

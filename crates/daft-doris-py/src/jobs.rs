@@ -1,15 +1,16 @@
 //! Streaming jobs: create, alter, pause, resume and drop a Doris 4.0 streaming job, and its
-//! `jobs()` / `tasks()` rows, through `doris_read::jobs` (statements built by `doris-sql`).
-//! Arguments arrive as Python passed them and are checked by `doris_sql::feed` (the S3
-//! source, the job settings, the staged file names); rows travel back as one pyarrow record
-//! batch (`doris_read::jobs::jobs_batch`).
+//! `jobs()` / `tasks()` rows, through `doris_jobs::admin` (statements built by `doris-jobs`).
+//! Arguments arrive as Python passed them and are checked by `doris-jobs` (the S3 source,
+//! the job settings, the staged file names); rows travel back as one pyarrow record batch
+//! (`doris_jobs::admin::jobs_batch`).
 
 use std::time::SystemTime;
 
-use doris_sql::feed::{MAX_JOB_SETTING, MAX_ROWS_PER_FILE};
-use doris_sql::{
-    CreateStreamingJob, JobControl, JobSettings, S3Insert, S3Source, StagePlan, TableRef,
+use doris_jobs::{
+    CreateStreamingJob, JobControl, JobSettings, MAX_JOB_SETTING, MAX_ROWS_PER_FILE, S3Insert,
+    S3Source, StagePlan,
 };
+use doris_sql::TableRef;
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
 use pyo3_arrow::{PyRecordBatch, PySchema};
@@ -49,7 +50,7 @@ fn pairs(what: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, S
 }
 
 /// The S3 source `uri`, `format` and `properties` (a mapping or `(key, value)` pairs)
-/// checked as `doris_sql::S3Source` does; returns the properties as `(key, text)` pairs and the bucket.
+/// checked as `doris_jobs::S3Source` does; returns the properties as `(key, text)` pairs and the bucket.
 #[pyfunction]
 #[pyo3(signature = (uri, format, properties=None))]
 pub(crate) fn check_s3_source(
@@ -73,14 +74,14 @@ fn source(
     S3Source::new(&uri, &format, pairs("properties", properties)?).map_err(sql_error)
 }
 
-/// `pairs` with the value of every credential key (`doris_sql::is_secret_key`) shown as
+/// `pairs` with the value of every credential key (`doris_jobs::is_secret_key`) shown as
 /// `***` (for `repr`).
 #[pyfunction]
 pub(crate) fn redact_properties(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
     pairs
         .into_iter()
         .map(|(k, v)| {
-            let shown = if doris_sql::jobs::is_secret_key(&k) {
+            let shown = if doris_jobs::is_secret_key(&k) {
                 "***".to_owned()
             } else {
                 v
@@ -150,7 +151,7 @@ impl Insert {
     }
 }
 
-/// The job settings given by name, checked (`doris_sql::JobSettings`).
+/// The job settings given by name, checked (`doris_jobs::JobSettings`).
 fn settings(
     max_batch_files: Option<Bound<'_, PyAny>>,
     max_batch_bytes: Option<Bound<'_, PyAny>>,
@@ -212,7 +213,7 @@ pub(crate) fn job_create(
     job.comment = comment;
     let endpoint = conn.mysql(password, None);
     block_on(py, || async move {
-        doris_read::jobs::create_job(&endpoint, &job).await
+        doris_jobs::admin::create_job(&endpoint, &job).await
     })
     .map_err(read_error)
 }
@@ -252,13 +253,13 @@ pub(crate) fn job_alter(
     let insert = insert.map(|i| i.0.clone());
     let endpoint = conn.mysql(password, None);
     block_on(py, || async move {
-        doris_read::jobs::alter_job(&endpoint, &name, &props, insert.as_ref()).await
+        doris_jobs::admin::alter_job(&endpoint, &name, &props, insert.as_ref()).await
     })
     .map_err(read_error)
 }
 
 /// Where `StreamingJob.stage` writes and what it names the files
-/// (`daft_doris._native.StagePlan`, over `doris_sql::StagePlan`), stamped when made.
+/// (`daft_doris._native.StagePlan`, over `doris_jobs::StagePlan`), stamped when made.
 #[pyclass(frozen, name = "StagePlan", module = "daft_doris._native")]
 pub(crate) struct Stage {
     plan: StagePlan,
@@ -315,7 +316,7 @@ impl Stage {
     }
 }
 
-/// Waits until the job `name` has loaded `last_key` (`doris_read::jobs::wait_for_file`)
+/// Waits until the job `name` has loaded `last_key` (`doris_jobs::admin::wait_for_file`)
 /// and returns its row as a one-row pyarrow record batch. Ctrl-C interrupts the wait.
 #[pyfunction]
 #[pyo3(signature = (connection, password, name, last_key, *, timeout_seconds, poll_seconds))]
@@ -335,10 +336,10 @@ pub(crate) fn job_wait(
     let endpoint = conn.mysql(password, None);
     let batch = block_on_interruptible(py, || async move {
         let row =
-            doris_read::jobs::wait_for_file(&endpoint, &name, last_key.as_deref(), timeout, poll)
+            doris_jobs::admin::wait_for_file(&endpoint, &name, last_key.as_deref(), timeout, poll)
                 .await
                 .map_err(read_error)?;
-        doris_read::jobs::jobs_batch(&[row]).map_err(read_error)
+        doris_jobs::admin::jobs_batch(&[row]).map_err(read_error)
     })?;
     Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }
@@ -369,23 +370,23 @@ pub(crate) fn job_control(
     let endpoint = conn.mysql(password, None);
     let name = name.to_owned();
     block_on(py, || async move {
-        doris_read::jobs::control_job(&endpoint, control, &name).await
+        doris_jobs::admin::control_job(&endpoint, control, &name).await
     })
     .map_err(read_error)
 }
 
-/// The columns of `job_list` (`doris_read::jobs::jobs_schema`) as a pyarrow schema.
+/// The columns of `job_list` (`doris_jobs::admin::jobs_schema`) as a pyarrow schema.
 #[pyfunction]
 pub(crate) fn jobs_schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    Ok(PySchema::new(doris_read::jobs::jobs_schema())
+    Ok(PySchema::new(doris_jobs::admin::jobs_schema())
         .into_pyarrow(py)?
         .unbind())
 }
 
-/// The columns of `task_list` (`doris_read::jobs::tasks_schema`) as a pyarrow schema.
+/// The columns of `task_list` (`doris_jobs::admin::tasks_schema`) as a pyarrow schema.
 #[pyfunction]
 pub(crate) fn tasks_schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    Ok(PySchema::new(doris_read::jobs::tasks_schema())
+    Ok(PySchema::new(doris_jobs::admin::tasks_schema())
         .into_pyarrow(py)?
         .unbind())
 }
@@ -417,8 +418,8 @@ pub(crate) fn job_list(
     name: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     rows_batch(py, connection, password, |endpoint| async move {
-        let rows = doris_read::jobs::list_jobs(&endpoint, name.as_deref()).await?;
-        doris_read::jobs::jobs_batch(&rows)
+        let rows = doris_jobs::admin::list_jobs(&endpoint, name.as_deref()).await?;
+        doris_jobs::admin::jobs_batch(&rows)
     })
 }
 
@@ -432,7 +433,7 @@ pub(crate) fn task_list(
     name: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     rows_batch(py, connection, password, |endpoint| async move {
-        let rows = doris_read::jobs::list_tasks(&endpoint, name.as_deref()).await?;
-        doris_read::jobs::tasks_batch(&rows)
+        let rows = doris_jobs::admin::list_tasks(&endpoint, name.as_deref()).await?;
+        doris_jobs::admin::tasks_batch(&rows)
     })
 }

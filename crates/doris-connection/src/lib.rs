@@ -47,3 +47,8 @@ pub use secrecy;
 pub use credentials::Credentials;
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use settings::{ConnectionSettings, ConnectionSettingsError, SslMode, check_host};
+
+/// The README's example, run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -83,7 +83,7 @@ pub enum ReadError {
         reason: String,
     },
     /// A streaming job is PAUSED (by `PAUSE JOB` or a failed task) before loading the
-    /// file a caller waits for ([`crate::jobs::wait_for_file`]).
+    /// file a caller waits for (`doris_jobs::admin::wait_for_file`).
     #[error("streaming job {job} is PAUSED: {reason}")]
     JobPaused {
         /// The job's name.

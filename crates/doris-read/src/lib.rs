@@ -31,16 +31,17 @@
 //!   an engine's catalog calls).
 //! - [`diagnose`] checks every link a read or write will use, from the client's network,
 //!   and names the setting that fixes each failure.
-//! - [`jobs`] manages Doris 4.0 streaming jobs (`CREATE JOB … ON STREAMING`) and reads
-//!   their `jobs()` / `tasks()` rows as typed values.
+//!
+//! Doris 4.0 streaming jobs are the `doris-jobs` crate's: it runs their statements over
+//! this crate's [`mysql::session::Session`].
 //!
 //! ## Features
 //!
 //! - `flight` (default): the Arrow Flight SQL transport ([`flight`],
 //!   [`Transport::Flight`], [`options::FlightOptions`]), which pulls arrow-flight, tonic and
 //!   prost. A MySQL-only service sets `default-features = false`. The MySQL protocol has
-//!   no feature of its own: schema discovery, the catalog and the streaming jobs run over
-//!   it whichever transport reads the rows.
+//!   no feature of its own: schema discovery and the catalog run over it whichever
+//!   transport reads the rows.
 
 pub mod catalog;
 pub mod decode;
@@ -49,7 +50,6 @@ pub mod error;
 mod feed;
 #[cfg(feature = "flight")]
 pub mod flight;
-pub mod jobs;
 pub mod merge;
 pub mod mysql;
 pub mod options;

@@ -57,7 +57,7 @@ pub enum SqlError {
     MetadataParse(String),
 
     /// Files staged for a streaming job would sort at or below its offset, so the job
-    /// would never load them (`feed::StagePlan::check_after`).
+    /// would never load them (`doris_jobs::feed::StagePlan::check_after`).
     #[error("{0}")]
     StagingOrder(String),
 

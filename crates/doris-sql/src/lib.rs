@@ -15,8 +15,6 @@
 //! | SELECT | projection, `TABLET(…)`, WHERE, LIMIT, count | [`SelectBuilder`] |
 //! | types | every Doris type spelling; mapping to Arrow | [`DorisType`], [`Spelling`] |
 //! | write rules | which Arrow types may go into which column | [`check_writable`] |
-//! | streaming jobs | `CREATE JOB … ON STREAMING`, ALTER/PAUSE/RESUME/DROP, `jobs()`/`tasks()` rows | [`CreateStreamingJob`], [`parse_job_row`] |
-//! | feeding streaming jobs | a checked S3 source, job settings, staged file names that sort after the offset, load progress | [`S3Source`], [`JobSettings`], [`StagePlan`], [`feed_progress`] |
 //! | write targets | a whole write checked against a table, by name | [`check_write_target`] |
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
@@ -56,14 +54,13 @@
 //!
 //! All fallible functions return [`SqlError`]. Error texts name identifiers, positions and
 //! parameter names, never literal values, bound parameters or trusted SQL text. Where a
-//! cluster is and the credentials to reach it are the `doris-connection` crate's.
+//! cluster is and the credentials to reach it are the `doris-connection` crate's; Doris 4.0
+//! streaming jobs (`CREATE JOB … ON STREAMING`) are the `doris-jobs` crate's.
 
 pub mod create_table;
 pub mod error;
 pub mod expr;
-pub mod feed;
 pub mod ident;
-pub mod jobs;
 pub mod literal;
 pub mod metadata;
 pub mod nested;
@@ -79,13 +76,7 @@ pub mod write_target;
 pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
-pub use feed::{FeedProgress, JobSettings, S3Source, StagePlan, feed_progress};
 pub use ident::{TableRef, quote_ident, validate_ident};
-pub use jobs::{
-    CreateStreamingJob, JobControl, JobRow, JobStatus, LoadStatistic, Properties, S3Insert,
-    S3Offset, TaskRow, alter_job_sql, job_control_sql, parse_job_row, parse_task_row,
-    redact_statement,
-};
 pub use literal::{
     Date, DateTime, Decimal, Literal, MAX_DECIMAL_PRECISION, Time, push_string_literal,
 };
@@ -105,3 +96,8 @@ pub use write_compat::{NestedStep, ValueCheck, WriteIncompatibility, WritePlan, 
 pub use write_target::{
     ColumnWrite, WriteOperation, WriteTarget, WriteTargetError, check_write_target,
 };
+
+/// The README's example, run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -57,7 +57,7 @@ impl Status {
 }
 
 /// Cumulative load statistics (`LoadStatistic`), in `doris-sql`'s shape.
-pub use doris_sql::LoadStatistic as Statistic;
+pub use doris_jobs::LoadStatistic as Statistic;
 
 fn add_statistic(total: &mut Statistic, more: &Statistic) {
     total.scanned_rows += more.scanned_rows;
@@ -288,7 +288,7 @@ pub fn execute(
             let properties = check_properties(properties, None)?;
             check_source(shared, &insert)?;
             let offset = match properties.get("offset") {
-                Some(text) => doris_sql::S3Offset::parse(text)
+                Some(text) => doris_jobs::S3Offset::parse(text)
                     .map_err(|_| "the offset property must be JSON such as {\"endFile\": \"key\"}")?
                     .map(|o| o.end_file),
                 None => None,
@@ -349,7 +349,7 @@ pub fn execute(
             if merged.contains_key("offset") && merged.get("offset") != job.properties.get("offset")
             {
                 let text = &merged["offset"];
-                job.offset = doris_sql::S3Offset::parse(text)
+                job.offset = doris_jobs::S3Offset::parse(text)
                     .map_err(|_| "the offset property must be JSON such as {\"endFile\": \"key\"}")?
                     .map(|o| o.end_file);
             }

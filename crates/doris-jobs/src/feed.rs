@@ -13,7 +13,8 @@
 //!
 //! ```
 //! use std::time::{Duration, UNIX_EPOCH};
-//! use doris_sql::{JobSettings, S3Source, StagePlan, TableRef};
+//! use doris_jobs::{JobSettings, S3Source, StagePlan};
+//! use doris_sql::TableRef;
 //!
 //! let source = S3Source::new("s3://bkt/in/*.parquet", "parquet", [("s3.region", "eu")]).unwrap();
 //! assert_eq!(source.bucket(), "bkt");
@@ -35,9 +36,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Datelike, Timelike};
 
-use crate::error::{Result, SqlError};
-use crate::ident::{TableRef, validate_ident};
-use crate::jobs::{JobRow, JobStatus, Properties, S3Insert, S3Offset};
+use doris_sql::{Result, SqlError, TableRef, validate_ident};
+
+use crate::sql::{JobRow, JobStatus, Properties, S3Insert, S3Offset};
 
 /// The file formats a streaming job's `S3(…)` source reads.
 pub const S3_FORMATS: &[&str] = &["csv", "csv_with_names", "json", "parquet"];

@@ -1,4 +1,4 @@
-//! Streaming jobs through `doris_read::jobs` against the emulator's job runner: offsets move
+//! Streaming jobs through `doris_jobs::admin` against the emulator's job runner: offsets move
 //! with the data in lexicographic batches, `jobs()`/`tasks()` parse into types, ALTER only
 //! while PAUSED, and a restart from the data directory goes on without loading a file twice.
 #![allow(clippy::unwrap_used)]
@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use doris_emulator::{Emulator, EmulatorConfig};
-use doris_read::{MySqlEndpoint, ReadError, jobs};
-use doris_sql::{CreateStreamingJob, JobControl, JobStatus, Properties, S3Insert, TableRef};
+use doris_jobs::admin as jobs;
+use doris_jobs::{CreateStreamingJob, JobControl, JobStatus, Properties, S3Insert};
+use doris_read::{MySqlEndpoint, ReadError};
+use doris_sql::TableRef;
 
 const DDL: &str = "CREATE DATABASE d;
 CREATE TABLE d.t (`id` INT NOT NULL, `v` VARCHAR(10) NULL) DUPLICATE KEY(`id`)
@@ -42,7 +44,7 @@ async fn start(root: &Path, data: &Path) -> (Emulator, MySqlEndpoint) {
     (e, fe)
 }
 
-async fn wait_for_offset(fe: &MySqlEndpoint, name: &str, key: &str) -> doris_sql::JobRow {
+async fn wait_for_offset(fe: &MySqlEndpoint, name: &str, key: &str) -> doris_jobs::JobRow {
     let mut last = None;
     for _ in 0..100 {
         let job = jobs::job(fe, name).await.unwrap().unwrap();

@@ -1,7 +1,7 @@
 //! `jobs()` and `tasks()` rows as Arrow record batches, for callers that hand them to a
 //! dataframe library: Doris's column names; ids and counts as `Int64`; `Properties` as a
 //! `map<string, string>`; offsets as the key of the file they name; `LoadStatistic` as a
-//! struct. `ExecuteSql` is already masked (`doris_sql::redact_statement`) when the row is
+//! struct. `ExecuteSql` is already masked ([`crate::redact_statement`]) when the row is
 //! parsed, so no credential reaches a batch.
 
 use std::sync::Arc;
@@ -11,9 +11,9 @@ use arrow::array::{
     StructArray,
 };
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
-use doris_sql::{JobRow, LoadStatistic, TaskRow};
+use doris_read::ReadError;
 
-use crate::error::ReadError;
+use crate::sql::{JobRow, LoadStatistic, TaskRow};
 
 /// The `LoadStatistic` struct's fields (Doris's JSON keys).
 /// Arrow refused the arrays (a bug here, not in the rows): a metadata error with its cause.
@@ -213,9 +213,9 @@ pub fn tasks_batch(rows: &[TaskRow]) -> Result<RecordBatch, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::{JobStatus, S3Offset};
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::Int64Type;
-    use doris_sql::{JobStatus, S3Offset};
 
     fn job(id: i64, props: &[(&str, &str)], offset: Option<&str>) -> JobRow {
         JobRow {

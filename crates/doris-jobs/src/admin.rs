@@ -1,18 +1,20 @@
-//! Doris 4.0 streaming jobs over the FE's MySQL port: create, alter, pause, resume and drop
-//! a job, and read the `jobs("type"="insert")` / `tasks("type"="insert")` rows as typed
-//! values. The statements are built by `doris-sql` ([`doris_sql::CreateStreamingJob`], …);
-//! S3 credentials inside them are never part of an error or a log line.
+//! Running streaming jobs over the FE's MySQL port (feature `admin`, on by default): create,
+//! alter, pause, resume and drop a job, and read the `jobs("type"="insert")` /
+//! `tasks("type"="insert")` rows as typed values or Arrow batches. Each call opens a
+//! [`Session`] of `doris-read` (its TLS, authentication guard and timeouts); S3
+//! credentials inside the statements are never part of an error or a log line.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), doris_read::ReadError> {
-//! use doris_read::{MySqlEndpoint, jobs};
-//! use doris_sql::{CreateStreamingJob, JobControl, S3Insert, TableRef};
+//! use doris_jobs::{CreateStreamingJob, JobControl, S3Insert, admin};
+//! use doris_read::MySqlEndpoint;
+//! use doris_sql::TableRef;
 //! let fe = MySqlEndpoint::new("127.0.0.1", 9030, "root", "");
 //! let insert = S3Insert::new(TableRef::new("db", "events").unwrap(), "s3://bucket/in/*.csv", "csv");
-//! jobs::create_job(&fe, &CreateStreamingJob::new("ingest", insert)).await?;
-//! let job = jobs::job(&fe, "ingest").await?.expect("created");
+//! admin::create_job(&fe, &CreateStreamingJob::new("ingest", insert)).await?;
+//! let job = admin::job(&fe, "ingest").await?.expect("created");
 //! println!("{:?} at {:?}", job.status, job.current_offset);
-//! jobs::control_job(&fe, JobControl::Pause, "ingest").await?;
+//! admin::control_job(&fe, JobControl::Pause, "ingest").await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -24,52 +26,33 @@ pub use batches::{jobs_batch, jobs_schema, tasks_batch, tasks_schema};
 
 use std::time::{Duration, Instant};
 
-use doris_sql::{
-    CreateStreamingJob, FeedProgress, JobControl, JobRow, Properties, S3Insert, TaskRow,
-    alter_job_sql, feed_progress, job_control_sql, parse_job_row, parse_task_row,
+use doris_read::ReadError;
+use doris_read::mysql::connect::MySqlEndpoint;
+use doris_read::mysql::session::Session;
+
+use crate::feed::{FeedProgress, feed_progress};
+use crate::sql::{
+    CreateStreamingJob, JobControl, JobRow, Properties, S3Insert, TaskRow, alter_job_sql,
+    job_control_sql, parse_job_row, parse_task_row,
 };
-use sqlx::{Column, Row};
 
-use crate::error::{ReadError, bounded};
-use crate::mysql::connect::MySqlEndpoint;
-use crate::schema::text_cell;
-
-/// Runs one statement that returns no rows.
-async fn execute(endpoint: &MySqlEndpoint, what: &str, sql: &str) -> Result<(), ReadError> {
-    let mut conn = endpoint.connect().await?;
-    bounded(endpoint.read_timeout, what, async {
-        sqlx::raw_sql(sql)
-            .execute(&mut conn)
-            .await
-            .map_err(ReadError::from_sqlx)
-    })
-    .await?;
+/// Runs one statement that returns no rows, on a session of its own.
+async fn execute(endpoint: &MySqlEndpoint, sql: &str) -> Result<(), ReadError> {
+    Session::open(endpoint).await?.execute(sql).await?;
     Ok(())
 }
 
 /// Runs a query and returns its rows as `(column, text)` pairs.
 async fn named_rows(
     endpoint: &MySqlEndpoint,
-    what: &str,
     sql: &str,
 ) -> Result<Vec<Vec<(String, Option<String>)>>, ReadError> {
-    let mut conn = endpoint.connect().await?;
-    let rows = bounded(endpoint.read_timeout, what, async {
-        sqlx::raw_sql(sql)
-            .fetch_all(&mut conn)
-            .await
-            .map_err(ReadError::from_sqlx)
-    })
-    .await?;
-    rows.iter()
-        .map(|row| {
-            row.columns()
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Ok((c.name().to_owned(), text_cell(row, i)?)))
-                .collect()
-        })
-        .collect()
+    let answer = Session::open(endpoint).await?.query(sql).await?;
+    Ok(answer
+        .rows
+        .into_iter()
+        .map(|row| answer.columns.iter().cloned().zip(row).collect())
+        .collect())
 }
 
 fn config(e: doris_sql::SqlError) -> ReadError {
@@ -81,7 +64,7 @@ pub async fn create_job(
     endpoint: &MySqlEndpoint,
     job: &CreateStreamingJob,
 ) -> Result<(), ReadError> {
-    execute(endpoint, "CREATE JOB", &job.to_sql().map_err(config)?).await
+    execute(endpoint, &job.to_sql().map_err(config)?).await
 }
 
 /// `ALTER JOB` (Doris accepts it only while the job is PAUSED).
@@ -92,7 +75,7 @@ pub async fn alter_job(
     insert: Option<&S3Insert>,
 ) -> Result<(), ReadError> {
     let sql = alter_job_sql(name, properties, insert).map_err(config)?;
-    execute(endpoint, "ALTER JOB", &sql).await
+    execute(endpoint, &sql).await
 }
 
 /// `PAUSE JOB`, `RESUME JOB` or `DROP JOB [IF EXISTS]`.
@@ -102,7 +85,7 @@ pub async fn control_job(
     name: &str,
 ) -> Result<(), ReadError> {
     let sql = job_control_sql(control, name).map_err(config)?;
-    execute(endpoint, "job control", &sql).await
+    execute(endpoint, &sql).await
 }
 
 fn name_filter(column: &str, name: Option<&str>) -> Result<String, ReadError> {
@@ -127,7 +110,7 @@ pub async fn list_jobs(
         "SELECT * FROM jobs(\"type\"=\"insert\") WHERE ExecuteType = 'STREAMING'{}",
         name_filter("Name", name)?
     );
-    named_rows(endpoint, "jobs()", &sql)
+    named_rows(endpoint, &sql)
         .await?
         .iter()
         .map(|row| parse_job_row(row).map_err(ReadError::MetadataParse))
@@ -150,7 +133,7 @@ pub async fn list_tasks(
         "SELECT * FROM tasks(\"type\"=\"insert\"){}",
         filter.replacen(" AND", " WHERE", 1)
     );
-    named_rows(endpoint, "tasks()", &sql)
+    named_rows(endpoint, &sql)
         .await?
         .iter()
         .map(|row| parse_task_row(row).map_err(ReadError::MetadataParse))

@@ -11,7 +11,8 @@
 //! carries a property value.
 //!
 //! ```
-//! use doris_sql::{CreateStreamingJob, S3Insert, TableRef};
+//! use doris_jobs::{CreateStreamingJob, S3Insert};
+//! use doris_sql::TableRef;
 //! let insert = S3Insert::new(TableRef::new("db", "events").unwrap(), "s3://bucket/in/*.csv", "csv")
 //!     .property("s3.secret_key", "sk-123");
 //! let job = CreateStreamingJob::new("ingest_events", insert).property("s3.max_batch_files", "2");
@@ -25,9 +26,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, SqlError};
-use crate::ident::{TableRef, quote_ident};
-use crate::literal::push_string_literal;
+use doris_sql::{Result, SqlError, TableRef, push_string_literal, quote_ident};
 
 /// Words that make a property key a credential's, matched in the lower-cased key with
 /// `.`, `-` and `_` taken as one separator (`AWS_ACCESS_KEY_ID`, `fs.s3a.access.key`,
@@ -50,7 +49,7 @@ const SECRET_KEY_WORDS: &[&str] = &[
 /// Whether a property key names a credential (its value is never shown).
 ///
 /// ```
-/// use doris_sql::jobs::is_secret_key;
+/// use doris_jobs::is_secret_key;
 /// for key in ["s3.secret_key", "s3.access_key", "AWS_ACCESS_KEY_ID", "fs.s3a.access.key",
 ///             "azure.account_key", "gcs.private-key", "hive.credentials", "x.password"] {
 ///     assert!(is_secret_key(key), "{key}");
@@ -73,7 +72,7 @@ pub fn is_secret_key(key: &str) -> bool {
 /// rows, `Debug` and DataFrames never carry a secret. Quotes may be `'` or `"`.
 ///
 /// ```
-/// use doris_sql::redact_statement;
+/// use doris_jobs::redact_statement;
 /// assert_eq!(
 ///     redact_statement("S3('uri' = 's3://b/k', 's3.secret_key' = 'sk\\'1', \"s3.access_key\"=\"AK\")"),
 ///     "S3('uri' = 's3://b/k', 's3.secret_key' = '*XXX', \"s3.access_key\"='*XXX')"
@@ -340,7 +339,7 @@ pub enum JobControl {
 
 /// `PAUSE JOB WHERE jobname = '…'`, `RESUME …`, `DROP JOB [IF EXISTS] WHERE …`.
 pub fn job_control_sql(control: JobControl, name: &str) -> Result<String> {
-    crate::ident::validate_ident("job", name)?;
+    doris_sql::validate_ident("job", name)?;
     let mut sql = String::from(match control {
         JobControl::Pause => "PAUSE JOB",
         JobControl::Resume => "RESUME JOB",
