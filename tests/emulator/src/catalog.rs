@@ -456,8 +456,7 @@ impl Catalog {
         ddl: &str,
         if_not_exists: bool,
     ) -> Result<Arc<Table>, EmulatorError> {
-        let schema = doris_sql::parse_show_create(ddl)
-            .map_err(|e| EmulatorError::Analysis(e.to_string()))?;
+        let schema = crate::create_table::parse_create_table(ddl)?;
         let db = schema
             .database
             .clone()
@@ -607,7 +606,9 @@ impl Catalog {
         Ok(())
     }
 
-    /// Recreates a table from its DDL with its ids, version and data (restore).
+    /// Recreates a table from its DDL with its ids, version and data (restore). The DDL is
+    /// the emulator's own `SHOW CREATE TABLE` text (names printed as Doris prints them,
+    /// inner backticks undoubled), which doris-sql's reader of that text takes.
     pub fn restore_table(
         &self,
         db: &str,

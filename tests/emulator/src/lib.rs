@@ -19,6 +19,7 @@
 pub mod auth;
 pub mod backends;
 pub mod catalog;
+pub mod create_table;
 pub mod ddl;
 pub mod error;
 pub mod faults;

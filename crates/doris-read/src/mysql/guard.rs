@@ -84,14 +84,14 @@ impl Guard {
             .port();
         let refusal = Arc::new(Mutex::new(None));
         let slot = refusal.clone();
-        let upstream = (endpoint.host.clone(), endpoint.port);
+        let upstream_port = endpoint.port;
         let wait = endpoint.connect_timeout;
         let task = tokio::spawn(async move {
             let Ok(Ok((client, _))) = tokio::time::timeout(wait, listener.accept()).await else {
                 return;
             };
             drop(listener);
-            if let Err(e) = relay(client, upstream, policy, wait).await {
+            if let Err(e) = relay(client, upstream_port, policy, wait).await {
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             }
         });
@@ -122,6 +122,7 @@ struct Policy {
     /// authentication may proceed.
     verified: bool,
     pinned_key: Option<Vec<u8>>,
+    /// The server's host: where the relay connects, and the TLS server name.
     host: String,
 }
 
@@ -300,12 +301,12 @@ fn refused(what: &str) -> ReadError {
 /// copies.
 async fn relay(
     client: TcpStream,
-    upstream: (String, u16),
+    port: u16,
     policy: Policy,
     wait: Duration,
 ) -> Result<(), ReadError> {
-    let shown = format!("{}:{}", upstream.0, upstream.1);
-    let (client, server) = tokio::time::timeout(wait, authenticate(client, upstream, policy))
+    let shown = format!("{}:{port}", policy.host);
+    let (client, server) = tokio::time::timeout(wait, authenticate(client, port, policy))
         .await
         .map_err(|_| {
             ReadError::Timeout(format!(
@@ -316,21 +317,18 @@ async fn relay(
     pipe(client, server).await
 }
 
-/// The connection phase, packet by packet: returns both sides once the server's OK (or
-/// ERR) reached sqlx.
+/// The connection phase, packet by packet, with the server at the policy's host and
+/// `port`: returns both sides once the server's OK (or ERR) reached sqlx.
 async fn authenticate(
-    client: TcpStream,
-    (host, port): (String, u16),
+    mut client: TcpStream,
+    port: u16,
     policy: Policy,
 ) -> Result<(Box<dyn Wire>, Box<dyn Wire>), ReadError> {
+    let host = policy.host.as_str();
     let transport = |e: io::Error| ReadError::Transport(format!("{host}:{port}: {e}"));
-    let server = TcpStream::connect((host.as_str(), port))
-        .await
-        .map_err(transport)?;
+    let mut server = TcpStream::connect((host, port)).await.map_err(transport)?;
     server.set_nodelay(true).map_err(transport)?;
     client.set_nodelay(true).map_err(transport)?;
-    let mut client = client;
-    let mut server = server;
 
     // The greeting: forwarded as is (an error greeting, or a protocol this guard does not
     // know, passes through and sqlx reports it).

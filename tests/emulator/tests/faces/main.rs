@@ -5,6 +5,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod ddl_differential;
 mod faults;
 mod mysql_face;
 mod prepared;
