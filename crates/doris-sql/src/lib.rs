@@ -57,23 +57,23 @@
 //! cluster is and the credentials to reach it are the `doris-connection` crate's; Doris 4.0
 //! streaming jobs (`CREATE JOB … ON STREAMING`) are the `doris-jobs` crate's.
 
-pub mod create_table;
-pub mod error;
-pub mod expr;
-pub mod ident;
-pub mod literal;
-pub mod metadata;
-pub mod nested;
-pub mod params;
-pub mod select;
+mod create_table;
+mod error;
+mod expr;
+mod ident;
+mod literal;
+mod metadata;
+mod nested;
+mod params;
+mod select;
 pub mod session;
 pub mod staging;
-pub mod translate;
-pub mod types;
-pub mod write_compat;
-pub mod write_target;
+mod translate;
+mod types;
+mod write_compat;
+mod write_target;
 
-pub use create_table::{CreateTableOptions, create_table_ddl, doris_type_for};
+pub use create_table::{CreateTableOptions, MAX_BUCKETS, create_table_ddl, doris_type_for};
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use ident::{TableRef, quote_ident, validate_ident};
