@@ -265,6 +265,37 @@ fn bucket_text(buckets: Buckets) -> String {
     }
 }
 
+/// `SHOW COLUMNS FROM t` rows as Doris's FE writes them (ShowExecutor's
+/// `handleShowColumn`): unlike `DESC`, `Null` and `Key` are `YES`/`NO`, and `Extra` is the
+/// aggregation a column was declared with (empty otherwise, where `DESC` says `NONE`).
+pub fn show_columns_rows(table: &Table, spelling: Spelling) -> Vec<Vec<Option<String>>> {
+    table
+        .schema
+        .columns
+        .iter()
+        .map(|c| {
+            let yes_no = |b: bool| Some(if b { "YES" } else { "NO" }.to_owned());
+            vec![
+                Some(c.name.clone()),
+                Some(c.ty.spell(spelling)),
+                yes_no(c.nullable),
+                yes_no(c.is_key),
+                default_text(c.default.as_ref()),
+                Some(c.aggregation.map_or("", |a| a.as_str()).to_owned()),
+            ]
+        })
+        .collect()
+}
+
+fn default_text(default: Option<&ColumnDefault>) -> Option<String> {
+    match default {
+        None | Some(ColumnDefault::Null) => None,
+        Some(ColumnDefault::Text(t)) => Some(t.clone()),
+        Some(ColumnDefault::CurrentTimestamp) => Some("CURRENT_TIMESTAMP".into()),
+        Some(ColumnDefault::Expr(e)) => Some(e.clone()),
+    }
+}
+
 /// `DESC` rows: Field, Type, Null (`Yes`/`No`), Key (`true`/`false`), Default (SQL NULL
 /// when none), Extra (the aggregation on AGGREGATE tables, `NONE` on other value columns,
 /// empty on keys).
@@ -280,12 +311,7 @@ pub fn describe_rows(table: &Table, spelling: Spelling) -> Vec<Vec<Option<String
             } else {
                 "NONE".to_owned()
             };
-            let default = match &c.default {
-                None | Some(ColumnDefault::Null) => None,
-                Some(ColumnDefault::Text(t)) => Some(t.clone()),
-                Some(ColumnDefault::CurrentTimestamp) => Some("CURRENT_TIMESTAMP".into()),
-                Some(ColumnDefault::Expr(e)) => Some(e.clone()),
-            };
+            let default = default_text(c.default.as_ref());
             vec![
                 Some(c.name.clone()),
                 Some(c.ty.spell(spelling)),

@@ -129,6 +129,42 @@ async fn mariadb_client_reads_metadata_in_doris_shapes() {
         .unwrap();
 }
 
+/// What a SQLAlchemy dialect for Doris (pydoris) reflects with, in the shapes Doris's FE
+/// gives (ShowExecutor): `SHOW COLUMNS` with `YES`/`NO` (not `DESC`'s `Yes`/`true`) and the
+/// declared aggregation as `Extra`, `SHOW FULL TABLES` with each table's kind, and a query
+/// of `information_schema` refused by name (the emulator keeps no system tables), not
+/// answered as a missing table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_statements_answer_in_doris_shapes() {
+    let e = emulator().await;
+    let (out, err) = mariadb(&e, "root", "", "SHOW COLUMNS FROM demo.visits");
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(
+        out,
+        "Field\tType\tNull\tKey\tDefault\tExtra\n\
+         city\tvarchar(20)\tNO\tYES\tNULL\t\n\
+         n\tbigint\tYES\tNO\t0\tSUM\n\
+         last\tdatetime\tYES\tNO\tNULL\tREPLACE\n"
+    );
+    let (out, err) = mariadb(&e, "root", "", "SHOW FULL TABLES FROM demo");
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(
+        out,
+        "Tables_in_demo\tTable_type\norders\tBASE TABLE\nvisits\tBASE TABLE\n"
+    );
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'demo'",
+    );
+    assert!(
+        err.contains("ERROR 1105")
+            && err.contains("the Doris emulator does not run queries on information_schema.tables"),
+        "{err}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn older_type_spellings_are_a_switch_and_still_parse() {
     for (spelling, amount, id) in [

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Session;
-use super::show::{describe_rows, show_create_table};
+use super::show::{describe_rows, show_columns_rows, show_create_table};
 use super::wire::{ColumnDef, PacketIo};
 use crate::Shared;
 use crate::auth::{Privilege, missing_privilege};
@@ -389,14 +389,26 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
             let pattern = upper
                 .find(" LIKE ")
                 .map(|at| unquote(sql[at + 6..].trim().trim_end_matches(';')));
+            // `SHOW FULL TABLES` adds each table's kind (the emulator has no views).
+            let full = words.get(1) == Some(&"FULL");
+            let mut columns = vec![ColumnDef::text(&format!("Tables_in_{db}"))];
+            if full {
+                columns.push(ColumnDef::text("Table_type"));
+            }
             match shared.catalog.table_names(&db) {
                 Ok(names) => Outcome::Rows(
-                    vec![ColumnDef::text(&format!("Tables_in_{db}"))],
+                    columns,
                     names
                         .into_iter()
                         .filter(|t| shared.users.has_any(&session.user, &db, Some(t)))
                         .filter(|t| pattern.as_deref().is_none_or(|p| like(t, p)))
-                        .map(|n| vec![Some(n)])
+                        .map(|n| {
+                            let mut row = vec![Some(n)];
+                            if full {
+                                row.push(Some("BASE TABLE".to_owned()));
+                            }
+                            row
+                        })
                         .collect(),
                 ),
                 Err(e) => from_error(&e),
@@ -443,7 +455,11 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
                         .iter()
                         .map(|c| ColumnDef::text(c))
                         .collect(),
-                    describe_rows(&t, shared.config.profile.type_spelling),
+                    if words[0] == "SHOW" {
+                        show_columns_rows(&t, shared.config.profile.type_spelling)
+                    } else {
+                        describe_rows(&t, shared.config.profile.type_spelling)
+                    },
                 ),
                 Err(e) => from_error(&e),
             }

@@ -81,6 +81,12 @@ pub fn resolve_table(
         [db, t] | [_, db, t] => (db.clone(), t.clone()),
         _ => return Err(analysis("unsupported table reference")),
     };
+    if db.eq_ignore_ascii_case("information_schema") {
+        // Doris answers these system tables; the emulator keeps none of them.
+        return Err(analysis(format!(
+            "the Doris emulator does not run queries on information_schema.{table_name}"
+        )));
+    }
     let table = shared.catalog.table(&db, &table_name).map_err(|_| {
         analysis(format!(
             "Table [{table_name}] does not exist in database [{db}]."
