@@ -109,3 +109,17 @@ def test_the_command_line_reports_and_exits_non_zero_on_a_failure(doris):
     )
     assert bad.returncode == 1
     assert "FAILED" in bad.stdout and "→" in bad.stdout and "Wrong-Pw-9917" not in bad.stdout + bad.stderr
+
+
+def test_the_command_lines_defaults_are_the_crates():
+    from daft_doris import _native
+    from daft_doris.diagnostics import _command_line
+
+    args = _command_line().parse_args(["--host", "fe.example"])
+    defaults = _native.DEFAULTS["connection"]
+    assert (args.user, args.http_port, args.mysql_port, args.flight_port) == (
+        defaults["username"],
+        defaults["http_port"],
+        defaults["mysql_port"],
+        defaults["flight_port"],
+    )

@@ -82,21 +82,29 @@ def format_report(rows: Sequence[tuple]) -> list[str]:
     return [r[5] for r in rows] + [f"{len(rows)} checks, {failed} failed"]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m daft_doris diagnose --host … [--table db.t] [--flight]``; exit status 1
-    when a check failed. The password comes from ``--password-env`` (an environment
-    variable's name), never from the command line."""
+def _command_line() -> argparse.ArgumentParser:
+    """The ``diagnose`` command's arguments; their defaults are the crates'."""
     parser = argparse.ArgumentParser(prog="python -m daft_doris diagnose")
     parser.add_argument("--host", required=True)
-    parser.add_argument("--user", default="root")
+    # The defaults are the crates' (``_native.DEFAULTS``), as in every Python signature.
+    defaults = _native.DEFAULTS["connection"]
+    parser.add_argument("--user", default=defaults["username"])
     parser.add_argument("--password-env", default="DORIS_PASSWORD", help="variable holding the password")
-    parser.add_argument("--http-port", type=int, default=8030)
-    parser.add_argument("--mysql-port", type=int, default=9030)
-    parser.add_argument("--flight-port", type=int, default=8070)
+    parser.add_argument("--http-port", type=int, default=defaults["http_port"])
+    parser.add_argument("--mysql-port", type=int, default=defaults["mysql_port"])
+    parser.add_argument("--flight-port", type=int, default=defaults["flight_port"])
     parser.add_argument("--https", action="store_true")
     parser.add_argument("--tls-ca-file")
     parser.add_argument("--table", help="database.table whose SELECT and LOAD privileges are checked")
     parser.add_argument("--flight", action="store_true", help="also check Arrow Flight SQL")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m daft_doris diagnose --host … [--table db.t] [--flight]``; exit status 1
+    when a check failed. The password comes from ``--password-env`` (an environment
+    variable's name), never from the command line."""
+    parser = _command_line()
     args = parser.parse_args(argv)
     from daft_doris.secrets import SecretRef
 
