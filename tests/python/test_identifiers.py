@@ -8,10 +8,10 @@ backtick inside a name undoubled (docs/emulator.md), against `DESC`.
 """
 
 import daft
-import pymysql
 import pytest
 from conftest import ROOT_PASSWORD, run_emulator
-from daft_doris import DorisConnection, DorisTable, read_doris, write_doris
+from daft_doris import DorisTable, read_doris, write_doris
+from write_setup import conn, query
 
 INIT = """
 CREATE DATABASE w;
@@ -45,24 +45,6 @@ MODES = [
 def doris():
     with run_emulator(INIT, root_password=ROOT_PASSWORD) as ports:
         yield ports
-
-
-def conn(ports):
-    return DorisConnection(
-        host=ports["host"],
-        http_port=ports["fe_http_port"],
-        mysql_port=ports["query_port"],
-        password=ROOT_PASSWORD,
-    )
-
-
-def query(ports, sql):
-    c = pymysql.connect(
-        host="127.0.0.1", port=ports["query_port"], user="root", password=ROOT_PASSWORD, database="w"
-    )
-    with c, c.cursor() as cur:
-        cur.execute(sql)
-        return cur.fetchall()
 
 
 @pytest.mark.parametrize(("name", "text", "number", "selected"), TABLES, ids=[t[0] for t in TABLES])

@@ -210,24 +210,20 @@ impl Parser {
                 .any(|k| k.eq_ignore_ascii_case(&c.name));
         }
         table.columns = columns;
-        let property = |key: &str| {
-            table
-                .properties
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-        };
-        table.merge_on_write = table.key_model == Some(KeyModel::Unique)
-            && property("enable_unique_key_merge_on_write")
+        let merge_on_write = table.key_model == Some(KeyModel::Unique)
+            && table
+                .property("enable_unique_key_merge_on_write")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        table.sequence = match (
-            property("function_column.sequence_col"),
-            property("function_column.sequence_type"),
+        let sequence = match (
+            table.property("function_column.sequence_col"),
+            table.property("function_column.sequence_type"),
         ) {
-            (Some(column), _) => Some(SequenceColumn::Mapped(column)),
-            (None, Some(ty)) => Some(SequenceColumn::Hidden(parse_type(&ty)?)),
+            (Some(column), _) => Some(SequenceColumn::Mapped(column.to_owned())),
+            (None, Some(ty)) => Some(SequenceColumn::Hidden(parse_type(ty)?)),
             (None, None) => None,
         };
+        table.merge_on_write = merge_on_write;
+        table.sequence = sequence;
         Ok(table)
     }
 
@@ -255,8 +251,7 @@ impl Parser {
         let word = w.value.to_ascii_uppercase();
         w.quote_style.is_none()
             && (scalar_type(&word, &[]).is_ok()
-                || ["ARRAY", "MAP", "STRUCT", "DECIMAL", "VARCHAR", "CHAR"]
-                    .contains(&word.as_str()))
+                || ["ARRAY", "MAP", "STRUCT"].contains(&word.as_str()))
     }
 
     fn column(&mut self) -> Result<Column, EmulatorError> {

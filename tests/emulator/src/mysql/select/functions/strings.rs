@@ -229,6 +229,14 @@ fn replace(args: &[Value]) -> Answer {
     }))
 }
 
+/// Decoded bytes as text: the emulator's strings are UTF-8, so other bytes fail the query
+/// (Doris would return them as they are).
+fn text_of(bytes: Vec<u8>) -> Answer {
+    String::from_utf8(bytes).map(Value::Text).map_err(|_| {
+        "the decoded bytes are not UTF-8, which the emulator's strings cannot hold".to_owned()
+    })
+}
+
 fn to_base64(args: &[Value]) -> Answer {
     Ok(Value::Text(
         base64::engine::general_purpose::STANDARD.encode(text(&args[0])?),
@@ -240,9 +248,7 @@ fn from_base64(args: &[Value]) -> Answer {
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text(&args[0])?) else {
         return Ok(Value::Null);
     };
-    String::from_utf8(bytes).map(Value::Text).map_err(|_| {
-        "the decoded bytes are not UTF-8, which the emulator's strings cannot hold".to_owned()
-    })
+    text_of(bytes)
 }
 
 /// Upper-case hex digits of an integer (two's complement for a negative one) or of the
@@ -268,9 +274,7 @@ fn unhex(args: &[Value]) -> Answer {
         .step_by(2)
         .filter_map(|at| u8::from_str_radix(&s[at..at + 2], 16).ok())
         .collect();
-    String::from_utf8(bytes).map(Value::Text).map_err(|_| {
-        "the decoded bytes are not UTF-8, which the emulator's strings cannot hold".to_owned()
-    })
+    text_of(bytes)
 }
 
 /// The `n`th of the strings (1-based); NULL outside them or for a NULL `n`.
