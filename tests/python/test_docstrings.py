@@ -103,15 +103,54 @@ def test_the_version_is_above_the_reference_and_has_one_source():
     assert re.search(r'^version = "([^"]+)"', manifest, re.M).group(1) == daft_doris.__version__
 
 
+def _read_option_docs() -> dict[str, str]:
+    """Each ``DorisReadOptions`` key and the text of its description (the string after its
+    annotation, as pdoc and IDEs read it)."""
+    import ast
+    import inspect
+
+    from daft_doris import read_options
+
+    tree = ast.parse(inspect.getsource(read_options))
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DorisReadOptions"]
+    docs = {}
+    for node, after in zip(cls.body, cls.body[1:] + [None], strict=True):
+        if isinstance(node, ast.AnnAssign):
+            described = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+            docs[node.target.id] = after.value.value if described else ""
+    return docs
+
+
+def _names_default(doc: str, value) -> bool:
+    """Whether ``doc`` states ``value`` as the default (in one of the ways the descriptions
+    write numbers: 65,536; 64 MiB; 10 s)."""
+    forms = {str(value)}
+    if isinstance(value, bool):
+        forms = {str(value)}
+    elif isinstance(value, int):
+        forms |= {f"{value:,}"} | ({f"{value >> 20} MiB"} if value >= 1 << 20 else set())
+    elif isinstance(value, float):
+        forms |= {f"{value:g} s"}
+    return "default" in doc and any(form in doc for form in forms)
+
+
 def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
     """The Python signatures hold no default of their own: each is the value the crates
-    apply (``_native.DEFAULTS``), every entry is used by a signature, the read and write
-    entry points agree with their option classes, and the crates' checks accept every
-    default as given."""
+    apply (``_native.DEFAULTS``), every entry is used by a signature or named by the read
+    options' descriptions, the read entry points declare no option default at all (an
+    option left out is the crates' to fill), and the crates' checks accept every default
+    as given."""
     import dataclasses
     import inspect
 
-    from daft_doris import DorisConnection, DorisWriteOptions, _native, read_doris, write_doris
+    from daft_doris import (
+        DorisConnection,
+        DorisReadOptions,
+        DorisWriteOptions,
+        _native,
+        read_doris,
+        write_doris,
+    )
     from daft_doris.read import DorisDataSource
     from daft_doris.streaming import StreamingJob
 
@@ -125,12 +164,25 @@ def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
                     used.add((group, name))
                     break
 
-    check(read_doris, ("connection", "read"))
-    check(DorisDataSource.__init__, ("connection", "read"))
     check(write_doris, ("write",))
     check(DorisWriteOptions, ("write",))
     check(DorisConnection, ("connection",))
     check(StreamingJob.wait_for, ("jobs",))
+    for function in (read_doris, DorisDataSource.__init__):
+        defaults = {
+            name
+            for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        }
+        assert defaults <= {"columns", "filter"}, (function, defaults)
+    docs = _read_option_docs()
+    assert set(docs) == DorisReadOptions.__required_keys__ | DorisReadOptions.__optional_keys__
+    assert all(docs.values()), [name for name, doc in docs.items() if not doc]
+    for group in ("connection", "read"):
+        for name, value in _native.DEFAULTS[group].items():
+            if name in docs:
+                assert _names_default(docs[name], value), (name, value, docs[name])
+                used.add((group, name))
     every = {(group, name) for group, values in _native.DEFAULTS.items() for name in values}
     assert every == used, every - used
     options = DorisWriteOptions()

@@ -538,6 +538,39 @@ def test_bad_options_fail_before_any_network_io(kwargs, message):
     assert "pw-9Zq" not in str(raised.value)
 
 
+def test_options_are_keywords_checked_as_python_checks_them():
+    # `**options: Unpack[DorisReadOptions]`: a misspelt or missing option is refused as a
+    # bad keyword would be, before anything else.
+    base = {"host": "127.0.0.1", "database": "py", "table": "t", "transport": "mysql", "mysql_port": 1}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'batch_row'"):
+        read_doris(**base, batch_row=10)
+    with pytest.raises(TypeError, match="missing required keyword arguments: 'table', 'transport'"):
+        read_doris(host="127.0.0.1", database="py")
+    with pytest.raises(TypeError, match="DorisDataSource.. got an unexpected keyword argument 'colums'"):
+        daft_doris.DorisDataSource(**base, colums=["id"])
+
+
+def test_an_option_left_out_takes_the_crates_default(doris):
+    from daft_doris import _native
+
+    source = daft_doris.DorisDataSource(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        password=ROOT_PASSWORD,
+        database="py",
+        table="events",
+        transport="mysql",
+    )
+    read = _native.DEFAULTS["read"]
+    assert (source._batch_rows, source._batch_bytes) == (read["batch_rows"], read["batch_bytes"])
+    assert source._split == read["split"] and source._queries_per_task is None
+    native = source._endpoint.native()
+    connection = _native.DEFAULTS["connection"]
+    assert native.connect_timeout_seconds == connection["connect_timeout_seconds"]
+    assert native.query_timeout_seconds == connection["query_timeout_seconds"]
+    assert source.read().count_rows() > 0
+
+
 def test_the_native_read_request_pickles_as_its_arguments():
     from daft_doris import _native
 

@@ -53,11 +53,14 @@ CONSUMER = textwrap.dedent(
     """
 )
 
-# Each breaks the API's types: a port as text, a transport Doris does not have, an option
-# the functions do not take.
+# Each breaks the API's types: a port as text, a transport Doris does not have, options
+# the functions do not take, a required read option left out (the read options are
+# `DorisReadOptions` keywords: the checker sees each one's name, type and requiredness).
 BROKEN = [
     'read_doris(host="fe", database="d", table="t", transport="flight", mysql_port="9030")',
     'read_doris(host="fe", database="d", table="t", transport="odbc")',
+    'read_doris(host="fe", database="d", table="t", transport="mysql", batch_row=10)',
+    'read_doris(host="fe", database="d", table="t")',
     'DorisConnection(host="fe", pasword="x")',
 ]
 

@@ -45,8 +45,8 @@ impl Connection {
     #[pyo3(signature = (
         *,
         host,
-        mysql_port,
-        user,
+        mysql_port = None,
+        user = None,
         http_port = None,
         http_secure = None,
         connect_timeout_seconds = None,
@@ -68,8 +68,8 @@ impl Connection {
     #[allow(clippy::too_many_arguments)]
     fn new(
         host: Bound<'_, PyAny>,
-        mysql_port: Bound<'_, PyAny>,
-        user: Bound<'_, PyAny>,
+        mysql_port: Option<Bound<'_, PyAny>>,
+        user: Option<Bound<'_, PyAny>>,
         http_port: Option<Bound<'_, PyAny>>,
         http_secure: Option<Bound<'_, PyAny>>,
         connect_timeout_seconds: Option<Bound<'_, PyAny>>,
@@ -89,16 +89,21 @@ impl Connection {
         verify_tls: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let host = args::host(&host)?;
-        let user: String = user.extract().map_err(|_| {
-            raise(
-                ErrorClass::ConfigurationError,
-                "username must be a non-empty string",
-            )
-        })?;
+        // `None` keeps the default of `ConnectionSettings`, as for every setting below.
+        let user: String = match args::given(user) {
+            Some(user) => user.extract().map_err(|_| {
+                raise(
+                    ErrorClass::ConfigurationError,
+                    "username must be a non-empty string",
+                )
+            })?,
+            None => ConnectionSettings::DEFAULT_USER.to_owned(),
+        };
         let mut settings = ConnectionSettings::new(host, Credentials::new(user, ""))
             .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
-        settings.mysql_port = args::port("mysql_port", &mysql_port)?;
-        // `None` keeps the default of `ConnectionSettings`.
+        if let Some(port) = args::given(mysql_port) {
+            settings.mysql_port = args::port("mysql_port", &port)?;
+        }
         if let Some(port) = args::given(http_port) {
             settings.http_port = args::port("http_port", &port)?;
         }

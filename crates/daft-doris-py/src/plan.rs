@@ -159,6 +159,16 @@ impl ReadRequest {
         })
     }
 
+    /// The split, as the crate settled it (`"single"` or `"auto"`).
+    #[getter]
+    fn split(&self) -> &'static str {
+        if self.auto_split {
+            SplitKind::Auto.as_str()
+        } else {
+            SplitKind::Single.as_str()
+        }
+    }
+
     /// Pickles as the constructor call with the arguments as given.
     fn __reduce__(slf: &Bound<'_, Self>) -> (Py<PyAny>, Py<PyTuple>) {
         let py = slf.py();

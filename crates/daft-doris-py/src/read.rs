@@ -47,7 +47,7 @@ pub(crate) fn describe_table(
 /// the MySQL text protocol; `"flight"`: Arrow Flight SQL, `DoGet` on every endpoint).
 ///
 /// A task may hold several statements (tablet groups of one split read): they are started
-/// together and read at once ([`doris_read::Transport::query_all`]), so a task keeps several BEs sending.
+/// together and read at once ([`doris_read::Transport::read`]), so a task keeps several BEs sending.
 /// The connections are opened by the constructor and closed when the reader is closed or
 /// dropped, without reading the rest of the result.
 #[pyclass(module = "daft_doris._native")]
@@ -78,8 +78,7 @@ impl BatchReader {
             TransportKind::MySql => Transport::MySql(connection.mysql(password, None)),
             TransportKind::Flight => Transport::Flight(connection.flight(password)?),
         };
-        let stream =
-            block_on(py, || transport.query_all(sql, schema, limits)).map_err(read_error)?;
+        let stream = block_on(py, || transport.read(sql, schema, limits)).map_err(read_error)?;
         Ok(Self {
             stream: Some(stream),
         })

@@ -48,8 +48,8 @@ impl ReadOptions {
     #[pyo3(signature = (
         *,
         transport,
-        batch_rows,
-        batch_bytes,
+        batch_rows = None,
+        batch_bytes = None,
         queries_per_task = None,
         mysql_options = None,
         flight_options = None,
@@ -59,8 +59,8 @@ impl ReadOptions {
     #[allow(clippy::too_many_arguments)]
     fn new(
         transport: Bound<'_, PyAny>,
-        batch_rows: Bound<'_, PyAny>,
-        batch_bytes: Bound<'_, PyAny>,
+        batch_rows: Option<Bound<'_, PyAny>>,
+        batch_bytes: Option<Bound<'_, PyAny>>,
         queries_per_task: Option<Bound<'_, PyAny>>,
         mysql_options: Option<Bound<'_, PyAny>>,
         flight_options: Option<Bound<'_, PyAny>>,
@@ -71,17 +71,17 @@ impl ReadOptions {
             .map_err(read_error)?
             .as_str()
             .to_owned();
-        // The bounds are doris-read's (`BatchLimits`).
-        let limits = BatchLimits::new(
-            args::int_in("batch_rows", &batch_rows, 1, BatchLimits::MAX_ROWS as i64)? as usize,
-            args::int_in(
-                "batch_bytes",
-                &batch_bytes,
-                1,
-                BatchLimits::MAX_BYTES as i64,
-            )? as usize,
-        )
-        .map_err(read_error)?;
+        // The bounds and their defaults are doris-read's (`BatchLimits`).
+        let defaults = BatchLimits::default();
+        let batch_rows = match args::given(batch_rows) {
+            Some(v) => args::int_in("batch_rows", &v, 1, BatchLimits::MAX_ROWS as i64)? as usize,
+            None => defaults.rows,
+        };
+        let batch_bytes = match args::given(batch_bytes) {
+            Some(v) => args::int_in("batch_bytes", &v, 1, BatchLimits::MAX_BYTES as i64)? as usize,
+            None => defaults.bytes,
+        };
+        let limits = BatchLimits::new(batch_rows, batch_bytes).map_err(read_error)?;
         let (batch_rows, batch_bytes) = (limits.rows, limits.bytes as u64);
         let queries_per_task = args::given(queries_per_task)
             .map(|q| args::int_in("queries_per_task", &q, 1, TaskCounts::MOST as i64))

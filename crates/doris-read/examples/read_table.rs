@@ -13,7 +13,7 @@ use std::error::Error;
 
 use arrow::util::pretty::pretty_format_batches;
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
-use doris_read::{BatchLimits, MySqlEndpoint, Split, TableReadOptions, plan_table_read, query};
+use doris_read::{BatchLimits, MySqlEndpoint, Split, TableReadOptions, Transport, plan_table_read};
 use doris_sql::{Expr, Literal};
 
 #[tokio::main]
@@ -53,17 +53,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
     if let Some(w) = &plan.warning {
         eprintln!("warning: {w}");
     }
+    let transport = Transport::MySql(mysql);
     let mut rows = 0;
     for (i, sql) in plan.tasks.iter().enumerate() {
-        let batches = query(
-            &mysql,
-            sql.clone(),
-            plan.schema.clone(),
-            BatchLimits::default(),
-        )
-        .await?
-        .collect()
-        .await?;
+        let batches = transport
+            .read([sql.as_str()], plan.schema.clone(), BatchLimits::default())
+            .await?
+            .collect()
+            .await?;
         let n: usize = batches.iter().map(|b| b.num_rows()).sum();
         rows += n;
         println!("task {i}: {sql}  -> {n} row(s)");

@@ -4,19 +4,20 @@
 //! protocol (sqlx, COM_QUERY only) or Arrow Flight SQL (arrow-flight, `DoGet` on every
 //! endpoint at its own location).
 //!
-//! - [`mysql::connect::MySqlEndpoint`] connects with options Doris accepts (sqlx's default
-//!   connect statement is refused by Doris) and sets the session time zone with a literal.
-//! - [`mysql::stream::query`] streams a result as batches bounded by rows and bytes, decoding
-//!   text cells straight into Arrow builders ([`decode::RowDecoder`]); dropping the stream
-//!   closes the connection without draining the result.
-//! - [`flight::query`] runs a query over Flight SQL: basic → bearer handshake with the FE,
-//!   `GetFlightInfo`, then `DoGet` on each endpoint (a BE) with bounded parallelism, batches
-//!   cast safely to the planned schema; the same [`BatchStream`] as the MySQL transport.
-//! - [`Transport`] is either of them behind one entry point: [`Transport::query`] for one
-//!   SELECT, [`Transport::query_all`] for a task's statements read at once; a user's
-//!   `"mysql"` / `"flight"` parses into a [`TransportKind`].
-//! - [`merge()`] reads several queries' streams at once as one (a read task that holds
-//!   several tablet groups keeps every BE sending however few tasks the engine runs).
+//! - [`Transport`] is the wire a read takes, [`Transport::MySql`] (a
+//!   [`mysql::connect::MySqlEndpoint`]: options Doris accepts, since sqlx's default connect
+//!   statement is refused by Doris, and the session time zone set with a literal) or
+//!   [`Transport::Flight`] (a [`FlightSqlEndpoint`]: basic → bearer handshake with the FE,
+//!   `GetFlightInfo`, then `DoGet` on each endpoint at its own location with bounded
+//!   parallelism, batches cast safely to the planned schema). A user's `"mysql"` /
+//!   `"flight"` parses into a [`TransportKind`].
+//! - [`Transport::read`] is the one entry point of a read: one SELECT, or a read task's
+//!   several (one per group of tablets, started at once so a task keeps several BEs
+//!   sending), streamed as one [`BatchStream`] of batches bounded by rows and bytes
+//!   ([`BatchLimits`]). MySQL text cells are decoded straight into Arrow builders
+//!   ([`decode::RowDecoder`]). A stream that ends without an error holds every row; the
+//!   first error of any statement ends it; dropping it closes every connection without
+//!   draining the results.
 //! - [`schema::discover`] reads `DESC` into an Arrow schema; a column whose type has no
 //!   Arrow form fails only when a read selects it.
 //! - [`table::plan_table_read`] plans a table read: projection, the filter's pushable
@@ -31,6 +32,30 @@
 //!   an engine's catalog calls).
 //! - [`diagnose`] checks every link a read or write will use, from the client's network,
 //!   and names the setting that fixes each failure.
+//!
+//! A read from plan to batches:
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), doris_read::ReadError> {
+//! use doris_read::{BatchLimits, MySqlEndpoint, TableReadOptions, Transport, plan_table_read};
+//!
+//! let mysql = MySqlEndpoint::new("fe.example.com", 9030, "reader", "secret");
+//! // Columns, the pushable part of the filter and the limit go into the SQL; one task here
+//! // (`Split::Auto` plans one per group of tablets through the FE's `_query_plan`).
+//! let plan = plan_table_read(&mysql, "demo", "events", &TableReadOptions::default()).await?;
+//! let transport = Transport::MySql(mysql);
+//! let mut rows = 0;
+//! for task in &plan.tasks {
+//!     let mut batches = transport
+//!         .read([task.as_str()], plan.schema.clone(), BatchLimits::default())
+//!         .await?;
+//!     while let Some(batch) = batches.next_batch().await {
+//!         rows += batch?.num_rows();
+//!     }
+//! }
+//! println!("{rows} rows");
+//! # Ok(()) }
+//! ```
 //!
 //! Doris 4.0 streaming jobs are the `doris-jobs` crate's: it runs their statements over
 //! this crate's [`mysql::session::Session`].
@@ -50,7 +75,7 @@ pub mod error;
 mod feed;
 #[cfg(feature = "flight")]
 pub mod flight;
-pub mod merge;
+mod merge;
 pub mod mysql;
 pub mod options;
 pub mod schema;
@@ -61,9 +86,8 @@ pub use doris_connection::{ConnectionSettings, Credentials, SslMode};
 pub use error::ReadError;
 #[cfg(feature = "flight")]
 pub use flight::FlightSqlEndpoint;
-pub use merge::{merge, start_merged};
 pub use mysql::connect::MySqlEndpoint;
-pub use mysql::stream::{BatchLimits, BatchStream, query};
+pub use mysql::stream::{BatchLimits, BatchStream};
 pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
 pub use table::{
     ReadPlan, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,

@@ -13,10 +13,12 @@ use crate::error::ReadError;
 use crate::feed;
 use crate::mysql::stream::{BatchStream, Source};
 
-/// Starts every query at once (`starts`: one future per query, e.g. of
-/// [`query`](crate::query) or [`flight::query`](crate::flight::query)) and merges their
-/// streams; the first query that fails to start fails the whole read.
-pub async fn start_merged<F>(starts: impl IntoIterator<Item = F>) -> Result<BatchStream, ReadError>
+/// Starts every query at once (`starts`: one future per query, each a transport's own
+/// query) and merges their streams; the first query that fails to start fails the whole
+/// read. [`Transport::read`](crate::Transport::read) is its caller.
+pub(crate) async fn start_merged<F>(
+    starts: impl IntoIterator<Item = F>,
+) -> Result<BatchStream, ReadError>
 where
     F: std::future::Future<Output = Result<BatchStream, ReadError>>,
 {
@@ -27,7 +29,7 @@ where
 ///
 /// Memory: each part keeps its own small buffer (about two batches), so a merge of `n`
 /// streams holds about `2 n` batches at most.
-pub fn merge(mut streams: Vec<BatchStream>) -> Result<BatchStream, ReadError> {
+pub(crate) fn merge(mut streams: Vec<BatchStream>) -> Result<BatchStream, ReadError> {
     let Some(first) = streams.first() else {
         return Err(ReadError::Config(
             "a merged read needs at least one query".into(),

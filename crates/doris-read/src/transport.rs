@@ -1,4 +1,5 @@
-//! [`Transport`]: the wire a read takes, with one entry point for both.
+//! [`Transport`]: the wire a read takes, and [`Transport::read`], the one entry point
+//! of a read whichever wire it takes.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), doris_read::ReadError> {
@@ -8,7 +9,7 @@
 //! assert_eq!(kind, TransportKind::MySql);
 //! let transport = Transport::MySql(MySqlEndpoint::new("fe", 9030, "root", ""));
 //! let batches = transport
-//!     .query("SELECT `id` FROM `d`.`t`".into(), schema, BatchLimits::default())
+//!     .read(["SELECT `id` FROM `d`.`t`"], schema, BatchLimits::default())
 //!     .await?
 //!     .collect()
 //!     .await?;
@@ -18,6 +19,7 @@
 use std::str::FromStr;
 
 use arrow_schema::SchemaRef;
+use futures::future::BoxFuture;
 
 use crate::error::ReadError;
 #[cfg(feature = "flight")]
@@ -69,9 +71,10 @@ impl FromStr for TransportKind {
 // unboxed variants keep `Transport::Flight(endpoint)` the whole construction.
 #[allow(clippy::large_enum_variant)]
 pub enum Transport {
-    /// The MySQL text protocol ([`stream::query`]).
+    /// The MySQL text protocol (COM_QUERY, text rows decoded into Arrow builders).
     MySql(MySqlEndpoint),
-    /// Arrow Flight SQL ([`flight::query`]; the `flight` feature).
+    /// Arrow Flight SQL (`GetFlightInfo` on the FE, `DoGet` on every endpoint; the `flight`
+    /// feature).
     #[cfg(feature = "flight")]
     Flight(FlightSqlEndpoint),
 }
@@ -86,47 +89,60 @@ impl Transport {
         }
     }
 
-    /// Runs one SELECT; its batches follow `schema` and `limits`. A stream that ends
-    /// without an error holds every row the server sent.
-    pub async fn query(
+    /// Reads `statements` (one SELECT, or a read task's several, e.g. one per group of
+    /// tablets) as one stream of batches following `schema` and `limits`: every statement
+    /// starts at once and their batches arrive as they come. The first statement that
+    /// fails to start fails the read, and an error in any of them ends the stream (the
+    /// others are cancelled), so a stream that ends without an error holds every row the
+    /// server sent for every statement. Dropping the stream cancels them all. At least one
+    /// statement is needed.
+    pub async fn read<S: Into<String>>(
+        &self,
+        statements: impl IntoIterator<Item = S>,
+        schema: SchemaRef,
+        limits: BatchLimits,
+    ) -> Result<BatchStream, ReadError> {
+        let statements: Vec<String> = statements.into_iter().map(Into::into).collect();
+        if statements.is_empty() {
+            return Err(ReadError::Config(
+                "a read needs at least one statement".into(),
+            ));
+        }
+        let starts: Vec<_> = statements
+            .into_iter()
+            .map(|sql| self.read_one(sql, schema.clone(), limits))
+            .collect();
+        start_merged(starts).await
+    }
+
+    /// One statement's stream, started. Boxed as `Send`, so that `read`'s future is `Send`
+    /// (spawnable) for every caller, which the compiler cannot prove through the merge's
+    /// generic iterator otherwise.
+    fn read_one(
         &self,
         sql: String,
         schema: SchemaRef,
         limits: BatchLimits,
-    ) -> Result<BatchStream, ReadError> {
+    ) -> BoxFuture<'_, Result<BatchStream, ReadError>> {
         match self {
-            Self::MySql(endpoint) => stream::query(endpoint, sql, schema, limits).await,
+            Self::MySql(endpoint) => Box::pin(stream::query(endpoint, sql, schema, limits)),
             #[cfg(feature = "flight")]
-            Self::Flight(endpoint) => flight::query(endpoint, sql, schema, limits).await,
+            Self::Flight(endpoint) => Box::pin(flight::query(endpoint, sql, schema, limits)),
         }
-    }
-
-    /// Starts every statement at once (a read task holding several tablet groups) and
-    /// reads them as one stream; the first that fails to start fails the read. At least
-    /// one statement is needed.
-    pub async fn query_all(
-        &self,
-        statements: Vec<String>,
-        schema: SchemaRef,
-        limits: BatchLimits,
-    ) -> Result<BatchStream, ReadError> {
-        if statements.is_empty() {
-            return Err(ReadError::Config(
-                "a read task needs at least one statement".into(),
-            ));
-        }
-        start_merged(
-            statements
-                .into_iter()
-                .map(|sql| self.query(sql, schema.clone(), limits)),
-        )
-        .await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A read can be spawned on a multi-threaded runtime, on either transport (a compile-time
+    /// check: this does not build if `read`'s future is not `Send`).
+    #[allow(dead_code)]
+    fn reads_are_send(transport: &'static Transport, schema: SchemaRef) {
+        fn send<T: Send>(_: T) {}
+        send(transport.read(["SELECT 1"], schema, BatchLimits::default()));
+    }
 
     #[test]
     fn transport_names_parse_and_print_back() {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use doris_emulator::{Emulator, EmulatorConfig};
-use doris_read::{BatchLimits, MySqlEndpoint, query};
+use doris_read::{BatchLimits, MySqlEndpoint, Transport};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
@@ -68,14 +68,14 @@ async fn no_statement_text_is_logged_by_the_mysql_client() {
     let schema = Arc::new(arrow::datatypes::Schema::new(vec![
         arrow::datatypes::Field::new("id", arrow::datatypes::DataType::Int64, false),
     ]));
-    let mut stream = query(
-        &endpoint,
-        "SELECT `id` FROM `demo`.`t` WHERE `name` = 'sk-LOGGED-LITERAL-7'".to_owned(),
-        schema,
-        BatchLimits::default(),
-    )
-    .await
-    .unwrap();
+    let mut stream = Transport::MySql(endpoint)
+        .read(
+            ["SELECT `id` FROM `demo`.`t` WHERE `name` = 'sk-LOGGED-LITERAL-7'"],
+            schema,
+            BatchLimits::default(),
+        )
+        .await
+        .unwrap();
     let mut rows = 0;
     while let Some(batch) = stream.next_batch().await {
         rows += batch.unwrap().num_rows();

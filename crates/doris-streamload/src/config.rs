@@ -147,8 +147,15 @@ pub struct ClientConfig {
     pub ca_bundle_pem: Option<Vec<u8>>,
     /// TCP (and TLS) connect timeout.
     pub connect_timeout: Duration,
-    /// Time one attempt may take, from connect to the last byte of the answer.
-    pub request_timeout: Duration,
+    /// The longest wait for Doris to answer: a load's headers (the BE's `100 Continue`,
+    /// the FE's redirect), a load after its last body byte (Doris commits and publishes
+    /// before it answers, so a load's Stream Load `timeout` is the natural value), and a
+    /// request without a body (`/api/backends`, two-phase commit and abort, error logs).
+    /// It does not bound the upload: see `upload_stall_timeout`.
+    pub answer_timeout: Duration,
+    /// The longest a load's body may go without the connection taking a byte of it (a BE
+    /// that stopped reading). A body that keeps moving takes as long as it needs.
+    pub upload_stall_timeout: Duration,
     /// Retry bounds.
     pub retry: RetryPolicy,
     /// Fetch this many lines of the error log into [`StreamLoadError::Rejected`] (0: none).
@@ -157,7 +164,7 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     /// A configuration with defaults: via the FE, no remembered BE, reported BEs allowed,
-    /// 10 s connect timeout, 10 min per attempt, 5 attempts.
+    /// 10 s connect timeout, 10 min for an answer, 60 s for an upload stall, 5 attempts.
     pub fn new(fe: Url, credentials: Credentials) -> Self {
         Self {
             fe,
@@ -169,15 +176,16 @@ impl ClientConfig {
             redirect_policy: None,
             ca_bundle_pem: None,
             connect_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(600),
+            answer_timeout: Duration::from_secs(600),
+            upload_stall_timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
             error_log_lines: 0,
         }
     }
 
     /// A configuration for the FE `settings` describe: its HTTP URL, credentials, trusted
-    /// CAs and connect timeout, and its `query_timeout` as the time one attempt may take
-    /// (the other fields keep [`ClientConfig::new`]'s defaults).
+    /// CAs and connect timeout, and its `query_timeout` as the wait for an answer (the
+    /// other fields keep [`ClientConfig::new`]'s defaults).
     pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, StreamLoadError> {
         let fe = settings
             .http_url()
@@ -185,7 +193,7 @@ impl ClientConfig {
         let mut config = Self::new(fe, settings.credentials.clone());
         config.ca_bundle_pem = settings.ca_pem.clone();
         config.connect_timeout = settings.connect_timeout;
-        config.request_timeout = settings.query_timeout;
+        config.answer_timeout = settings.query_timeout;
         Ok(config)
     }
 
@@ -253,7 +261,7 @@ mod tests {
         let config = ClientConfig::from_settings(&settings).unwrap();
         assert_eq!(config.fe.as_str(), "https://fe.example:8443/");
         assert_eq!(config.connect_timeout, Duration::from_secs(5));
-        assert_eq!(config.request_timeout, Duration::from_secs(5));
+        assert_eq!(config.answer_timeout, Duration::from_secs(5));
         assert_eq!(config.credentials.user(), "loader");
         assert!(config.validate().is_ok());
     }

@@ -38,15 +38,39 @@ impl Format {
 }
 
 /// CSV dialect. Doris splits on `column_separator` and `line_delimiter`, honours `enclose`
-/// around fields and `escape` inside them, and reads an unenclosed `\N` as NULL.
+/// around fields, reads `\N` as NULL and removes every `escape` byte from a field (keeping
+/// the byte after it). The encoder escapes every escape and enclose byte of a string, so
+/// every string (a backslash, `\N`, quotes, separators, newlines) loads exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvOptions {
     /// Field separator (one byte here; Doris also takes multi-byte ones).
     pub separator: u8,
     /// Enclosing quote.
     pub enclose: u8,
-    /// Escape inside enclosed fields.
+    /// Escape byte.
     pub escape: u8,
+}
+
+impl CsvOptions {
+    /// The three bytes must be ASCII, distinct, and none a line break (Doris reads each
+    /// header as one byte, and the line delimiter is `\n`).
+    pub fn validate(&self) -> Result<(), StreamLoadError> {
+        let bytes = [self.separator, self.enclose, self.escape];
+        if bytes
+            .iter()
+            .any(|b| !b.is_ascii() || *b == b'\n' || *b == b'\r')
+        {
+            return Err(StreamLoadError::Config(
+                "the CSV separator, enclose and escape must be ASCII and not a line break".into(),
+            ));
+        }
+        if bytes[0] == bytes[1] || bytes[0] == bytes[2] || bytes[1] == bytes[2] {
+            return Err(StreamLoadError::Config(
+                "the CSV separator, enclose and escape must differ".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for CsvOptions {
@@ -307,6 +331,9 @@ impl LoadOptions {
         }
         if self.timezone.trim().is_empty() {
             return bad("timezone must not be empty");
+        }
+        if let Format::Csv(csv) = &self.format {
+            csv.validate()?;
         }
         for (name, v) in &self.extra_headers {
             let lower = name.to_ascii_lowercase();

@@ -9,11 +9,15 @@
 //!
 //! Each exchange uses its own connection: a request whose body was never sent cannot be
 //! followed by another one on the same connection.
+//!
+//! An exchange has three waits, each with its own limit ([`Waits`]): connecting (TCP and
+//! TLS), the body's upload, which may take as long as it needs while the connection keeps
+//! taking bytes, and the answer (to the headers, and after the last body byte).
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -54,14 +58,21 @@ pub(crate) struct ChunkSink {
     tx: mpsc::Sender<Bytes>,
     buf: Vec<u8>,
     disconnected: Arc<std::sync::atomic::AtomicBool>,
+    /// Body bytes handed to the request (taken by the connection or waiting for it).
+    offered: Arc<AtomicU64>,
 }
 
 impl ChunkSink {
-    fn new(tx: mpsc::Sender<Bytes>, disconnected: Arc<std::sync::atomic::AtomicBool>) -> Self {
+    fn new(
+        tx: mpsc::Sender<Bytes>,
+        disconnected: Arc<std::sync::atomic::AtomicBool>,
+        offered: Arc<AtomicU64>,
+    ) -> Self {
         Self {
             tx,
             buf: Vec::with_capacity(CHUNK_BYTES),
             disconnected,
+            offered,
         }
     }
 
@@ -73,6 +84,8 @@ impl ChunkSink {
             &mut self.buf,
             Vec::with_capacity(CHUNK_BYTES),
         ));
+        self.offered
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
         self.tx.blocking_send(chunk).map_err(|_| {
             self.disconnected.store(true, Ordering::Release);
             io::Error::new(io::ErrorKind::BrokenPipe, "the connection is gone")
@@ -110,11 +123,38 @@ pub(crate) enum BodyPlan<T> {
     Stream(Producer<T>),
 }
 
+/// The limits of an exchange's waits (connecting has its own, [`Connector`]'s).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waits {
+    /// The longest wait for the server: for its answer to the headers (`100 Continue` or
+    /// a final status) and, once the body is sent, for its final answer.
+    pub answer: Duration,
+    /// The longest the body may go without the connection taking a byte of it.
+    pub upload_stall: Duration,
+}
+
+impl Waits {
+    /// The same limit for every wait (requests without a body).
+    pub(crate) fn answer_only(answer: Duration) -> Self {
+        Self {
+            answer,
+            upload_stall: answer,
+        }
+    }
+}
+
+/// Where an exchange is, for its waits: the connection takes the body (`UPLOADING`), or
+/// the client waits for the server (`AWAITING`: before the body, and after it).
+const AWAITING: u8 = 0;
+const UPLOADING: u8 = 1;
+const BODY_SENT: u8 = 2;
+
 /// The request body: chunks from the producer, counted as hyper takes them.
 struct ChannelBody {
     rx: mpsc::Receiver<Bytes>,
     sent: Arc<AtomicU64>,
     failed: Arc<std::sync::atomic::AtomicBool>,
+    phase: Arc<AtomicU8>,
 }
 
 impl Body for ChannelBody {
@@ -133,7 +173,10 @@ impl Body for ChannelBody {
             Poll::Ready(None) if self.failed.load(Ordering::Acquire) => Poll::Ready(Some(Err(
                 io::Error::other("the body could not be produced"),
             ))),
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(None) => {
+                self.phase.store(BODY_SENT, Ordering::Release);
+                Poll::Ready(None)
+            }
             Poll::Pending => Poll::Pending,
         }
     }
@@ -149,6 +192,9 @@ struct Sniffer<S> {
     head: Vec<u8>,
     gate: Option<oneshot::Sender<()>>,
     received: Arc<AtomicU64>,
+    /// Bytes the connection took (request head, body and its framing): the upload's
+    /// progress as the server's reading lets it go on.
+    written: Arc<AtomicU64>,
 }
 
 impl<S> Sniffer<S> {
@@ -195,7 +241,11 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Sniffer<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = poll {
+            self.written.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        poll
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_flush(cx)
@@ -208,7 +258,11 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Sniffer<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(n)) = poll {
+            self.written.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        poll
     }
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
@@ -289,16 +343,20 @@ impl Connector {
 
     /// PUTs to `url` with `headers` plus `Expect: 100-continue` and a chunked body that
     /// follows only a `100 Continue`. Returns the answer and the producer's result (None
-    /// when the body was never asked for).
+    /// when the body was never asked for). `waits` bounds the waits for the server and
+    /// the body's stalls, never the upload as a whole.
     pub(crate) async fn put<T: Send + 'static>(
         &self,
         url: &Url,
         mut headers: HeaderMap,
         plan: BodyPlan<T>,
-        timeout: Duration,
+        waits: Waits,
         received: Option<Arc<AtomicU64>>,
     ) -> Result<(Exchange, Option<Result<T, String>>), WireError> {
         let sent = Arc::new(AtomicU64::new(0));
+        let offered = Arc::new(AtomicU64::new(0));
+        let written = Arc::new(AtomicU64::new(0));
+        let phase = Arc::new(AtomicU8::new(AWAITING));
         let failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let disconnected = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let fail = |detail: String, sent: &Arc<AtomicU64>| WireError {
@@ -313,6 +371,7 @@ impl Connector {
                 head: Vec::with_capacity(12),
                 gate: Some(gate_tx),
                 received: received.unwrap_or_default(),
+                written: written.clone(),
             };
             let (mut sender, connection) =
                 hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(sniffer))
@@ -324,6 +383,7 @@ impl Connector {
                 rx,
                 sent: sent.clone(),
                 failed: failed.clone(),
+                phase: phase.clone(),
             };
             let authority = match (url.host_str(), url.port()) {
                 (Some(h), Some(p)) => format!("{h}:{p}"),
@@ -345,11 +405,20 @@ impl Connector {
             *request.headers_mut() = headers;
             let failed_flag = failed.clone();
             let sink_disconnected = disconnected.clone();
+            let upload_phase = phase.clone();
+            let sink_offered = offered.clone();
             let producer = tokio::spawn(async move {
                 // The gate opens on `100 Continue`; a final answer drops it.
                 if gate_rx.await.is_err() {
                     return None;
                 }
+                // Unless the body already ended (an empty one).
+                let _ = upload_phase.compare_exchange(
+                    AWAITING,
+                    UPLOADING,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
                 match plan {
                     BodyPlan::Withhold => Some(Err(
                         "the server asked for the body (100 Continue) where a redirect was expected"
@@ -357,7 +426,7 @@ impl Connector {
                     )),
                     BodyPlan::Stream(produce) => {
                         let result = tokio::task::spawn_blocking(move || {
-                            let sink = ChunkSink::new(tx, sink_disconnected);
+                            let sink = ChunkSink::new(tx, sink_disconnected, sink_offered);
                             produce(sink)
                         })
                         .await
@@ -401,13 +470,87 @@ impl Connector {
                 produced,
             ))
         };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(result) => result,
-            Err(_) => Err(fail(
-                format!("no answer within {} s", timeout.as_secs()),
-                &sent,
-            )),
+        let progress = Progress {
+            phase: &phase,
+            taken: &sent,
+            offered: &offered,
+            written: &written,
+        };
+        watch(work, waits, progress)
+            .await
+            .unwrap_or_else(|detail| Err(fail(detail, &sent)))
+    }
+}
+
+/// How far an exchange got, as [`watch`] observes it.
+struct Progress<'a> {
+    phase: &'a AtomicU8,
+    /// Body bytes hyper took from the producer.
+    taken: &'a AtomicU64,
+    /// Body bytes the producer handed over.
+    offered: &'a AtomicU64,
+    /// Bytes the connection took.
+    written: &'a AtomicU64,
+}
+
+impl Progress<'_> {
+    /// The phase, the bytes written, and whether the upload waits on the client itself
+    /// (every body byte offered was taken: a slow encoder, not a stalled server).
+    fn observe(&self) -> (u8, u64, bool) {
+        let phase = self.phase.load(Ordering::Acquire);
+        let idle = phase == UPLOADING
+            && self.offered.load(Ordering::Relaxed) <= self.taken.load(Ordering::Relaxed);
+        (phase, self.written.load(Ordering::Relaxed), idle)
+    }
+}
+
+/// Runs `work` while its waits stay within `waits`: the server must take a byte of the
+/// body at least every `waits.upload_stall` while bytes wait for it, and answer within
+/// `waits.answer` of the request (before the body) or of the last byte the connection
+/// took (after it: the last bytes may still sit in socket buffers). `Err` names the wait
+/// that ran out.
+async fn watch<F: std::future::Future>(
+    work: F,
+    waits: Waits,
+    progress: Progress<'_>,
+) -> Result<F::Output, String> {
+    let mut work = std::pin::pin!(work);
+    let mut seen = progress.observe();
+    let mut since = tokio::time::Instant::now();
+    loop {
+        let limit = if seen.0 == UPLOADING {
+            waits.upload_stall
+        } else {
+            waits.answer
+        };
+        // Checked a few times per limit: a stall is seen at most a quarter late.
+        let check = (limit / 4).clamp(Duration::from_millis(5), Duration::from_secs(1));
+        tokio::select! {
+            output = &mut work => return Ok(output),
+            () = tokio::time::sleep(check) => {}
         }
+        let now = progress.observe();
+        if now != seen || now.2 {
+            (seen, since) = (now, tokio::time::Instant::now());
+        } else if since.elapsed() >= limit {
+            return Err(match seen.0 {
+                UPLOADING => format!(
+                    "the upload made no progress for {} (the server stopped reading the body)",
+                    seconds(limit)
+                ),
+                BODY_SENT => format!("no answer within {} of the last body byte", seconds(limit)),
+                _ => format!("no answer within {}", seconds(limit)),
+            });
+        }
+    }
+}
+
+/// `d` for a message: whole seconds, or milliseconds under a second.
+fn seconds(d: Duration) -> String {
+    if d >= Duration::from_secs(1) {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
     }
 }
 
@@ -467,6 +610,7 @@ mod tests {
             head: Vec::new(),
             gate: Some(tx),
             received: Arc::default(),
+            written: Arc::default(),
         };
         s.observe(b"HTTP/1.1 1");
         assert!(rx.try_recv().is_err());
@@ -479,6 +623,7 @@ mod tests {
             head: Vec::new(),
             gate: Some(tx),
             received: Arc::default(),
+            written: Arc::default(),
         };
         s.observe(b"HTTP/1.1 307 Temporary Redirect\r\n");
         assert!(matches!(

@@ -141,6 +141,12 @@ pub enum Fault {
         /// Rows sent before the cut.
         rows: u64,
     },
+    /// FE Flight `Handshake`: the answer's message carries this many payload bytes (the
+    /// token stays in the `authorization` header), as a hostile FE flooding a client.
+    OversizedHandshake {
+        /// Payload bytes.
+        bytes: usize,
+    },
     /// FE `_query_plan`: answer HTTP 200 with this JSON instead of the plan (after auth).
     QueryPlanAnswer {
         /// The envelope to send, e.g. `{"msg":"success","code":0,"data":{"status":500,
@@ -176,6 +182,7 @@ impl Fault {
             Fault::SlowAnswer { .. } => "slow_answer",
             Fault::CutResultStream { .. } => "cut_result_stream",
             Fault::CutFlightStream { .. } => "cut_flight_stream",
+            Fault::OversizedHandshake { .. } => "oversized_handshake",
             Fault::ShortMysqlRow => "short_mysql_row",
             Fault::DropAfterInsertCommit => "drop_after_insert_commit",
             Fault::DropBeforeTxnCommit => "drop_before_txn_commit",
@@ -211,6 +218,7 @@ impl Fault {
             Fault::ClearPasswordGreeting => Point::MysqlGreeting,
             Fault::Sha2FullAuth => Point::MysqlAuth,
             Fault::CutFlightStream { .. } => Point::FlightResult,
+            Fault::OversizedHandshake { .. } => Point::FlightHandshake,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
             _ => Point::BeLoad,
         }
@@ -234,6 +242,8 @@ pub enum Point {
     FlightResult,
     /// The FE Flight face's `GetFlightInfo` answer.
     FlightInfo,
+    /// The FE Flight face's `Handshake` answer.
+    FlightHandshake,
     /// An `INSERT` on the MySQL face.
     MysqlInsert,
     /// The `COMMIT` of an explicit transaction on the MySQL face.

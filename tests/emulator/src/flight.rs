@@ -349,9 +349,16 @@ impl FlightSqlService for Face {
             }
             tokens.insert(token.clone(), basic.user.clone());
         }
+        let payload = match self.shared.faults.take(Point::FlightHandshake) {
+            Some(f @ Fault::OversizedHandshake { bytes }) => {
+                self.shared.faults.record(&f, None, None, false);
+                vec![b'x'; bytes].into()
+            }
+            _ => token.clone().into(),
+        };
         let output = futures::stream::iter(vec![Ok(HandshakeResponse {
             protocol_version: 0,
-            payload: token.clone().into(),
+            payload,
         })]);
         let mut response: Response<
             Pin<Box<dyn Stream<Item = Result<HandshakeResponse, Status>> + Send>>,

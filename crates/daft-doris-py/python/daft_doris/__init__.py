@@ -38,6 +38,7 @@ from daft_doris.errors import (
     UnsupportedPredicateError,
 )
 from daft_doris.read import DorisDataSource, read_doris
+from daft_doris.read_options import DorisReadOptions
 from daft_doris.secrets import SecretRef
 from daft_doris.streaming import S3Source, StreamingJob
 from daft_doris.write import (
@@ -65,6 +66,7 @@ __all__ = [
     "DorisConnection",
     "DorisDataSink",
     "DorisDataSource",
+    "DorisReadOptions",
     "DorisLabelExistsError",
     "DorisPartialCommitError",
     "DorisMetadataError",

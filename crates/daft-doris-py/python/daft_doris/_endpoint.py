@@ -15,9 +15,9 @@ class Endpoint:
     takes the default of the Rust crates (``doris_sql::ConnectionSettings``)."""
 
     host: str
-    mysql_port: int
-    http_port: int
-    user: str
+    mysql_port: int | None
+    http_port: int | None
+    user: str | None
     password: Secret = field(repr=False, compare=False)
     http_secure: bool = False
     connect_timeout_seconds: float | None = None

@@ -20,8 +20,8 @@ class Connection:
         self,
         *,
         host: str,
-        mysql_port: int,
-        user: str,
+        mysql_port: int | None = None,
+        user: str | None = None,
         http_port: int | None = None,
         http_secure: bool | None = None,
         connect_timeout_seconds: float | None = None,
@@ -52,8 +52,8 @@ class ReadOptions:
         self,
         *,
         transport: str,
-        batch_rows: int,
-        batch_bytes: int,
+        batch_rows: int | None = None,
+        batch_bytes: int | None = None,
         queries_per_task: int | None = None,
         mysql_options: Mapping[str, Any] | None = None,
         flight_options: Mapping[str, Any] | None = None,
@@ -84,6 +84,8 @@ class ReadRequest:
         unsafe_where_sql: str | None = None,
         query_parameters: Mapping[str, Any] | None = None,
     ) -> None: ...
+    @property
+    def split(self) -> str: ...
 
 class BatchReader:
     def __init__(

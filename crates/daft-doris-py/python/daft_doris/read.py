@@ -7,8 +7,8 @@ import datetime
 import logging
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, Unpack
 
 import daft
 import pyarrow as pa
@@ -20,11 +20,8 @@ from daft.schema import Schema
 from daft_doris import _filters, _native, _snapshot
 from daft_doris._endpoint import Endpoint
 from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError, UnreadableColumnsWarning
-from daft_doris.secrets import Secret, check_secret
-
-# The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
-_CONNECTION: dict[str, Any] = _native.DEFAULTS["connection"]
-_READ: dict[str, Any] = _native.DEFAULTS["read"]
+from daft_doris.read_options import DorisReadOptions, check_option_names
+from daft_doris.secrets import check_secret
 
 log = logging.getLogger("daft_doris")
 
@@ -141,92 +138,66 @@ class DorisTask(DataSourceTask):
 
 
 class DorisDataSource(DataSource):
-    """A Doris table as a Daft data source (see ``read_doris`` for the arguments)."""
+    """A Doris table as a Daft data source. Its options are ``read_doris``'s
+    (``DorisReadOptions``); an option left out takes the crates' default."""
 
-    def __init__(
-        self,
-        *,
-        host: str,
-        database: str,
-        table: str,
-        transport: Literal["mysql", "flight"],
-        mysql_port: int = _CONNECTION["mysql_port"],
-        http_port: int = _CONNECTION["http_port"],
-        flight_port: int = _CONNECTION["flight_port"],
-        http_secure: bool = False,
-        flight_secure: bool = False,
-        tls_ca_file: str | None = None,
-        username: str = _CONNECTION["username"],
-        password: Secret = "",
-        split: Literal["single", "auto"] = _READ["split"],
-        discovery_policy: Literal["single", "error"] = _READ["discovery_policy"],
-        batch_rows: int = _READ["batch_rows"],
-        batch_bytes: int = _READ["batch_bytes"],
-        target_tasks: int = _READ["target_tasks"],
-        max_tasks: int = _READ["max_tasks"],
-        queries_per_task: int | None = None,
-        connect_timeout_seconds: float = _CONNECTION["connect_timeout_seconds"],
-        query_timeout_seconds: float = _CONNECTION["query_timeout_seconds"],
-        planning_timeout_seconds: float = _READ["planning_timeout_seconds"],
-        unsafe_where_sql: str | None = None,
-        query_parameters: Mapping[str, Any] | None = None,
-        mysql_options: Mapping[str, Any] | None = None,
-        flight_options: Mapping[str, str] | None = None,
-        flight_endpoint_rewrite: Mapping[str, str] | None = None,
-        flight_allowed_locations: Iterable[str] | None = None,
-    ) -> None:
+    def __init__(self, **options: Unpack[DorisReadOptions]) -> None:
+        check_option_names("DorisDataSource", options)
+        given = options.get
+        transport, database, table = options["transport"], options["database"], options["table"]
         # The transport, batch bounds and the MySQL and Flight options, checked natively.
-        options = _native.ReadOptions(
+        checked = _native.ReadOptions(
             transport=transport,
-            batch_rows=batch_rows,
-            batch_bytes=batch_bytes,
-            queries_per_task=queries_per_task,
-            mysql_options=mysql_options,
-            flight_options=flight_options,
-            flight_endpoint_rewrite=flight_endpoint_rewrite,
-            flight_allowed_locations=flight_allowed_locations,
+            batch_rows=given("batch_rows"),
+            batch_bytes=given("batch_bytes"),
+            queries_per_task=given("queries_per_task"),
+            mysql_options=given("mysql_options"),
+            flight_options=given("flight_options"),
+            flight_endpoint_rewrite=given("flight_endpoint_rewrite"),
+            flight_allowed_locations=given("flight_allowed_locations"),
         )
-        self._transport = options.transport
-        params = _snapshot.mapping("query_parameters", query_parameters)
+        self._transport = checked.transport
+        params = _snapshot.mapping("query_parameters", given("query_parameters"))
         # The table and the options that shape the plan, checked (and the trusted fragment
         # bound) by the native request, now.
         self._read_request = _native.ReadRequest(
             database,
             table,
-            split,
-            discovery_policy,
-            target_tasks,
-            max_tasks,
-            planning_timeout_seconds,
-            unsafe_where_sql,
+            given("split"),
+            given("discovery_policy"),
+            given("target_tasks"),
+            given("max_tasks"),
+            given("planning_timeout_seconds"),
+            given("unsafe_where_sql"),
             {k: _literal_param(v) for k, v in params.items()},
         )
-        self._database, self._table, self._split = database, table, split
-        self._batch_rows = options.batch_rows
-        self._batch_bytes = options.batch_bytes
-        self._queries_per_task = options.queries_per_task
+        self._database, self._table = database, table
+        self._split = self._read_request.split
+        self._batch_rows = checked.batch_rows
+        self._batch_bytes = checked.batch_bytes
+        self._queries_per_task = checked.queries_per_task
         # Host, ports, user, flags and timeouts are checked by the native connection, which
         # `native()` makes (and describe_table needs) before any I/O.
         self._endpoint = Endpoint(
-            host=host,
-            mysql_port=mysql_port,
-            http_port=http_port,
-            http_secure=http_secure,
-            user=username,
-            password=check_secret(password),
-            connect_timeout_seconds=connect_timeout_seconds,
-            query_timeout_seconds=query_timeout_seconds,
-            flight_port=flight_port,
-            flight_secure=flight_secure,
-            flight_endpoint_rewrite=tuple(options.flight_endpoint_rewrite),
-            flight_allowed_locations=tuple(options.flight_allowed_locations),
-            flight_options=tuple(options.flight_options),
+            host=options["host"],
+            mysql_port=given("mysql_port"),
+            http_port=given("http_port"),
+            http_secure=given("http_secure", False),
+            user=given("username"),
+            password=check_secret(given("password", "")),
+            connect_timeout_seconds=given("connect_timeout_seconds"),
+            query_timeout_seconds=given("query_timeout_seconds"),
+            flight_port=given("flight_port"),
+            flight_secure=given("flight_secure", False),
+            flight_endpoint_rewrite=tuple(checked.flight_endpoint_rewrite),
+            flight_allowed_locations=tuple(checked.flight_allowed_locations),
+            flight_options=tuple(checked.flight_options),
             ca_pem=_native.read_ca_file(
-                "mysql_options ssl_ca" if options.mysql_ssl_ca else "tls_ca_file",
-                options.mysql_ssl_ca or tls_ca_file,
+                "mysql_options ssl_ca" if checked.mysql_ssl_ca else "tls_ca_file",
+                checked.mysql_ssl_ca or given("tls_ca_file"),
             ),
-            mysql_ssl_mode=options.mysql_ssl_mode,
-            mysql_server_public_key=options.mysql_server_public_key,
+            mysql_ssl_mode=checked.mysql_ssl_mode,
+            mysql_server_public_key=checked.mysql_server_public_key,
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.native(), self._endpoint.password_value(), self._database, self._table
@@ -338,38 +309,16 @@ class DorisDataSource(DataSource):
 
 def read_doris(
     *,
-    host: str,
-    database: str,
-    table: str,
-    transport: Literal["mysql", "flight"],
-    mysql_port: int = _CONNECTION["mysql_port"],
-    http_port: int = _CONNECTION["http_port"],
-    flight_port: int = _CONNECTION["flight_port"],
-    http_secure: bool = False,
-    flight_secure: bool = False,
-    tls_ca_file: str | None = None,
-    username: str = _CONNECTION["username"],
-    password: Secret = "",
     columns: Iterable[str] | None = None,
     filter: daft.Expression | None = None,
-    split: Literal["single", "auto"] = _READ["split"],
-    discovery_policy: Literal["single", "error"] = _READ["discovery_policy"],
-    batch_rows: int = _READ["batch_rows"],
-    batch_bytes: int = _READ["batch_bytes"],
-    target_tasks: int = _READ["target_tasks"],
-    max_tasks: int = _READ["max_tasks"],
-    queries_per_task: int | None = None,
-    connect_timeout_seconds: float = _CONNECTION["connect_timeout_seconds"],
-    query_timeout_seconds: float = _CONNECTION["query_timeout_seconds"],
-    planning_timeout_seconds: float = _READ["planning_timeout_seconds"],
-    unsafe_where_sql: str | None = None,
-    query_parameters: Mapping[str, Any] | None = None,
-    mysql_options: Mapping[str, Any] | None = None,
-    flight_options: Mapping[str, str] | None = None,
-    flight_endpoint_rewrite: Mapping[str, str] | None = None,
-    flight_allowed_locations: Iterable[str] | None = None,
+    **options: Unpack[DorisReadOptions],
 ) -> daft.DataFrame:
     """Reads one physical Doris table into a lazy Daft DataFrame.
+
+    ``options`` are ``DorisReadOptions``: ``host``, ``database``, ``table`` and
+    ``transport`` are required, every other option has its default there (the crates'
+    own). ``columns`` selects columns and ``filter`` rows, as ``select`` and ``where`` on
+    the result would.
 
     The transport is explicit and never changes after a failure. Columns, the filter's
     translatable conjuncts, the limit (only when the whole filter is pushed) and counts
@@ -406,36 +355,8 @@ def read_doris(
     names = _native.check_columns(columns)
     if filter is not None and not isinstance(filter, daft.Expression):
         raise ConfigurationError("filter must be a daft.Expression")
-    source = DorisDataSource(
-        host=host,
-        database=database,
-        table=table,
-        transport=transport,
-        mysql_port=mysql_port,
-        http_port=http_port,
-        flight_port=flight_port,
-        http_secure=http_secure,
-        flight_secure=flight_secure,
-        tls_ca_file=tls_ca_file,
-        username=username,
-        password=password,
-        split=split,
-        discovery_policy=discovery_policy,
-        batch_rows=batch_rows,
-        batch_bytes=batch_bytes,
-        target_tasks=target_tasks,
-        max_tasks=max_tasks,
-        queries_per_task=queries_per_task,
-        connect_timeout_seconds=connect_timeout_seconds,
-        query_timeout_seconds=query_timeout_seconds,
-        planning_timeout_seconds=planning_timeout_seconds,
-        unsafe_where_sql=unsafe_where_sql,
-        query_parameters=query_parameters,
-        mysql_options=mysql_options,
-        flight_options=flight_options,
-        flight_endpoint_rewrite=flight_endpoint_rewrite,
-        flight_allowed_locations=flight_allowed_locations,
-    )
+    check_option_names("read_doris", options)
+    source = DorisDataSource(**options)
     if names is not None:
         source.check_columns(names)
     frame = source.read()

@@ -438,6 +438,11 @@ def write_doris(
     ``commit_ledger=None`` relies on the label alone (a rerun after Doris forgot it writes
     the rows again). See docs/consistency.md for what every mode guarantees.
 
+    ``request_timeout_seconds`` (default: the connection's) is each load's Stream Load
+    ``timeout`` and the client's wait for Doris's answer (to the headers, and after the last
+    body byte); the upload itself has no time limit while its bytes keep moving, and a body
+    the BE stops reading for 60 s fails the attempt (retried under the same label).
+
     ``write_mode="overwrite"`` replaces every row of the table with the DataFrame's in the
     same one transaction (``INSERT OVERWRITE TABLE … WITH LABEL`` from the staging table; an
     empty DataFrame empties the table); it implies the atomic mode and ``operation="load"``.

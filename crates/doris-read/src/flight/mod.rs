@@ -15,7 +15,8 @@
 //!
 //! The transport never falls back to MySQL.
 //!
-//! Here: the endpoint, the handshake and `GetFlightInfo`, and [`query`]. The parts:
+//! Here: the endpoint, the handshake and `GetFlightInfo`, and `query` (what
+//! [`Transport::read`](crate::Transport::read) runs for a Flight read). The parts:
 //! `session` (the shared FE sessions), `locations` (where each `DoGet` may go), `fetch`
 //! (one endpoint's stream) and `batches` (conform, gather, cut).
 
@@ -217,7 +218,11 @@ impl FlightSqlEndpoint {
             .parse()
             .map_err(|_| ReadError::Config("the user name is not a valid header value".into()))?;
         request.metadata_mut().insert("authorization", value);
-        let response = fe.handshake(request).await.map_err(status_error)?;
+        let fe_answer = |status| match status_error(status) {
+            ReadError::Transport(m) => ReadError::Transport(format!("the FE's handshake: {m}")),
+            other => other,
+        };
+        let response = fe.handshake(request).await.map_err(fe_answer)?;
         let header = response
             .metadata()
             .get("authorization")
@@ -226,11 +231,7 @@ impl FlightSqlEndpoint {
             .map(str::to_owned);
         // Only the first handshake message is read (a server could stream without end);
         // its size is bounded by the channel's message cap.
-        let first = response
-            .into_inner()
-            .message()
-            .await
-            .map_err(status_error)?;
+        let first = response.into_inner().message().await.map_err(fe_answer)?;
         header
             .or_else(|| first.map(|p| String::from_utf8_lossy(&p.payload).into_owned()))
             .filter(|t| !t.is_empty())
@@ -252,6 +253,14 @@ fn status_error(status: Status) -> ReadError {
     let message = scrub(status.message());
     let lower = message.to_ascii_lowercase();
     match status.code() {
+        // tonic refuses a message over the channel's cap before it buffers it.
+        Code::OutOfRange if lower.contains("message length too large") => {
+            ReadError::Transport(format!(
+                "an answer is larger than the Flight message cap ({message}); \
+                 flight_options {} raises the cap",
+                crate::options::MAX_MESSAGE_SIZE_KEY
+            ))
+        }
         Code::Unauthenticated => ReadError::Auth(message),
         Code::PermissionDenied => ReadError::Permission(message),
         Code::NotFound if lower.contains("ticket") => ReadError::Transport(message),
@@ -339,7 +348,7 @@ pub(crate) async fn planned_locations(
 ///
 /// Planning errors (credentials, privileges, missing table, bad SQL) are returned here;
 /// errors while fetching arrive as stream items. Dropping the stream cancels every fetch.
-pub async fn query(
+pub(crate) async fn query(
     endpoint: &FlightSqlEndpoint,
     sql: String,
     schema: SchemaRef,

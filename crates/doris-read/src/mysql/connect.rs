@@ -191,8 +191,11 @@ impl MySqlEndpoint {
             {
                 return Err(ReadError::Config(format!("time zone {tz:?} is not valid")));
             }
-            sqlx::raw_sql(&format!("SET time_zone = '{tz}'"))
-                .execute(&mut conn)
+            // Through `Executor::execute` (a boxed `Send` future), not `RawSql::execute`,
+            // whose generic future the compiler cannot prove `Send` for every lifetime: a
+            // read must be spawnable.
+            let statement = format!("SET time_zone = '{tz}'");
+            sqlx::Executor::execute(&mut conn, sqlx::raw_sql(&statement))
                 .await
                 .map_err(ReadError::from_sqlx)?;
         }

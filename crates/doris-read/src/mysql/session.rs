@@ -1,7 +1,7 @@
 //! A plain SQL session on the FE's MySQL port: statements and small queries as text
 //! (COM_QUERY), for DDL, labelled INSERTs, explicit transactions and `SHOW` statements.
 //! Results are read whole, so use it for metadata-sized answers; table data goes through
-//! [`super::stream::query`].
+//! [`Transport::read`](crate::Transport::read).
 //!
 //! [`Session`] is the workspace's [`doris_sql::session::SqlSession`]: the session
 //! `doris-streamload`'s atomic writes drive. It reports a failure as `Refused` only when

@@ -208,7 +208,7 @@ impl Drop for BatchStream {
 
 /// Runs `sql` (COM_QUERY, text rows) and streams its rows as batches of `schema`.
 /// Connection errors are returned here; query errors arrive as the first item.
-pub async fn query(
+pub(crate) async fn query(
     endpoint: &MySqlEndpoint,
     sql: String,
     schema: SchemaRef,

@@ -22,6 +22,8 @@ const CLIENT_OPTION: &str = "adbc.flight.sql.client_option.";
 const TLS_ROOT_CERTS: &str = "adbc.flight.sql.client_option.tls_root_certs";
 const TLS_SKIP_VERIFY: &str = "adbc.flight.sql.client_option.tls_skip_verify";
 const MAX_MESSAGE_SIZE: &str = "adbc.flight.sql.client_option.with_max_msg_size";
+/// The ADBC key that sets the largest gRPC message (named by the error of an answer over it).
+pub(crate) const MAX_MESSAGE_SIZE_KEY: &str = MAX_MESSAGE_SIZE;
 const MAX_PARALLEL: &str = "max_parallel_endpoints";
 const CALL_HEADER: &str = "adbc.flight.sql.rpc.call_header.";
 

@@ -43,6 +43,8 @@ use std::io::Read as _;
 
 #[cfg(feature = "flight")]
 pub use flight::FlightOptions;
+#[cfg(feature = "flight")]
+pub(crate) use flight::MAX_MESSAGE_SIZE_KEY;
 pub use mysql::MySqlOptions;
 
 use crate::error::ReadError;

@@ -8,9 +8,11 @@ use arrow::datatypes::Int32Type;
 use doris_emulator::{Emulator, EmulatorConfig};
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
 use doris_read::{
-    BatchLimits, FlightSqlEndpoint, MySqlEndpoint, ReadError, Split, TableReadOptions, flight,
-    plan_table_read, query,
+    BatchLimits, FlightSqlEndpoint, MySqlEndpoint, ReadError, Split, TableReadOptions,
+    plan_table_read,
 };
+
+use crate::{flight_query, query};
 
 const DDL: &str = "CREATE DATABASE d;
 CREATE TABLE d.t (`id` INT NOT NULL, `b` BOOLEAN NULL, `t8` TINYINT NULL, `big` BIGINT NULL,
@@ -87,7 +89,7 @@ async fn both_transports_return_the_same_arrow_data() {
         .collect()
         .await
         .unwrap();
-    let over_flight = flight::query(&flight, sql, plan.schema.clone(), limits)
+    let over_flight = flight_query(&flight, sql, plan.schema.clone(), limits)
         .await
         .unwrap()
         .collect()
@@ -158,7 +160,7 @@ async fn fetch(
     sql: &str,
     schema: arrow_schema::SchemaRef,
 ) -> Vec<RecordBatch> {
-    flight::query(flight, sql.into(), schema, BatchLimits::default())
+    flight_query(flight, sql.into(), schema, BatchLimits::default())
         .await
         .unwrap()
         .collect()
@@ -168,7 +170,7 @@ async fn fetch(
 
 async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
     let schema = id_schema();
-    match flight::query(flight, sql.into(), schema, BatchLimits::default()).await {
+    match flight_query(flight, sql.into(), schema, BatchLimits::default()).await {
         Err(e) => e,
         Ok(stream) => match stream.collect().await {
             Err(e) => e,
@@ -327,7 +329,7 @@ async fn the_session_cap_refuses_one_more_handshake() {
     flight.reuse_session = false;
     let sql = "SELECT `id` FROM `d`.`t`";
     let schema = id_schema();
-    flight::query(&flight, sql.into(), schema, BatchLimits::default())
+    flight_query(&flight, sql.into(), schema, BatchLimits::default())
         .await
         .unwrap();
     let err = flight_error(&flight, sql).await;
@@ -405,7 +407,7 @@ async fn dropping_the_stream_cancels_every_fetch() {
         rows: 1000,
         bytes: usize::MAX,
     };
-    let mut stream = flight::query(&flight, "SELECT id, pad FROM d.wide".into(), schema, limits)
+    let mut stream = flight_query(&flight, "SELECT id, pad FROM d.wide".into(), schema, limits)
         .await
         .unwrap();
     assert_eq!(stream.next_batch().await.unwrap().unwrap().num_rows(), 1000);
@@ -553,4 +555,35 @@ async fn a_backend_bandwidth_paces_the_results_it_sends() {
             "{transport}: {took:?} < {floor:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_answer_over_the_message_cap_is_refused_not_buffered() {
+    use doris_emulator::faults::Fault;
+    // An FE that answers the handshake with a 2 MiB message: under a 1 MiB cap the read
+    // fails as a transport error naming the FE's handshake and the option that raises the
+    // cap (tonic refuses the message from its length prefix, before buffering it); under
+    // the default cap (256 MiB) the same answer is read and the token taken from its
+    // header.
+    let (e, _mysql, mut flight) = setup(EmulatorConfig::default()).await;
+    flight.reuse_session = false;
+    let oversized = Fault::OversizedHandshake { bytes: 2 << 20 };
+    e.faults().arm(oversized.clone(), 1);
+    let mut capped = flight.clone();
+    capped.max_message_bytes = 1 << 20;
+    let error = flight_error(&capped, "SELECT `id` FROM `d`.`t`").await;
+    assert!(matches!(error, ReadError::Transport(_)), "{error}");
+    let text = error.to_string();
+    assert!(text.contains("the FE's handshake"), "{text}");
+    assert!(text.contains("with_max_msg_size"), "{text}");
+    e.faults().arm(oversized, 1);
+    let rows: usize = fetch(&flight, "SELECT `id` FROM `d`.`t`", id_schema())
+        .await
+        .iter()
+        .map(RecordBatch::num_rows)
+        .sum();
+    assert_eq!(rows, 300);
+    let fired = e.faults().fired();
+    assert_eq!(fired.len(), 2);
+    assert!(fired.iter().all(|f| f.kind == "oversized_handshake"));
 }

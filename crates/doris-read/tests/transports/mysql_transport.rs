@@ -11,7 +11,9 @@ use arrow::datatypes::{
 };
 use doris_emulator::faults::Fault;
 use doris_emulator::{Emulator, EmulatorConfig};
-use doris_read::{BatchLimits, MySqlEndpoint, ReadError, discover, query};
+use doris_read::{BatchLimits, MySqlEndpoint, ReadError, discover};
+
+use crate::query;
 
 const DDL: &str = "
 CREATE DATABASE demo;

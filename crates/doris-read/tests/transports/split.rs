@@ -8,8 +8,10 @@ use arrow::array::{ArrayRef, AsArray, Int32Array, Int64Array, RecordBatch};
 use arrow::datatypes::Int64Type;
 use doris_emulator::{Emulator, EmulatorConfig};
 use doris_plan::{DiscoveryPolicy, PlanEndpoint};
-use doris_read::{BatchLimits, MySqlEndpoint, Split, TableReadOptions, plan_table_read, query};
+use doris_read::{BatchLimits, MySqlEndpoint, Split, TableReadOptions, plan_table_read};
 use doris_sql::{Expr, Literal};
+
+use crate::query;
 
 const DDL: &str = "CREATE DATABASE d;
 CREATE TABLE d.t (`id` BIGINT NOT NULL, `v` INT NULL) DUPLICATE KEY(`id`)

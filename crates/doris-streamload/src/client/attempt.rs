@@ -8,7 +8,7 @@ use crate::encode::{Encoded, encode};
 use crate::error::StreamLoadError;
 use crate::options::LoadOptions;
 use crate::response::{Answer, classify};
-use crate::wire::{BodyPlan, WireError};
+use crate::wire::{BodyPlan, Waits, WireError};
 
 use super::StreamLoadClient;
 use super::source::Source;
@@ -66,7 +66,10 @@ impl StreamLoadClient {
                 &target,
                 headers.clone(),
                 BodyPlan::Stream(produce),
-                self.config.request_timeout,
+                Waits {
+                    answer: self.config.answer_timeout,
+                    upload_stall: self.config.upload_stall_timeout,
+                },
                 None,
             )
             .await;

@@ -72,7 +72,7 @@ impl StreamLoadClient {
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
+            .timeout(config.answer_timeout)
             .tls_backend_preconfigured(tls.clone())
             .build()
             .map_err(|e| StreamLoadError::Config(format!("cannot build the HTTP client: {e}")))?;

@@ -9,7 +9,7 @@ use url::Url;
 use crate::config::{HostPort, Route, host_port};
 use crate::error::StreamLoadError;
 use crate::response::{Answer, classify};
-use crate::wire::{BodyPlan, WireError};
+use crate::wire::{BodyPlan, Waits, WireError};
 
 use super::StreamLoadClient;
 use super::attempt::AttemptError;
@@ -140,7 +140,7 @@ impl StreamLoadClient {
                 &fe_url,
                 fe_headers,
                 BodyPlan::Withhold,
-                self.config.request_timeout,
+                Waits::answer_only(self.config.answer_timeout),
                 None,
             )
             .await;

@@ -325,7 +325,7 @@ impl WriteSpec {
     /// client's wait for an answer), and the client retries a load `max_retries` times.
     pub fn configure_client(&mut self, config: &mut ClientConfig, default_timeout: Duration) {
         let timeout = *self.timeout.get_or_insert(default_timeout);
-        config.request_timeout = timeout;
+        config.answer_timeout = timeout;
         config.retry.max_attempts = self.max_retries.saturating_add(1);
     }
 

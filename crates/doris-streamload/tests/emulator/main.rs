@@ -15,3 +15,4 @@ mod outcomes;
 mod routing;
 mod tls;
 mod two_phase;
+mod waits;

@@ -7,7 +7,7 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::Int64Type;
 use arrow::record_batch::RecordBatch;
 use doris_plan::fetch_plan;
-use doris_read::{BatchLimits, ReadError, discover, flight, query};
+use doris_read::{BatchLimits, ReadError, Transport, discover};
 use doris_streamload::{LoadOptions, StreamLoadClient};
 
 use crate::common::{Target, load, rows, with_table};
@@ -62,7 +62,8 @@ async fn mysql_and_flight_return_the_rows_stream_load_wrote() {
         "SELECT `id`, `name`, `amount`, `ts`, `d` FROM `{}`.`t`",
         db.name
     );
-    let over_mysql = query(&target.mysql(), sql.clone(), schema.clone(), limits())
+    let over_mysql = Transport::MySql(target.mysql())
+        .read([sql.clone()], schema.clone(), limits())
         .await
         .unwrap()
         .collect()
@@ -85,7 +86,8 @@ async fn mysql_and_flight_return_the_rows_stream_load_wrote() {
         target.drop_scratch(db).await;
         return;
     };
-    let over_flight = flight::query(&endpoint, sql, schema, limits())
+    let over_flight = Transport::Flight(endpoint)
+        .read([sql], schema, limits())
         .await
         .unwrap()
         .collect()
@@ -107,7 +109,8 @@ async fn tablet_hints_partition_the_table_exactly() {
     let mut ids = Vec::new();
     for tablet in &plan.tablets {
         let sql = format!("SELECT `id` FROM `{}`.`t` TABLET({})", db.name, tablet.id);
-        let batches = query(&target.mysql(), sql, schema.clone(), limits())
+        let batches = Transport::MySql(target.mysql())
+            .read([sql], schema.clone(), limits())
             .await
             .unwrap()
             .collect()

@@ -26,7 +26,7 @@ pub use options::{Compression, Format, LoadOptions, NOT_EMULATED_HEADERS, parse_
 #[cfg(feature = "sql")]
 pub use sql::{apply_mappings, apply_merge, apply_where};
 
-use csv::{conform_text, split_csv_line, split_csv_records, trim_double_quotes};
+use csv::{Dialect, conform_text, field_value, split_records};
 use json::{eval_jsonpath, flexible_rows, rows_by_jsonpaths};
 
 /// The hidden delete-sign column of UNIQUE tables: a row whose value is 1 deletes its key.
@@ -140,19 +140,21 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                 opts.skip_lines
             };
             let names = source_names(table, opts);
+            let dialect = Dialect::of(opts);
             let mut rows: Vec<Vec<Option<String>>> = Vec::new();
-            for (n, line) in
-                split_csv_records(&text, &opts.line_delimiter, opts.enclose, opts.escape)
-                    .into_iter()
-                    .enumerate()
-                    .skip(skip)
+            for (n, record) in split_records(&text, &dialect)
+                .into_iter()
+                .enumerate()
+                .skip(skip)
             {
-                if line.is_empty() && n > 0 {
+                if record.line.is_empty() && n > 0 {
                     continue;
                 }
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                let fields =
-                    split_csv_line(line, &opts.column_separator, opts.enclose, opts.escape);
+                let line = record.line.strip_suffix('\r').unwrap_or(record.line);
+                let mut fields = record.fields;
+                if let Some(last) = fields.last_mut() {
+                    *last = last.strip_suffix('\r').unwrap_or(last);
+                }
                 out.total_rows += 1;
                 if fields.len() != names.len() {
                     out.reject(format!(
@@ -162,19 +164,7 @@ pub fn decode(table: &Table, opts: &LoadOptions, body: Bytes) -> Result<Decoded,
                     ));
                     continue;
                 }
-                rows.push(
-                    fields
-                        .into_iter()
-                        .map(|f| {
-                            if opts.trim_double_quotes {
-                                trim_double_quotes(f)
-                            } else {
-                                f
-                            }
-                        })
-                        .map(|f| (f != "\\N").then_some(f))
-                        .collect(),
-                );
+                rows.push(fields.iter().map(|f| field_value(f, &dialect)).collect());
             }
             conform_text(table, opts, &names, rows, None, &mut out)?;
         }
@@ -317,30 +307,75 @@ mod tests {
         assert!(parse_jsonpaths("not json").is_err());
     }
 
+    /// The fields' values of `text`'s records, read as Doris reads CSV.
+    fn read_csv(
+        text: &str,
+        sep: &str,
+        enclose: Option<u8>,
+        escape: Option<u8>,
+    ) -> Vec<Vec<Option<String>>> {
+        let d = Dialect {
+            line_delimiter: "\n",
+            column_separator: sep,
+            enclose,
+            escape,
+            trim_double_quotes: false,
+        };
+        split_records(text, &d)
+            .into_iter()
+            .map(|r| r.fields.iter().map(|f| field_value(f, &d)).collect())
+            .collect()
+    }
+
+    fn row(values: &[&str]) -> Vec<Option<String>> {
+        values.iter().map(|v| Some((*v).to_owned())).collect()
+    }
+
     #[test]
-    fn csv_lines_split_with_enclose_and_escape() {
+    fn csv_fields_read_as_doris_reads_them() {
         assert_eq!(
-            split_csv_line("a\tb\t", "\t", None, None),
-            vec!["a", "b", ""]
+            read_csv("a\tb\t", "\t", None, None),
+            vec![row(&["a", "b", ""])]
         );
-        assert_eq!(split_csv_line("a||b", "||", None, None), vec!["a", "b"]);
+        assert_eq!(read_csv("a||b", "||", None, None), vec![row(&["a", "b"])]);
+        let (q, e) = (Some(b'"'), Some(b'\\'));
+        // Enclosed separators are data; a doubled enclose is one; an escape outside an
+        // enclosed field is removed too (every field is read as a string).
         assert_eq!(
-            split_csv_line("\"x,y\",\"q\"\"d\",\\\"z", ",", Some('"'), Some('\\')),
-            vec!["x,y", "q\"d", "\\z"]
+            read_csv("\"x,y\",\"q\"\"d\",\\\"z", ",", q, e),
+            vec![row(&["x,y", "q\"d", "\"z"])]
         );
         assert_eq!(
-            split_csv_line("'a\\'b',c", ",", Some('\''), Some('\\')),
-            vec!["a'b", "c"]
+            read_csv("'a\\'b',c", ",", Some(b'\''), e),
+            vec![row(&["a'b", "c"])]
         );
+        // An escaped escape before the closing enclose: the field closes there.
+        assert_eq!(
+            read_csv("\"ends\\\\\",\"\\\\N\",\\N,\"\\N\"", ",", q, e),
+            vec![vec![
+                Some("ends\\".to_owned()),
+                Some("\\N".to_owned()),
+                None,
+                None
+            ]]
+        );
+        // Without an escape byte, backslashes are data.
+        assert_eq!(read_csv("a\\b", ",", q, None), vec![row(&["a\\b"])]);
+        // Bytes after the closing enclose stay in the field, which is then not trimmed.
+        assert_eq!(read_csv("\"a\"b,c", ",", q, e), vec![row(&["\"a\"b", "c"])]);
     }
 
     #[test]
     fn csv_records_keep_delimiters_inside_enclosed_fields() {
+        let (q, e) = (Some(b'"'), Some(b'\\'));
         assert_eq!(
-            split_csv_records("1,\"a\nb\"\n2,\"c\\\"\n\"\n", "\n", Some('"'), Some('\\')),
-            vec!["1,\"a\nb\"", "2,\"c\\\"\n\"", ""]
+            read_csv("1,\"a\nb\"\n2,\"c\\\"\n\"\n", ",", q, e),
+            vec![row(&["1", "a\nb"]), row(&["2", "c\"\n"])]
         );
-        assert_eq!(split_csv_records("a\nb", "\n", None, None), vec!["a", "b"]);
+        assert_eq!(
+            read_csv("a\nb", ",", None, None),
+            vec![row(&["a"]), row(&["b"])]
+        );
     }
 
     #[test]

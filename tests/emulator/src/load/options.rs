@@ -48,10 +48,10 @@ pub struct LoadOptions {
     pub column_separator: String,
     /// `line_delimiter` (default newline).
     pub line_delimiter: String,
-    /// `enclose`
-    pub enclose: Option<char>,
-    /// `escape`
-    pub escape: Option<char>,
+    /// `enclose` (one ASCII byte)
+    pub enclose: Option<u8>,
+    /// `escape` (one ASCII byte)
+    pub escape: Option<u8>,
     /// `skip_lines`
     pub skip_lines: usize,
     /// `trim_double_quotes`: the outermost double quotes of each CSV field are removed.
@@ -300,16 +300,13 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
                 "[INVALID_ARGUMENT]max_filter_ratio must be between 0 and 1".to_owned()
             })?,
     };
-    let one_char = |name: &str| -> Result<Option<char>, String> {
+    let one_char = |name: &str| -> Result<Option<u8>, String> {
         match header(headers, name) {
             None => Ok(None),
-            Some(v) => {
-                let mut chars = v.chars();
-                match (chars.next(), chars.next()) {
-                    (Some(c), None) => Ok(Some(c)),
-                    _ => Err(format!("[INVALID_ARGUMENT]{name} must be one character")),
-                }
-            }
+            Some(v) => match v.as_bytes() {
+                [b] if b.is_ascii() => Ok(Some(*b)),
+                _ => Err(format!("[INVALID_ARGUMENT]{name} must be one character")),
+            },
         }
     };
     let mode = header(headers, "unique_key_update_mode").map(|m| m.trim().to_ascii_uppercase());

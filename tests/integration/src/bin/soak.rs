@@ -358,7 +358,7 @@ async fn read_ids(
     let mut ids = Vec::new();
     for sql in plan.tasks {
         let mut stream = transport
-            .query(sql, plan.schema.clone(), BatchLimits::default())
+            .read([sql], plan.schema.clone(), BatchLimits::default())
             .await
             .map_err(|e| e.to_string())?;
         while let Some(batch) = stream.next().await {
