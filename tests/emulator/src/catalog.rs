@@ -63,6 +63,8 @@ pub struct Table {
     data: Mutex<Vec<Vec<RecordBatch>>>,
     /// The visible version: 1 for a new table, plus one per committed load.
     version: std::sync::atomic::AtomicU64,
+    /// When the table was created (Unix seconds; `information_schema.tables.CREATE_TIME`).
+    pub created: i64,
 }
 
 impl Table {
@@ -136,6 +138,9 @@ impl Table {
             tablets,
             data,
             version: std::sync::atomic::AtomicU64::new(1),
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
         })
     }
 

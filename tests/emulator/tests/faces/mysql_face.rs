@@ -152,15 +152,59 @@ async fn reflection_statements_answer_in_doris_shapes() {
         out,
         "Tables_in_demo\tTable_type\norders\tBASE TABLE\nvisits\tBASE TABLE\n"
     );
+    // information_schema.tables as Doris's FE lists table status: the tables a user may
+    // see, Doris's fixed values, the row count, the comment.
+    e.execute(
+        None,
+        "CREATE DATABASE other; CREATE TABLE other.secret (`k` INT NOT NULL) \
+         DUPLICATE KEY(`k`) DISTRIBUTED BY HASH(`k`) BUCKETS 1 COMMENT 'kept apart';",
+    )
+    .unwrap();
     let (_, err) = mariadb(
         &e,
         "root",
         "",
-        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'demo'",
+        "INSERT INTO demo.visits VALUES ('oslo', 2, NULL)",
     );
+    assert!(err.is_empty(), "{err}");
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "SELECT table_catalog, table_schema, table_name, table_type, engine, table_rows, \
+         table_collation, table_comment, version, create_time IS NULL \
+         FROM information_schema.TABLES ORDER BY table_schema, table_name",
+    );
+    assert!(err.is_empty(), "{err}");
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(
+        rows,
+        [
+            "internal\tdemo\torders\tBASE TABLE\tDoris\t0\tutf-8\t\tNULL\t0",
+            "internal\tdemo\tvisits\tBASE TABLE\tDoris\t1\tutf-8\t\tNULL\t0",
+            "internal\tother\tsecret\tBASE TABLE\tDoris\t0\tutf-8\tkept apart\tNULL\t0",
+        ],
+        "{out}"
+    );
+    // A user sees the tables it holds a privilege on (pydoris's `has_table` query).
+    let has_table = |user: &str, password: &str, db: &str, table: &str| {
+        let sql = format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{db}' AND table_name = '{table}'"
+        );
+        let (out, err) = mariadb(&e, user, password, &sql);
+        assert!(err.is_empty(), "{err}");
+        out.lines().nth(1).unwrap_or_default().to_owned()
+    };
+    assert_eq!(has_table("alice", "pw", "demo", "orders"), "1");
+    assert_eq!(has_table("alice", "pw", "other", "secret"), "0");
+    assert_eq!(has_table("root", "", "other", "secret"), "1");
+    assert_eq!(has_table("root", "", "demo", "missing"), "0");
+    // The other system tables are refused by name, not answered empty.
+    let (_, err) = mariadb(&e, "root", "", "SELECT * FROM information_schema.columns");
     assert!(
         err.contains("ERROR 1105")
-            && err.contains("the Doris emulator does not run queries on information_schema.tables"),
+            && err
+                .contains("the Doris emulator does not run queries on information_schema.columns"),
         "{err}"
     );
 }

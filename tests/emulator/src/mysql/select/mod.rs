@@ -35,6 +35,7 @@ use crate::faults::{Fault, Point};
 
 mod functions;
 mod hints;
+mod information_schema;
 mod text;
 
 pub use hints::{Hint, strip_tablet_hints};
@@ -82,7 +83,8 @@ pub fn resolve_table(
         _ => return Err(analysis("unsupported table reference")),
     };
     if db.eq_ignore_ascii_case("information_schema") {
-        // Doris answers these system tables; the emulator keeps none of them.
+        // Doris answers these system tables; the emulator answers `tables` alone
+        // (`information_schema.rs`).
         return Err(analysis(format!(
             "the Doris emulator does not run queries on information_schema.{table_name}"
         )));
@@ -205,6 +207,40 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         registered.push(db.clone());
     }
     for name in names {
+        if let [db, table_name] = name.as_slice()
+            && db.eq_ignore_ascii_case("information_schema")
+            && table_name.eq_ignore_ascii_case(information_schema::TABLES)
+        {
+            let batch = information_schema::tables(shared, session).map_err(analysis)?;
+            for (column, ty) in information_schema::columns() {
+                types
+                    .entry(column.to_owned())
+                    .and_modify(|t| {
+                        if t.as_ref() != Some(&ty) {
+                            *t = None;
+                        }
+                    })
+                    .or_insert_with(|| Some(ty.clone()));
+            }
+            if !registered.iter().any(|r| r == "information_schema") {
+                catalog
+                    .register_schema("information_schema", Arc::new(MemorySchemaProvider::new()))
+                    .map_err(analysis)?;
+                registered.push("information_schema".to_owned());
+            }
+            let provider =
+                MemTable::try_new(batch.schema(), vec![vec![batch]]).map_err(analysis)?;
+            ctx.register_table(
+                datafusion::common::TableReference::partial(
+                    "information_schema",
+                    information_schema::TABLES,
+                ),
+                Arc::new(provider),
+            )
+            .map_err(analysis)?;
+            holders = None;
+            continue;
+        }
         let (db, table_name, table) = resolve_table(shared, session, &name)?;
         if !shared
             .users
