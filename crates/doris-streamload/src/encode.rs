@@ -115,7 +115,7 @@ fn csv_writer<W: Write>(csv: &CsvOptions, sink: W) -> arrow::csv::Writer<W> {
         .with_quote(csv.enclose)
         .with_escape(csv.escape)
         .with_double_quote(false)
-        .with_null("\\N".to_owned())
+        .with_null(NULL_MARKER.to_owned())
         .with_date_format("%Y-%m-%d".to_owned())
         .with_datetime_format("%Y-%m-%d %H:%M:%S%.f".to_owned())
         .with_timestamp_format("%Y-%m-%d %H:%M:%S%.f".to_owned())
@@ -176,6 +176,9 @@ impl<W: Write + Send> FormatWriter<W> {
     }
 }
 
+/// How CSV writes NULL (Doris reads `\N`, enclosed or not, as NULL).
+const NULL_MARKER: &str = "\\N";
+
 /// `batch` with the escape byte doubled in every string value, so that Doris, which
 /// removes every escape byte of a field and keeps the byte after it, reads each value
 /// back as it was (`\` → `\\`, so `\N` stays text: `\\N`). The CSV writer escapes the
@@ -185,8 +188,17 @@ fn escape_csv_strings(batch: &RecordBatch, escape: u8) -> Result<RecordBatch, St
     use arrow::datatypes::DataType;
     let escape = char::from(escape);
     let doubled = escape.to_string().repeat(2);
-    let fix = |s: &str| -> String { s.replace(escape, &doubled) };
-    let needs = |s: &str| s.contains(escape);
+    // The text `\N` would read as NULL whatever the escape byte: one escape byte before
+    // it keeps it text (with `\` as the escape byte, doubling already does).
+    let fix = |s: &str| -> String {
+        let fixed = s.replace(escape, &doubled);
+        if fixed == NULL_MARKER {
+            format!("{escape}{fixed}")
+        } else {
+            fixed
+        }
+    };
+    let needs = |s: &str| s.contains(escape) || s == NULL_MARKER;
     let mut changed = false;
     let columns: Vec<ArrayRef> = batch
         .columns()

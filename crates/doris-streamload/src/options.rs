@@ -39,8 +39,9 @@ impl Format {
 
 /// CSV dialect. Doris splits on `column_separator` and `line_delimiter`, honours `enclose`
 /// around fields, reads `\N` as NULL and removes every `escape` byte from a field (keeping
-/// the byte after it). The encoder escapes every escape and enclose byte of a string, so
-/// every string (a backslash, `\N`, quotes, separators, newlines) loads exactly.
+/// the byte after it). The encoder escapes every escape and enclose byte of a string (and
+/// puts one escape byte before a string that is exactly `\N`), so every string (a
+/// backslash, `\N`, quotes, separators, newlines) loads exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvOptions {
     /// Field separator (one byte here; Doris also takes multi-byte ones).
@@ -53,7 +54,9 @@ pub struct CsvOptions {
 
 impl CsvOptions {
     /// The three bytes must be ASCII, distinct, and none a line break (Doris reads each
-    /// header as one byte, and the line delimiter is `\n`).
+    /// header as one byte, and the line delimiter is `\n`); `enclose` and `escape` must be
+    /// visible (an HTTP header value loses its surrounding blanks; the separator, sent in
+    /// Doris's `\xNN` form when it is not visible, may be a tab or a control byte).
     pub fn validate(&self) -> Result<(), StreamLoadError> {
         let bytes = [self.separator, self.enclose, self.escape];
         if bytes
@@ -62,6 +65,11 @@ impl CsvOptions {
         {
             return Err(StreamLoadError::Config(
                 "the CSV separator, enclose and escape must be ASCII and not a line break".into(),
+            ));
+        }
+        if !self.enclose.is_ascii_graphic() || !self.escape.is_ascii_graphic() {
+            return Err(StreamLoadError::Config(
+                "the CSV enclose and escape must be visible ASCII characters".into(),
             ));
         }
         if bytes[0] == bytes[1] || bytes[0] == bytes[2] || bytes[1] == bytes[2] {
@@ -375,7 +383,14 @@ impl LoadOptions {
         match &self.format {
             Format::Json => put("read_json_by_line", "true")?,
             Format::Csv(csv) => {
-                put("column_separator", &char::from(csv.separator).to_string())?;
+                // A tab or a control byte travels in Doris's hex form: an HTTP header value
+                // loses its surrounding blanks.
+                let separator = if csv.separator.is_ascii_graphic() {
+                    char::from(csv.separator).to_string()
+                } else {
+                    format!("\\x{:02X}", csv.separator)
+                };
+                put("column_separator", &separator)?;
                 put("enclose", &char::from(csv.enclose).to_string())?;
                 put("escape", &char::from(csv.escape).to_string())?;
             }
@@ -598,5 +613,16 @@ mod tests {
         assert_eq!(h["function_column.sequence_col"], "ts");
         assert_eq!(h["group_commit"], "async_mode");
         assert_eq!(h["enclose"], "\"");
+        assert_eq!(h["column_separator"], ",");
+        // A tab travels as `\x09` (a header value loses its surrounding blanks).
+        let tabbed = LoadOptions {
+            format: Format::Csv(CsvOptions {
+                separator: b'\t',
+                ..CsvOptions::default()
+            }),
+            ..LoadOptions::default()
+        };
+        let h = tabbed.headers(None, &fields()).unwrap();
+        assert_eq!(h["column_separator"], "\\x09");
     }
 }

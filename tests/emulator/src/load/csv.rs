@@ -65,6 +65,11 @@ enum State {
 /// separators, delimiters and the enclose and escape bytes are ASCII), so the slices are
 /// valid text.
 pub(super) fn split_records<'a>(text: &'a str, d: &Dialect<'_>) -> Vec<Record<'a>> {
+    // The options refuse empty separators; a match of an empty one would never advance.
+    debug_assert!(!d.line_delimiter.is_empty() && !d.column_separator.is_empty());
+    if d.line_delimiter.is_empty() || d.column_separator.is_empty() {
+        return Vec::new();
+    }
     let bytes = text.as_bytes();
     let (line_delim, sep) = (d.line_delimiter.as_bytes(), d.column_separator.as_bytes());
     let mut records = Vec::new();

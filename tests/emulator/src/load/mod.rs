@@ -389,6 +389,14 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("strict_mode", "yes".parse().unwrap());
         assert!(parse_options(&h).unwrap_err().contains("strict_mode"));
+        // A blank separator reaches the server empty (HTTP strips the value): refused, never
+        // split on.
+        let mut h = HeaderMap::new();
+        h.insert("column_separator", "".parse().unwrap());
+        assert_eq!(
+            parse_options(&h).unwrap_err(),
+            "[INVALID_ARGUMENT]Column separator is null or empty"
+        );
         let mut h = HeaderMap::new();
         h.insert("column_separator", "\\x01".parse().unwrap());
         h.insert("columns", "`b`, a".parse().unwrap());

@@ -114,6 +114,21 @@ pub(super) fn bool_header(headers: &HeaderMap, name: &str) -> Result<bool, Strin
     }
 }
 
+/// A separator header: absent, its default; given, its text or `\x01`-style hex; empty
+/// (a blank value, which HTTP strips to nothing), refused as Doris's `Separator` refuses it.
+fn separator(headers: &HeaderMap, name: &str, default: &str, what: &str) -> Result<String, String> {
+    match header(headers, name) {
+        None => Ok(default.to_owned()),
+        Some(text) => {
+            let separator = unescape_separator(text);
+            if separator.is_empty() {
+                return Err(format!("[INVALID_ARGUMENT]{what} is null or empty"));
+            }
+            Ok(separator)
+        }
+    }
+}
+
 /// `\x01`-style hex escapes in separators, as Doris accepts them.
 pub(super) fn unescape_separator(text: &str) -> String {
     if let Some(hex) = text.strip_prefix("\\x") {
@@ -350,10 +365,8 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
         format,
         compression,
         columns,
-        column_separator: header(headers, "column_separator")
-            .map_or_else(|| "\t".to_owned(), unescape_separator),
-        line_delimiter: header(headers, "line_delimiter")
-            .map_or_else(|| "\n".to_owned(), unescape_separator),
+        column_separator: separator(headers, "column_separator", "\t", "Column separator")?,
+        line_delimiter: separator(headers, "line_delimiter", "\n", "Line delimiter")?,
         enclose: one_char("enclose")?,
         escape: one_char("escape")?,
         skip_lines: header(headers, "skip_lines")
