@@ -7,7 +7,7 @@
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
-//! cargo xtask fuzz [SECONDS]     build and run every doris-sql fuzz target (libFuzzer, no cargo-fuzz needed)
+//! cargo xtask fuzz [SECONDS]     build and run every fuzz target (doris-sql's parsers, the /api/backends answer; libFuzzer, no cargo-fuzz needed)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
 //! cargo xtask other-pythons     the API's tests on Python 3.12 and 3.13 (where the machine has them)
 //! cargo xtask soak [--minutes N] [--out DIR]   reads and writes side by side under random faults (docs/reliability.md)

@@ -119,7 +119,9 @@ pub enum BackendsAnswerError {
 }
 
 /// The alive BEs (`ip`, `http_port`) of an FE's `GET /api/backends?is_alive=true` answer:
-/// `{"code":0,"data":{"backends":[{"ip":…,"http_port":…,"is_alive":true}]}}`.
+/// `{"code":0,"data":{"backends":[{"ip":…,"http_port":…,"is_alive":true}]}}`. An entry whose
+/// `ip` is no host name or address (empty, or holding `/`, `@` or a space) is left out: no
+/// URL can name it, so no allowlist may hold it.
 pub fn parse_backends(body: &[u8]) -> Result<Vec<HostPort>, BackendsAnswerError> {
     let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|_| BackendsAnswerError::Malformed("not JSON"))?;
@@ -142,7 +144,9 @@ pub fn parse_backends(body: &[u8]) -> Result<Vec<HostPort>, BackendsAnswerError>
         .filter_map(|b| {
             let ip = b.get("ip")?.as_str()?;
             let port = u16::try_from(b.get("http_port")?.as_u64()?).ok()?;
-            Some(HostPort::new(ip, port))
+            let host = HostPort::new(ip, port);
+            // Kept only when it reads back as itself (what the allowlists compare).
+            HostPort::parse(&host.to_string()).filter(|read| *read == host)
         })
         .collect())
 }
@@ -205,5 +209,8 @@ mod tests {
         ));
         assert!(parse_backends(b"<html>").is_err());
         assert!(parse_backends(br#"{"code":0,"data":{}}"#).is_err());
+        // A hostile FE's entries that name no host are left out, the others kept.
+        let odd = br#"{"code":0,"data":{"backends":[{"ip":"evil.example/x@","http_port":1},{"ip":"","http_port":2},{"ip":"a b","http_port":3},{"ip":"::1","http_port":4},{"ip":"be","http_port":70000}]}}"#;
+        assert_eq!(parse_backends(odd).unwrap(), vec![HostPort::new("::1", 4)]);
     }
 }
