@@ -381,6 +381,69 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// JSON of any shape up to three levels deep, its keys mostly those a `_query_plan`
+    /// answer has: what a broken or hostile FE may send.
+    fn plan_like() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![0i64, 200, 401, 403, 500, 1, -1]).prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z0-9:]{0,8}".prop_map(Value::from),
+            prop::sample::select(vec![
+                "10005",
+                "007",
+                "0",
+                "-3",
+                "Access denied",
+                "not found"
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 32, 5, |inner| {
+            let key = prop::sample::select(vec![
+                "code",
+                "data",
+                "msg",
+                "status",
+                "exception",
+                "partitions",
+                "routings",
+                "version",
+                "10005",
+                "10007",
+                "007",
+                "x",
+            ])
+            .prop_map(str::to_owned);
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(key, inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any answer, and any bytes, give a plan or a typed error, never a panic; a plan's
+        /// tablet ids are positive, distinct and in order (256 cases).
+        #[test]
+        fn any_plan_answer_is_parsed_or_refused(
+            value in plan_like(),
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48),
+        ) {
+            let _ = parse_answer(&raw);
+            if let Ok(plan) = parse_answer(&serde_json::to_vec(&value).unwrap()) {
+                let ids: Vec<u64> = plan.tablets.iter().map(|t| t.id).collect();
+                proptest::prop_assert!(ids.iter().all(|id| *id > 0));
+                proptest::prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "{:?}", ids);
+            }
+        }
+    }
+
     #[test]
     fn envelopes_map_to_typed_errors() {
         let ok = br#"{"msg":"success","code":0,"data":{"partitions":{"10007":{"routings":["b:9060"],"version":3,"schemaHash":0},"10005":{"routings":["a:9060","b:9060"],"version":3,"schemaHash":0}},"opaqued_query_plan":"x","status":200},"count":0}"#;

@@ -253,8 +253,83 @@ pub(crate) struct TwoPhaseReply {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// JSON of any shape up to three levels deep, its keys and values mostly those of
+    /// Stream Load answers, 2PC answers and FE envelopes: what a broken or hostile server
+    /// may send.
+    pub(crate) fn answer_like() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,12}".prop_map(Value::from),
+            prop::sample::select(vec![
+                "Success",
+                "Fail",
+                "Label Already Exists",
+                "PUBLISH_TIMEOUT",
+                "FINISHED",
+                "RUNNING",
+                "errCode = 2, detailMessage = Label [l] has already been used, relate to txn [7]",
+                "Access denied for user",
+                "FAILED",
+                "",
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 32, 6, |inner| {
+            let key = prop::sample::select(vec![
+                "Status",
+                "Message",
+                "TxnId",
+                "Label",
+                "NumberTotalRows",
+                "NumberLoadedRows",
+                "NumberFilteredRows",
+                "ExistingJobStatus",
+                "ErrorURL",
+                "TwoPhaseCommit",
+                "code",
+                "msg",
+                "data",
+                "status",
+            ])
+            .prop_map(str::to_owned);
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(key, inner, 0..8)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any answer, and any bytes, are classified or refused as malformed, never a panic;
+        /// `Success` only when the answer says so (256 cases).
+        #[test]
+        fn any_answer_is_classified_or_refused(
+            value in answer_like(),
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48),
+        ) {
+            let _ = classify(&raw);
+            let body = serde_json::to_vec(&value).unwrap_or_default();
+            match classify(&body) {
+                Ok(Answer::Success(response)) => {
+                    proptest::prop_assert!(response.status.eq_ignore_ascii_case("success"));
+                }
+                Ok(_) => {}
+                Err(e) => proptest::prop_assert!(
+                    matches!(e, StreamLoadError::Malformed(_)),
+                    "{e}"
+                ),
+            }
+        }
+    }
 
     const SUCCESS: &str = r#"{
     "TxnId": 1003,

@@ -454,6 +454,26 @@ mod tests {
         ));
     }
 
+    proptest::proptest! {
+        /// Any 2PC answer that decodes is decided (done, already done, a typed error),
+        /// never a panic, and never `Done` unless it says `Success` (256 cases).
+        #[test]
+        fn any_two_phase_answer_is_decided(value in crate::response::tests::answer_like()) {
+            if let Ok(reply) = serde_json::from_value::<TwoPhaseReply>(value.clone()) {
+                for operation in ["commit", "abort"] {
+                    let next = two_phase(TwoPhaseAttempt::Replied(reply.clone()), operation);
+                    if matches!(next, TwoPhaseNext::Finished(TwoPhaseOutcome::Done)) {
+                        let status = value.get("status").and_then(serde_json::Value::as_str);
+                        proptest::prop_assert!(
+                            status.is_some_and(|s| s.eq_ignore_ascii_case("success")),
+                            "{value}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     fn reply(status: &str, msg: &str) -> TwoPhaseReply {
         serde_json::from_value(serde_json::json!({ "status": status, "msg": msg }))
             .unwrap_or_else(|e| panic!("{e}"))
