@@ -602,3 +602,43 @@ async fn privileges_are_checked_on_every_face() {
     let (_, err) = bob("SHOW CREATE TABLE demo.orders");
     assert!(err.contains("SHOW CREATE TABLE command denied"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn if_takes_its_then_branch_only_where_the_condition_is_true() {
+    // Doris's `if` (DataFusion has none): the else branch for false and for NULL, both
+    // branches in their common type; any other count of arguments is refused as Doris
+    // refuses it.
+    let e = emulator().await;
+    let (_, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "INSERT INTO demo.visits VALUES ('a', 1, NULL), ('b', 3, NULL), ('c', NULL, NULL)",
+    );
+    assert!(err.is_empty(), "{err}");
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "SELECT city, if(n > 1, 'many', 'few'), if(n IS NULL, 0, n * 2) FROM demo.visits ORDER BY city",
+    );
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        ["a\tfew\t2", "b\tmany\t6", "c\tfew\t0"],
+        "{out}"
+    );
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "",
+        "SELECT if(NULL, 1, 2.5), if(1 = 1, 'x', NULL)",
+    );
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(out.lines().nth(1), Some("2.5\tx"), "{out}");
+    let (_, err) = mariadb(&e, "root", "", "SELECT if(1 = 1, 'x')");
+    assert!(
+        err.contains("Can not found function 'if' which has 2 arity."),
+        "{err}"
+    );
+}

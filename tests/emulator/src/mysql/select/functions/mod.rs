@@ -16,9 +16,11 @@ use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult};
 use sqlparser::ast::{Expr, FunctionArguments, Statement, visit_expressions};
 
+mod conditional;
 mod row_fn;
 mod strings;
 
+use conditional::DorisIf;
 use row_fn::RowFn;
 
 /// DataFusion built-ins that answer as Doris's functions of the same name do, for the
@@ -93,6 +95,7 @@ pub fn udfs() -> Vec<ScalarUDF> {
     DORIS_FUNCTIONS
         .iter()
         .map(|f| ScalarUDF::new_from_shared_impl(Arc::clone(f) as _))
+        .chain([ScalarUDF::new_from_impl(DorisIf::new())])
         .collect()
 }
 
@@ -183,6 +186,15 @@ fn check_call(name: &str, count: usize) -> Result<(), Refused> {
             )))
         };
     }
+    if name == DorisIf::NAME {
+        return if count == DorisIf::ARITY {
+            Ok(())
+        } else {
+            Err(Refused(format!(
+                "Can not found function '{name}' which has {count} arity."
+            )))
+        };
+    }
     if SAME_AS_DORIS.contains(&name) {
         return Ok(());
     }
@@ -218,5 +230,10 @@ mod tests {
             panic!("accepted");
         };
         assert_eq!(why, "Can not found function 'elt' which has 1 arity.");
+        let Err(Refused(why)) = check("SELECT if(k > 1, 2) FROM t") else {
+            panic!("accepted");
+        };
+        assert_eq!(why, "Can not found function 'if' which has 2 arity.");
+        check("SELECT if(k > 1, 'a', NULL) FROM t").unwrap();
     }
 }
