@@ -252,6 +252,23 @@ pub(crate) struct TwoPhaseReply {
     pub data: Option<serde_json::Value>,
 }
 
+impl TwoPhaseReply {
+    /// A 2PC answer's body: a JSON object only (serde would also read the fields from an
+    /// array, so `["Success"]` would pass for a commit).
+    pub(crate) fn parse(body: &[u8]) -> Result<Self, StreamLoadError> {
+        let value: serde_json::Value = serde_json::from_slice(body)
+            .map_err(|_| StreamLoadError::Malformed("the 2PC answer is not JSON".into()))?;
+        if !value.is_object() {
+            return Err(StreamLoadError::Malformed(
+                "the 2PC answer is not a JSON object".into(),
+            ));
+        }
+        serde_json::from_value(value).map_err(|_| {
+            StreamLoadError::Malformed("the 2PC answer has a field of the wrong type".into())
+        })
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -143,8 +143,9 @@ impl Waits {
     }
 }
 
-/// Where an exchange is, for its waits: the connection takes the body (`UPLOADING`), or
-/// the client waits for the server (`AWAITING`: before the body, and after it).
+/// Where an exchange is, for its waits: the client waits for the server before the body
+/// (`AWAITING`), the connection takes the body (`UPLOADING`), or the body is sent and the
+/// client waits for the answer (`BODY_SENT`).
 const AWAITING: u8 = 0;
 const UPLOADING: u8 = 1;
 const BODY_SENT: u8 = 2;

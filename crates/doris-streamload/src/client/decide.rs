@@ -455,11 +455,13 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any 2PC answer that decodes is decided (done, already done, a typed error),
-        /// never a panic, and never `Done` unless it says `Success` (256 cases).
+        /// Any 2PC answer that parses is decided (done, already done, a typed error),
+        /// never a panic, and never `Done` unless it is an object that says `Success`
+        /// (256 cases; it found that `["Success"]` passed for a commit).
         #[test]
         fn any_two_phase_answer_is_decided(value in crate::response::tests::answer_like()) {
-            if let Ok(reply) = serde_json::from_value::<TwoPhaseReply>(value.clone()) {
+            let body = serde_json::to_vec(&value).unwrap_or_default();
+            if let Ok(reply) = TwoPhaseReply::parse(&body) {
                 for operation in ["commit", "abort"] {
                     let next = two_phase(TwoPhaseAttempt::Replied(reply.clone()), operation);
                     if matches!(next, TwoPhaseNext::Finished(TwoPhaseOutcome::Done)) {
@@ -486,6 +488,20 @@ mod tests {
             "transaction [5]",
             &mut Progress::default(),
         )
+    }
+
+    #[test]
+    fn a_two_phase_answer_must_be_a_json_object() {
+        assert!(TwoPhaseReply::parse(br#"{"status": "Success", "msg": "ok"}"#).is_ok());
+        for body in [
+            &br#"["Success"]"#[..],
+            b"\"Success\"",
+            b"<html>",
+            br#"{"status": 7}"#,
+        ] {
+            let e = TwoPhaseReply::parse(body).unwrap_err();
+            assert!(matches!(e, StreamLoadError::Malformed(_)), "{e}");
+        }
     }
 
     #[test]

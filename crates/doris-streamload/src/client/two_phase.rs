@@ -9,6 +9,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, header};
 use crate::config::Route;
 use crate::error::StreamLoadError;
 use crate::label::Label;
+use crate::response::TwoPhaseReply;
 use crate::retry::Schedule;
 
 use super::StreamLoadClient;
@@ -169,11 +170,9 @@ impl StreamLoadClient {
                     reached: true,
                 };
             }
-            return match serde_json::from_slice(&body) {
+            return match TwoPhaseReply::parse(&body) {
                 Ok(reply) => TwoPhaseAttempt::Replied(reply),
-                Err(_) => TwoPhaseAttempt::Refused(StreamLoadError::Malformed(
-                    "the 2PC answer is not JSON".into(),
-                )),
+                Err(error) => TwoPhaseAttempt::Refused(error),
             };
         }
         TwoPhaseAttempt::Refused(StreamLoadError::Malformed(
