@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | settings | an FE's host, ports, TLS, credentials and timeouts, with Doris's defaults; the host rule | [`ConnectionSettings`], [`SslMode`], [`check_host`] |
 //! | credentials | a user and a redacted password; HTTP Basic authorization | [`Credentials`] |
+//! | identity | a client certificate and its redacted key (mutual TLS) | [`ClientIdentity`] |
 //! | hosts | the servers a client may follow the FE to; the `/api/backends` parser | [`AddressAllowlist`], [`HostPort`], [`parse_backends`] |
 //!
 //! ```
@@ -39,6 +40,7 @@
 
 mod credentials;
 mod hosts;
+mod identity;
 mod settings;
 
 /// The secret type [`Credentials`] hands out ([`Credentials::basic_authorization`]).
@@ -46,6 +48,7 @@ pub use secrecy;
 
 pub use credentials::Credentials;
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
+pub use identity::ClientIdentity;
 pub use settings::{ConnectionSettings, ConnectionSettingsError, SslMode, check_host};
 
 /// The README's example, run as a doctest.

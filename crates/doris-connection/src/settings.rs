@@ -143,6 +143,10 @@ pub struct ConnectionSettings {
     /// asks for full authentication gets the password encrypted to this key only (see
     /// `doris_read::MySqlEndpoint::server_public_key_pem`).
     pub mysql_server_public_key_pem: Option<Vec<u8>>,
+    /// A client certificate and key for servers that ask for one (mutual TLS). Today the
+    /// Stream Load client presents it (`doris_streamload::ClientConfig::from_settings`);
+    /// the MySQL, `_query_plan` and Flight links do not yet.
+    pub client_identity: Option<crate::ClientIdentity>,
 }
 
 impl ConnectionSettings {
@@ -188,6 +192,7 @@ impl ConnectionSettings {
             ca_pem: None,
             mysql_ssl_mode: SslMode::default(),
             mysql_server_public_key_pem: None,
+            client_identity: None,
         })
     }
 

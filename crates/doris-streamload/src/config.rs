@@ -10,7 +10,7 @@ use crate::error::StreamLoadError;
 
 /// A Doris user and password, shared with the other crates of the workspace
 /// ([`doris_connection::Credentials`]): `Debug` never shows the password.
-pub use doris_connection::{ConnectionSettings, Credentials};
+pub use doris_connection::{ClientIdentity, ConnectionSettings, Credentials};
 
 /// The `Authorization` header for `credentials`, marked sensitive so `http` never prints it.
 pub(crate) fn basic_header(credentials: &Credentials) -> http::HeaderValue {
@@ -145,6 +145,9 @@ pub struct ClientConfig {
     pub redirect_policy: Option<RedirectPolicy>,
     /// Extra trusted CA certificates (PEM), added to the built-in web PKI roots.
     pub ca_bundle_pem: Option<Vec<u8>>,
+    /// The client certificate and key presented to an FE or BE that asks for one (mutual
+    /// TLS on `https` links).
+    pub client_identity: Option<doris_connection::ClientIdentity>,
     /// TCP (and TLS) connect timeout.
     pub connect_timeout: Duration,
     /// The longest wait for Doris to answer: a load's headers (the BE's `100 Continue`,
@@ -175,6 +178,7 @@ impl ClientConfig {
             allowlist: RedirectAllowlist::default(),
             redirect_policy: None,
             ca_bundle_pem: None,
+            client_identity: None,
             connect_timeout: Duration::from_secs(10),
             answer_timeout: Duration::from_secs(600),
             upload_stall_timeout: Duration::from_secs(60),
@@ -184,14 +188,15 @@ impl ClientConfig {
     }
 
     /// A configuration for the FE `settings` describe: its HTTP URL, credentials, trusted
-    /// CAs and connect timeout, and its `query_timeout` as the wait for an answer (the
-    /// other fields keep [`ClientConfig::new`]'s defaults).
+    /// CAs, client identity and connect timeout, and its `query_timeout` as the wait for an
+    /// answer (the other fields keep [`ClientConfig::new`]'s defaults).
     pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, StreamLoadError> {
         let fe = settings
             .http_url()
             .map_err(|e| StreamLoadError::Config(e.to_string()))?;
         let mut config = Self::new(fe, settings.credentials.clone());
         config.ca_bundle_pem = settings.ca_pem.clone();
+        config.client_identity = settings.client_identity.clone();
         config.connect_timeout = settings.connect_timeout;
         config.answer_timeout = settings.query_timeout;
         Ok(config)

@@ -47,8 +47,8 @@ pub mod write;
 
 pub use client::{LoadReport, LoadStatus, StreamLoadClient, TwoPhaseOutcome, TxnRef};
 pub use config::{
-    ClientConfig, ConnectionSettings, Credentials, HostPort, RedirectAllowlist, RedirectPolicy,
-    RetryPolicy, Route,
+    ClientConfig, ClientIdentity, ConnectionSettings, Credentials, HostPort, RedirectAllowlist,
+    RedirectPolicy, RetryPolicy, Route,
 };
 pub use encode::{Encoded, Limits, encode};
 pub use error::StreamLoadError;

@@ -573,8 +573,12 @@ pub(crate) async fn read_capped(
     Ok(Bytes::from(out))
 }
 
-/// A rustls configuration: web PKI roots plus `extra_pem`, ring as the crypto provider.
-pub(crate) fn tls_config(extra_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, String> {
+/// A rustls configuration: web PKI roots plus `extra_pem`, ring as the crypto provider,
+/// and `identity` presented to a server that asks for a client certificate.
+pub(crate) fn tls_config(
+    extra_pem: Option<&[u8]>,
+    identity: Option<&doris_connection::ClientIdentity>,
+) -> Result<rustls::ClientConfig, String> {
     use rustls_pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -592,11 +596,29 @@ pub(crate) fn tls_config(extra_pem: Option<&[u8]>) -> Result<rustls::ClientConfi
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
+        .with_root_certificates(roots);
+    let Some(identity) = identity else {
+        return Ok(builder.with_no_client_auth());
+    };
+    use secrecy::ExposeSecret as _;
+    let certs =
+        rustls_pki_types::CertificateDer::pem_slice_iter(identity.cert_chain_pem().as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("the client certificate is not valid PEM: {e}"))?;
+    if certs.is_empty() {
+        return Err("the client certificate chain holds no certificate".into());
+    }
+    // The key's own text never enters a message.
+    let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(
+        identity.key_pem().expose_secret().as_bytes(),
+    )
+    .map_err(|_| "the client key is not a PEM private key".to_owned())?;
+    builder
+        .with_client_auth_cert(certs, key)
+        .map_err(|e| format!("the client certificate and key cannot be used together: {e}"))
 }
 
 #[cfg(test)]
@@ -635,7 +657,16 @@ mod tests {
 
     #[test]
     fn ca_bundle_must_hold_certificates() {
-        assert!(tls_config(None).is_ok());
-        assert!(tls_config(Some(b"not pem")).is_err());
+        assert!(tls_config(None, None).is_ok());
+        assert!(tls_config(Some(b"not pem"), None).is_err());
+        let no_cert = doris_connection::ClientIdentity::from_pem("", "k-secret-1");
+        let e = tls_config(None, Some(&no_cert)).unwrap_err();
+        assert!(!e.contains("k-secret-1"), "{e}");
+        let bad_key = doris_connection::ClientIdentity::from_pem(
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+            "k-secret-2",
+        );
+        let e = tls_config(None, Some(&bad_key)).unwrap_err();
+        assert!(!e.contains("k-secret-2"), "{e}");
     }
 }

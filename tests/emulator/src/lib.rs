@@ -97,6 +97,9 @@ pub struct EmulatorConfig {
     /// as Doris with `enable_ssl`), with this certificate and key (PEM); the FE's redirects
     /// and the error-log URLs then say `https`. `None`: plain HTTP and MySQL.
     pub tls: Option<(String, String)>,
+    /// With `tls`: ask every TLS client for a certificate signed by this CA (PEM) and refuse
+    /// one without (mutual TLS). `None`: no client certificate asked for.
+    pub tls_client_ca: Option<String>,
     /// How many BEs to simulate (at least one): tablets are dealt over them, each gets its
     /// own BE Flight port and `_query_plan` routing. See [`backends`].
     pub backends: usize,
@@ -124,6 +127,7 @@ impl Default for EmulatorConfig {
             data_dir: None,
             profile: DorisProfile::default(),
             tls: None,
+            tls_client_ca: None,
             backends: 1,
             be_bandwidth: None,
         }
@@ -441,7 +445,11 @@ impl Emulator {
         };
         let (shutdown, stop) = watch::channel(false);
         let tls_config = match &shared.config.tls {
-            Some((cert, key)) => Some(tls::server_config(cert, key)?),
+            Some((cert, key)) => Some(tls::server_config(
+                cert,
+                key,
+                shared.config.tls_client_ca.as_deref(),
+            )?),
             None => None,
         };
         let tls = tls_config.clone().map(tokio_rustls::TlsAcceptor::from);

@@ -66,8 +66,11 @@ impl StreamLoadClient {
     /// Builds a client; checks the configuration and the CA bundle, sends nothing.
     pub fn new(config: ClientConfig) -> Result<Self, StreamLoadError> {
         config.validate()?;
-        let tls = crate::wire::tls_config(config.ca_bundle_pem.as_deref())
-            .map_err(StreamLoadError::Config)?;
+        let tls = crate::wire::tls_config(
+            config.ca_bundle_pem.as_deref(),
+            config.client_identity.as_ref(),
+        )
+        .map_err(StreamLoadError::Config)?;
         let http = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())

@@ -81,3 +81,39 @@ async fn a_certificate_from_an_unknown_ca_or_for_another_name_is_refused() {
         "nothing was sent without a verified link"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_asks_for_a_client_certificate_gets_the_configured_one() {
+    // Mutual TLS: the emulator's FE and BE ask every client for a certificate its CA
+    // signed. Without one the load is refused before any body byte is sent (not an
+    // ambiguous outcome); with the CA's client certificate it loads.
+    let ca = doris_emulator::tls::TestCa::new(&["127.0.0.1"]).unwrap();
+    let config = EmulatorConfig {
+        tls: Some((ca.cert_pem.clone(), ca.key_pem.clone())),
+        tls_client_ca: Some(ca.ca_pem.clone()),
+        ..EmulatorConfig::default()
+    };
+    let emulator = Emulator::start(config).await.unwrap();
+    emulator
+        .execute(None, &format!("CREATE DATABASE d; {DUP}"))
+        .unwrap();
+    let env = Env { emulator };
+    let anonymous = StreamLoadClient::new(https_config(&env, Some(&ca.ca_pem))).unwrap();
+    let e = labeled(&anonymous, &LoadOptions::default(), "mtls1", batch(0, 5))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StreamLoadError::Transport { .. }), "{e}");
+    assert_eq!(env.row_count("t"), 0);
+    let mut config = https_config(&env, Some(&ca.ca_pem));
+    config.client_identity = Some(ClientIdentity::from_pem(
+        ca.client_cert_pem.clone(),
+        ca.client_key_pem.clone(),
+    ));
+    assert!(!format!("{config:?}").contains("PRIVATE KEY"));
+    let client = StreamLoadClient::new(config).unwrap();
+    let r = labeled(&client, &LoadOptions::default(), "mtls2", batch(0, 5))
+        .await
+        .unwrap();
+    assert_eq!(r.status, LoadStatus::Success);
+    assert_eq!(sorted_ids(&env.rows("t")), (0..5).collect::<Vec<_>>());
+}
