@@ -168,6 +168,15 @@ async fn fetch(
         .unwrap()
 }
 
+/// The rows of `SELECT id FROM d.t` over Flight.
+async fn id_rows(flight: &FlightSqlEndpoint) -> usize {
+    fetch(flight, "SELECT `id` FROM `d`.`t`", id_schema())
+        .await
+        .iter()
+        .map(RecordBatch::num_rows)
+        .sum()
+}
+
 async fn flight_error(flight: &FlightSqlEndpoint, sql: &str) -> ReadError {
     let schema = id_schema();
     match flight_query(flight, sql.into(), schema, BatchLimits::default()).await {
@@ -221,11 +230,7 @@ async fn a_stream_that_ends_cleanly_but_short_of_the_announced_count_fails() {
     assert!(err.to_string().contains("announced 301"), "{err}");
     // The announced count, when right, is accepted; -1 (Doris's "unknown") is not checked.
     e.faults().arm(Fault::AnnounceFlightRows { rows: 300 }, 1);
-    let rows: usize = fetch(&flight, "SELECT `id` FROM `d`.`t`", id_schema())
-        .await
-        .iter()
-        .map(RecordBatch::num_rows)
-        .sum();
+    let rows = id_rows(&flight).await;
     assert_eq!(rows, 300);
     assert_eq!(e.faults().fired().len(), 2);
 }
@@ -577,11 +582,7 @@ async fn a_handshake_answer_over_the_message_cap_is_refused_not_buffered() {
     assert!(text.contains("the FE's handshake"), "{text}");
     assert!(text.contains("with_max_msg_size"), "{text}");
     e.faults().arm(oversized, 1);
-    let rows: usize = fetch(&flight, "SELECT `id` FROM `d`.`t`", id_schema())
-        .await
-        .iter()
-        .map(RecordBatch::num_rows)
-        .sum();
+    let rows = id_rows(&flight).await;
     assert_eq!(rows, 300);
     let fired = e.faults().fired();
     assert_eq!(fired.len(), 2);
