@@ -103,16 +103,14 @@ def test_the_version_is_above_the_reference_and_has_one_source():
     assert re.search(r'^version = "([^"]+)"', manifest, re.M).group(1) == daft_doris.__version__
 
 
-def _read_option_docs() -> dict[str, str]:
-    """Each ``DorisReadOptions`` key and the text of its description (the string after its
-    annotation, as pdoc and IDEs read it)."""
+def _option_docs(module, name: str) -> dict[str, str]:
+    """Each key of the options ``TypedDict`` ``name`` of ``module`` and the text of its
+    description (the string after its annotation, as pdoc and IDEs read it)."""
     import ast
     import inspect
 
-    from daft_doris import read_options
-
-    tree = ast.parse(inspect.getsource(read_options))
-    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DorisReadOptions"]
+    tree = ast.parse(inspect.getsource(module))
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
     docs = {}
     for node, after in zip(cls.body, cls.body[1:] + [None], strict=True):
         if isinstance(node, ast.AnnAssign):
@@ -140,16 +138,18 @@ def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
     options' descriptions, the read entry points declare no option default at all (an
     option left out is the crates' to fill), and the crates' checks accept every default
     as given."""
-    import dataclasses
     import inspect
 
     from daft_doris import (
         DorisConnection,
+        DorisDataSink,
         DorisReadOptions,
         DorisWriteOptions,
         _native,
         read_doris,
+        read_options,
         write_doris,
+        write_options,
     )
     from daft_doris.read import DorisDataSource
     from daft_doris.streaming import StreamingJob
@@ -164,33 +164,32 @@ def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
                     used.add((group, name))
                     break
 
-    check(write_doris, ("write",))
-    check(DorisWriteOptions, ("write",))
     check(DorisConnection, ("connection",))
     check(StreamingJob.wait_for, ("jobs",))
-    for function in (read_doris, DorisDataSource.__init__):
+    for function in (read_doris, DorisDataSource.__init__, write_doris, DorisDataSink.__init__):
         defaults = {
             name
             for name, parameter in inspect.signature(function).parameters.items()
             if parameter.default is not inspect.Parameter.empty
         }
-        assert defaults <= {"columns", "filter"}, (function, defaults)
-    docs = _read_option_docs()
-    assert set(docs) == DorisReadOptions.__required_keys__ | DorisReadOptions.__optional_keys__
-    assert all(docs.values()), [name for name, doc in docs.items() if not doc]
-    for group in ("connection", "read"):
-        for name, value in _native.DEFAULTS[group].items():
-            if name in docs:
-                assert _names_default(docs[name], value), (name, value, docs[name])
-                used.add((group, name))
+        assert defaults <= {"columns", "filter", "checkpoint", "options"}, (function, defaults)
+    for declared, module, groups in (
+        (DorisReadOptions, read_options, ("connection", "read")),
+        (DorisWriteOptions, write_options, ("write",)),
+    ):
+        docs = _option_docs(module, declared.__name__)
+        assert set(docs) == declared.__required_keys__ | declared.__optional_keys__
+        assert all(docs.values()), [name for name, doc in docs.items() if not doc]
+        for group in groups:
+            for name, value in _native.DEFAULTS[group].items():
+                if name in docs:
+                    assert _names_default(docs[name], value), (name, value, docs[name])
+                    used.add((group, name))
     every = {(group, name) for group, values in _native.DEFAULTS.items() for name in values}
     assert every == used, every - used
-    options = DorisWriteOptions()
-    assert options.overwrite == _native.DEFAULTS["write"]["overwrite"]
-    assert _native.overwrites(_native.DEFAULTS["write"]["write_mode"]) is options.overwrite
-    # The defaults pass the crates' own checks (the options class checks on creation).
-    assert {f.name for f in dataclasses.fields(options)} >= {
-        name for name in _native.DEFAULTS["write"] if name != "write_mode"
-    }
+    # The defaults pass the crates' own checks, given as they are or left out.
+    _native.check_write_options(dict(_native.DEFAULTS["write"]))
+    _native.check_write_options({})
+    assert _native.commit_mode({}) == "plain"
     read = _native.DEFAULTS["read"]
     _native.ReadRequest("db", "t", read["split"], read["discovery_policy"])

@@ -36,14 +36,15 @@ CONSUMER = textwrap.dedent(
             password=SecretRef.env("DORIS_PASSWORD"),
         )
         connection = DorisConnection(host="fe.example", password=SecretRef.env("DORIS_PASSWORD"))
-        options = DorisWriteOptions(operation="upsert", idempotence_key="nightly-2026-12-05")
+        options = DorisWriteOptions(
+            operation="upsert", idempotence_key="nightly-2026-12-05", batch_rows=10_000
+        )
         try:
             written: daft.DataFrame = write_doris(
                 frame,
                 connection=connection,
                 table=DorisTable("sales", target),
-                operation=options.operation,
-                idempotence_key=options.idempotence_key,
+                **options,
             )
         except DorisWriteError as e:
             print(e)
@@ -54,15 +55,32 @@ CONSUMER = textwrap.dedent(
 )
 
 # Each breaks the API's types: a port as text, a transport Doris does not have, options
-# the functions do not take, a required read option left out (the read options are
-# `DorisReadOptions` keywords: the checker sees each one's name, type and requiredness).
+# the functions do not take, a required read option left out, a write option's value of
+# the wrong kind (the options are `DorisReadOptions` and `DorisWriteOptions` keywords: the
+# checker sees each one's name, type and requiredness).
 BROKEN = [
     'read_doris(host="fe", database="d", table="t", transport="flight", mysql_port="9030")',
     'read_doris(host="fe", database="d", table="t", transport="odbc")',
     'read_doris(host="fe", database="d", table="t", transport="mysql", batch_row=10)',
     'read_doris(host="fe", database="d", table="t")',
     'DorisConnection(host="fe", pasword="x")',
+    "write_doris(FRAME, connection=CONNECTION, table=TABLE, batch_row=10)",
+    'write_doris(FRAME, connection=CONNECTION, table=TABLE, write_mode="replace")',
+    'write_doris(FRAME, connection=CONNECTION, table=TABLE, load_properties=[("k", "v")])',
+    'DorisWriteOptions(operation="merge")',
 ]
+
+# What the broken calls above are made with (well-typed themselves).
+BROKEN_HEADER = textwrap.dedent(
+    """
+    import daft
+    from daft_doris import DorisConnection, DorisTable, DorisWriteOptions, read_doris, write_doris
+
+    FRAME = daft.from_pydict({"id": [1]})
+    CONNECTION = DorisConnection(host="fe")
+    TABLE = DorisTable("d", "t")
+    """
+)
 
 
 def _mypy(tmp_path: Path, name: str, code: str) -> subprocess.CompletedProcess[str]:
@@ -97,9 +115,15 @@ def test_a_consumer_of_the_public_api_passes_mypy_strict(typing_dir: Path) -> No
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_what_the_broken_calls_are_made_with_passes_mypy_strict(typing_dir: Path) -> None:
+    """So each broken call below fails for its own error, not for its header's."""
+    run = _mypy(typing_dir, "broken_header", BROKEN_HEADER)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 @pytest.mark.parametrize("call", BROKEN)
 def test_a_call_against_the_api_types_fails_mypy_strict(typing_dir: Path, call: str) -> None:
-    code = "from daft_doris import DorisConnection, read_doris\n\n" + call + "\n"
+    code = BROKEN_HEADER + "\n" + call + "\n"
     run = _mypy(typing_dir, f"broken_{BROKEN.index(call)}", code)
     assert run.returncode != 0, f"mypy accepted {call}"
     assert "error:" in run.stdout, run.stdout + run.stderr

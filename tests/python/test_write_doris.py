@@ -235,12 +235,50 @@ def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
             "two_phase_commit does not apply",
         ),
         ({"atomic": True, "operation": "delete"}, "atomic writes support"),
+        ({"write_mode": "replace"}, "write_mode must be one of 'append', 'overwrite'"),
+        ({"write_mode": "overwrite", "operation": "upsert"}, "overwrite"),
+        ({"load_properties": "columns=id"}, "load_properties must be a mapping"),
+        ({"load_properties": {"": "x"}}, "load_properties keys must be non-empty strings"),
+        ({"commit_ledger": ""}, "commit_ledger"),
     ],
 )
 def test_bad_write_options_fail_before_any_network_io(kwargs, message):
     connection = DorisConnection(host="127.0.0.1", http_port=1, mysql_port=1)
     with pytest.raises(ConfigurationError, match=message):
         write_doris(frame(1), connection=connection, table=DorisTable("w", "dup"), **kwargs)
+    # The sink takes the same options, as one DorisWriteOptions mapping, checked the same.
+    with pytest.raises(ConfigurationError, match=message):
+        DorisDataSink(connection, DorisTable("w", "dup"), DorisWriteOptions(**kwargs))
+
+
+def test_a_write_option_name_is_checked_as_a_keyword():
+    """The options are declared once (``DorisWriteOptions``): a name that is not one of them
+    is a ``TypeError`` from ``write_doris`` and from the sink, before anything runs."""
+    connection = DorisConnection(host="127.0.0.1", http_port=1, mysql_port=1)
+    table = DorisTable("w", "dup")
+    with pytest.raises(TypeError, match="write_doris\\(\\) got an unexpected keyword argument 'batch_row'"):
+        write_doris(frame(1), connection=connection, table=table, batch_row=10)
+    with pytest.raises(TypeError, match="'overwrite'"):
+        DorisDataSink(connection, table, {"overwrite": True})  # type: ignore[typeddict-unknown-key]
+    with pytest.raises(ConfigurationError, match="options must be a DorisWriteOptions mapping"):
+        DorisDataSink(connection, table, [("batch_rows", 10)])  # type: ignore[arg-type]
+
+
+def test_the_sink_snapshots_its_options(doris):
+    """What the sink was given is what its tasks use: a later change to the caller's
+    mappings reaches no load."""
+    query(
+        doris,
+        "CREATE TABLE w.snapshot (`id` INT NOT NULL, `name` VARCHAR(8) NULL, `amount` DECIMAL(10, 2) "
+        "NULL, `day` DATE NULL, `ts` DATETIME(6) NULL) DUPLICATE KEY(`id`) "
+        "DISTRIBUTED BY HASH(`id`) BUCKETS 1",
+    )
+    given = DorisWriteOptions(load_properties={"where": "id < 3"})
+    sink = DorisDataSink(conn(doris), DorisTable("w", "snapshot"), given)
+    given["load_properties"]["where"] = "id < 100"  # type: ignore[index]
+    given["batch_rows"] = 0
+    frame(10).write_sink(sink)
+    assert ids_in(doris, "snapshot") == [0, 1, 2]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ use crate::connection::Connection;
 use crate::errors::{load_error, write_metadata_error};
 use crate::runtime::block_on;
 use crate::write::{reports, summary_to_dict};
-use crate::write_options::{WriteArgs, write_spec};
+use crate::write_options::write_spec;
 
 async fn open(connection: &Connection, password: &str) -> Result<Session, StreamLoadError> {
     let endpoint = connection.mysql(password, None);
@@ -27,8 +27,7 @@ async fn open(connection: &Connection, password: &str) -> Result<Session, Stream
 }
 
 fn spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
-    let args: WriteArgs<'_> = options.extract()?;
-    write_spec(&args)
+    write_spec(options)
 }
 
 /// The run `atomic_begin` started, from the key and staging table the sink kept.

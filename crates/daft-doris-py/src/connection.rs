@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use doris_connection::{ConnectionSettings, Credentials, HostPort, SslMode};
+use doris_connection::{ClientIdentity, ConnectionSettings, Credentials, HostPort, SslMode};
 use doris_plan::PlanEndpoint;
 use doris_read::options::FlightOptions;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
@@ -36,6 +36,9 @@ pub(crate) struct Connection {
     redirect_targets: Vec<HostPort>,
     /// Which redirect targets are followed (`None`: the client's default).
     redirect_policy: Option<RedirectPolicy>,
+    /// The MySQL link's own client certificate (`mysql_options` `ssl_cert`/`ssl_key`),
+    /// presented there instead of the connection's.
+    mysql_client_identity: Option<ClientIdentity>,
 }
 
 #[pymethods]
@@ -64,6 +67,10 @@ impl Connection {
         redirect_ports = None,
         redirect_policy = None,
         verify_tls = None,
+        client_cert_file = None,
+        client_key_file = None,
+        mysql_client_cert_file = None,
+        mysql_client_key_file = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -87,6 +94,10 @@ impl Connection {
         redirect_ports: Option<Bound<'_, PyAny>>,
         redirect_policy: Option<Bound<'_, PyAny>>,
         verify_tls: Option<Bound<'_, PyAny>>,
+        client_cert_file: Option<Bound<'_, PyAny>>,
+        client_key_file: Option<Bound<'_, PyAny>>,
+        mysql_client_cert_file: Option<Bound<'_, PyAny>>,
+        mysql_client_key_file: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let host = args::host(&host)?;
         // `None` keeps the default of `ConnectionSettings`, as for every setting below.
@@ -152,6 +163,14 @@ impl Connection {
                 })?;
         }
         settings.ca_pem = ca_pem.map(String::into_bytes);
+        settings.client_identity = identity_files(
+            ("tls_client_cert_file", client_cert_file),
+            ("tls_client_key_file", client_key_file),
+        )?;
+        let mysql_client_identity = identity_files(
+            ("mysql_options ssl_cert", mysql_client_cert_file),
+            ("mysql_options ssl_key", mysql_client_key_file),
+        )?;
         settings.mysql_server_public_key_pem = mysql_server_public_key.map(String::into_bytes);
         settings
             .http_url()
@@ -177,6 +196,7 @@ impl Connection {
             )?,
             redirect_targets,
             redirect_policy,
+            mysql_client_identity,
         })
     }
 
@@ -208,6 +228,42 @@ impl Connection {
             s.flight_port,
             s.credentials.user()
         )
+    }
+}
+
+/// The client certificate and key read from their files (`doris_read::options::
+/// read_client_identity`), each named as the caller gave it; both or neither.
+fn identity_files(
+    (cert_name, cert): (&str, Option<Bound<'_, PyAny>>),
+    (key_name, key): (&str, Option<Bound<'_, PyAny>>),
+) -> PyResult<Option<ClientIdentity>> {
+    let path = |name: &str, value: &Bound<'_, PyAny>| -> PyResult<String> {
+        value.extract::<String>().map_err(|_| {
+            raise(
+                ErrorClass::ConfigurationError,
+                format!("{name} must be the path of a PEM file"),
+            )
+        })
+    };
+    match (args::given(cert), args::given(key)) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => doris_read::options::read_client_identity(
+            cert_name,
+            &path(cert_name, &cert)?,
+            key_name,
+            &path(key_name, &key)?,
+        )
+        .map(Some)
+        .map_err(|e| match e {
+            doris_read::ReadError::Config(message) => {
+                raise(ErrorClass::ConfigurationError, message)
+            }
+            other => read_error(other),
+        }),
+        _ => Err(raise(
+            ErrorClass::ConfigurationError,
+            format!("{cert_name} and {key_name} go together: give both or neither"),
+        )),
     }
 }
 
@@ -253,6 +309,9 @@ impl Connection {
     pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
         let mut endpoint = MySqlEndpoint::from_settings(&self.settings(password));
         endpoint.database = database.map(str::to_owned);
+        if let Some(identity) = &self.mysql_client_identity {
+            endpoint.client_identity = Some(identity.clone());
+        }
         endpoint
     }
 

@@ -57,7 +57,6 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     write.set_item("strict_mode", spec.strict_mode)?;
     write.set_item("two_phase_commit", spec.two_phase_commit)?;
     write.set_item("max_retries", spec.max_retries)?;
-    write.set_item("overwrite", spec.overwrite)?;
     write.set_item("write_mode", WriteDisposition::default().as_str())?;
     write.set_item(
         "commit_ledger",

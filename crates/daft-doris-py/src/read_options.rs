@@ -32,6 +32,10 @@ pub(crate) struct ReadOptions {
     mysql_ssl_ca: Option<String>,
     /// `mysql_options["server_public_key"]`: the server's public key (PEM), pinned.
     mysql_server_public_key: Option<String>,
+    /// `mysql_options` `ssl_cert` and `ssl_key`: the MySQL link's client certificate and
+    /// key files, read where the connection is made.
+    mysql_ssl_cert: Option<String>,
+    mysql_ssl_key: Option<String>,
     /// `flight_options`, checked (`doris_read::options::FlightOptions`), sorted by key:
     /// the connection maps them again where the endpoint is made.
     flight_options: Vec<(String, String)>,
@@ -119,6 +123,8 @@ impl ReadOptions {
             mysql_ssl_mode: mysql.ssl_mode.map(|m| m.name().to_owned()),
             mysql_ssl_ca: mysql.ssl_ca,
             mysql_server_public_key: mysql.server_public_key,
+            mysql_ssl_cert: mysql.ssl_cert_and_key.as_ref().map(|(c, _)| c.clone()),
+            mysql_ssl_key: mysql.ssl_cert_and_key.map(|(_, k)| k),
             flight_options,
             flight_endpoint_rewrite,
             flight_allowed_locations,

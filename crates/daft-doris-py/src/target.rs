@@ -5,10 +5,9 @@
 use std::sync::Arc;
 
 use arrow_schema::Schema;
-use doris_sql::WriteOperation;
 use doris_streamload::prepare::ColumnRule;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::args::{from_python, to_python};
@@ -49,7 +48,8 @@ impl WriteTarget {
     }
 }
 
-/// Checks the data's schema against the table before anything is uploaded.
+/// Checks the data's schema against the table, for the operation of the write's `options`
+/// (`DorisWriteOptions`), before anything is uploaded.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_write_target(
@@ -59,12 +59,10 @@ pub(crate) fn check_write_target(
     database: &str,
     table: &str,
     schema: PySchema,
-    operation: &str,
+    options: Bound<'_, PyDict>,
 ) -> PyResult<WriteTarget> {
     let connection: &Connection = &connection;
-    let operation: WriteOperation = operation
-        .parse()
-        .map_err(|e: String| raise(ErrorClass::ConfigurationError, e))?;
+    let operation = crate::write_options::write_spec(&options)?.operation;
     let endpoint = connection.mysql(password, None);
     let table_schema = block_on(py, || {
         doris_read::fetch_table_schema(&endpoint, database, table)

@@ -5,9 +5,7 @@
 use std::sync::Arc;
 
 use doris_streamload::prepare::BatchRules;
-use doris_streamload::write::{
-    PartitionLabels, TaskReport, WriteDisposition, WriteSpec, WriteSummary,
-};
+use doris_streamload::write::{PartitionLabels, TaskReport, WriteSpec, WriteSummary};
 use doris_streamload::{
     Label, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef,
 };
@@ -15,12 +13,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
 
-use crate::args;
 use crate::connection::Connection;
 use crate::errors::{ErrorClass, load_error, loader_error, raise};
 use crate::runtime::block_on;
 use crate::target::WriteTarget;
-use crate::write_options::{WriteArgs, write_spec};
+use crate::write_options::write_spec;
 
 /// The per-load labels of one write, shared by its tasks in a process (identical
 /// micropartitions are told apart by an occurrence count).
@@ -32,8 +29,7 @@ impl WriteLabels {
     /// The labels of a write of `options` (`None` unless it uses per-load labels).
     #[staticmethod]
     fn of(options: Bound<'_, PyDict>) -> PyResult<Option<Self>> {
-        let args: WriteArgs<'_> = options.extract()?;
-        Ok(PartitionLabels::of(&write_spec(&args)?).map(|l| Self(Arc::new(l))))
+        Ok(PartitionLabels::of(&write_spec(&options)?).map(|l| Self(Arc::new(l))))
     }
 }
 
@@ -71,8 +67,7 @@ impl TableWriter {
         staging_table: Option<String>,
     ) -> PyResult<Self> {
         let connection: &Connection = &connection;
-        let args: WriteArgs<'_> = options.extract()?;
-        let mut spec = write_spec(&args)?;
+        let mut spec = write_spec(&options)?;
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
         let mut config = connection.stream_load(password)?;
@@ -314,16 +309,6 @@ pub(crate) fn summarize_loads<'py>(
 /// How the write of `options` commits: `atomic`, `per_load_labels`, `two_phase` or
 /// `plain`.
 #[pyfunction]
-pub(crate) fn write_mode(options: Bound<'_, PyDict>) -> PyResult<&'static str> {
-    let args: WriteArgs<'_> = options.extract()?;
-    Ok(write_spec(&args)?.mode().as_str())
-}
-
-/// Whether `write_doris`'s `write_mode` replaces the table's rows
-/// (`doris_streamload::write::WriteDisposition`).
-#[pyfunction]
-pub(crate) fn overwrites(write_mode: &Bound<'_, PyAny>) -> PyResult<bool> {
-    args::named::<WriteDisposition>(write_mode)
-        .map(WriteDisposition::overwrites)
-        .map_err(|e| load_error(&e))
+pub(crate) fn commit_mode(options: Bound<'_, PyDict>) -> PyResult<&'static str> {
+    Ok(write_spec(&options)?.mode().as_str())
 }

@@ -1,5 +1,5 @@
-//! `_native.check_write_options` and the write spec every writer is built from: Python
-//! arguments converted, as given, into `doris_streamload::write::WriteSpec`, whose
+//! `_native.check_write_options` and the write spec every writer is built from: the
+//! options Python was given (only those), converted into `doris_streamload::write::WriteSpec`, whose
 //! `check` holds every rule (ranges, combinations, the label grammar, the Stream Load
 //! options). A value of the wrong type is converted into one the rule refuses, so it is
 //! named by the same message as a wrong value.
@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use doris_sql::WriteOperation;
 use doris_streamload::atomic::CommitRecord;
-use doris_streamload::write::{WriteSpec, parse_format};
+use doris_streamload::write::{WriteDisposition, WriteSpec, parse_format};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 
 use crate::args;
 use crate::errors::{ErrorClass, load_error, raise};
@@ -19,86 +19,115 @@ fn config(message: &str) -> PyErr {
     raise(ErrorClass::ConfigurationError, message.to_owned())
 }
 
-/// The write options as Python passes them (`DorisWriteOptions`' fields).
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
-pub(crate) struct WriteArgs<'py> {
-    operation: Bound<'py, PyAny>,
-    format: Bound<'py, PyAny>,
-    batch_rows: Bound<'py, PyAny>,
-    batch_bytes: Bound<'py, PyAny>,
-    label_prefix: Bound<'py, PyAny>,
-    idempotence_key: Bound<'py, PyAny>,
-    max_filter_ratio: Bound<'py, PyAny>,
-    strict_mode: Bound<'py, PyAny>,
-    request_timeout_seconds: Bound<'py, PyAny>,
-    load_properties: Bound<'py, PyAny>,
-    two_phase_commit: Bound<'py, PyAny>,
-    max_retries: Bound<'py, PyAny>,
-    atomic: Bound<'py, PyAny>,
-    overwrite: Bound<'py, PyAny>,
-    commit_ledger: Bound<'py, PyAny>,
-}
+/// The option names a write takes (`DorisWriteOptions`' keys); each one left out takes
+/// [`WriteSpec::new`]'s default.
+pub(crate) const OPTION_NAMES: [&str; 15] = [
+    "operation",
+    "format",
+    "batch_rows",
+    "batch_bytes",
+    "label_prefix",
+    "idempotence_key",
+    "max_filter_ratio",
+    "strict_mode",
+    "request_timeout_seconds",
+    "load_properties",
+    "two_phase_commit",
+    "max_retries",
+    "atomic",
+    "write_mode",
+    "commit_ledger",
+];
 
-/// The spec of `args`, checked (`WriteSpec::check`).
-pub(crate) fn write_spec(args: &WriteArgs<'_>) -> PyResult<WriteSpec> {
-    let operation: WriteOperation = args::named(&args.operation).map_err(|e: String| config(&e))?;
-    let format = optional_text(&args.format);
-    let spec = WriteSpec {
-        operation,
-        format: parse_format(format.as_deref()).map_err(|e| load_error(&e))?,
-        batch_rows: usize::try_from(integer(&args.batch_rows)).unwrap_or(0),
-        batch_bytes: u64::try_from(integer(&args.batch_bytes)).unwrap_or(0),
-        label_prefix: text(&args.label_prefix),
-        idempotence_key: optional_text(&args.idempotence_key),
-        max_filter_ratio: number(&args.max_filter_ratio),
-        strict_mode: args::flag("strict_mode", &args.strict_mode)?,
-        timeout: if args.request_timeout_seconds.is_none() {
+/// The spec of the write `options` (`DorisWriteOptions`, the keys given), checked
+/// (`WriteSpec::check`). A key left out keeps `WriteSpec::new`'s default; an unknown key
+/// is refused by name.
+pub(crate) fn write_spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
+    for key in options.keys() {
+        let key: String = key
+            .extract()
+            .map_err(|_| config("write option names must be strings"))?;
+        if !OPTION_NAMES.contains(&key.as_str()) {
+            return Err(config(&format!("{key:?} is not a write option")));
+        }
+    }
+    let given = |name: &str| options.get_item(name);
+    let operation: WriteOperation = match given("operation")? {
+        Some(value) => args::named(&value).map_err(|e: String| config(&e))?,
+        None => WriteOperation::Load,
+    };
+    let mut spec = WriteSpec::new(operation);
+    if let Some(value) = given("format")? {
+        spec.format = parse_format(optional_text(&value).as_deref()).map_err(|e| load_error(&e))?;
+    }
+    if let Some(value) = given("batch_rows")? {
+        spec.batch_rows = usize::try_from(integer(&value)).unwrap_or(0);
+    }
+    if let Some(value) = given("batch_bytes")? {
+        spec.batch_bytes = u64::try_from(integer(&value)).unwrap_or(0);
+    }
+    if let Some(value) = given("label_prefix")? {
+        spec.label_prefix = text(&value);
+    }
+    if let Some(value) = given("idempotence_key")? {
+        spec.idempotence_key = optional_text(&value);
+    }
+    if let Some(value) = given("max_filter_ratio")? {
+        spec.max_filter_ratio = number(&value);
+    }
+    if let Some(value) = given("strict_mode")? {
+        spec.strict_mode = args::flag("strict_mode", &value)?;
+    }
+    if let Some(value) = given("request_timeout_seconds")? {
+        spec.timeout = if value.is_none() {
             None
         } else {
-            Some(args::seconds(
-                "request_timeout_seconds",
-                &args.request_timeout_seconds,
-            )?)
-        },
-        load_properties: properties(&args.load_properties)?,
-        two_phase_commit: args::flag("two_phase_commit", &args.two_phase_commit)?,
-        max_retries: u32::try_from(integer(&args.max_retries)).unwrap_or(u32::MAX),
-        atomic: if args.atomic.is_none() {
+            Some(args::seconds("request_timeout_seconds", &value)?)
+        };
+    }
+    if let Some(value) = given("load_properties")? {
+        spec.load_properties = properties(&value)?;
+    }
+    if let Some(value) = given("two_phase_commit")? {
+        spec.two_phase_commit = args::flag("two_phase_commit", &value)?;
+    }
+    if let Some(value) = given("max_retries")? {
+        spec.max_retries = u32::try_from(integer(&value)).unwrap_or(u32::MAX);
+    }
+    if let Some(value) = given("atomic")? {
+        spec.atomic = if value.is_none() {
             None
         } else {
-            Some(args::flag("atomic", &args.atomic)?)
-        },
-        overwrite: args::flag("overwrite", &args.overwrite)?,
-        commit_record: match optional_text(&args.commit_ledger) {
+            Some(args::flag("atomic", &value)?)
+        };
+    }
+    if let Some(value) = given("write_mode")? {
+        spec.overwrite = args::named::<WriteDisposition>(&value)
+            .map_err(|e| load_error(&e))?
+            .overwrites();
+    }
+    if let Some(value) = given("commit_ledger")? {
+        spec.commit_record = match optional_text(&value) {
             Some(name) => CommitRecord::Ledger(name),
             None => CommitRecord::LabelOnly,
-        },
-    };
+        };
+    }
     spec.check().map_err(|e| load_error(&e))?;
     Ok(spec)
 }
 
-/// Checks a write's options before anything runs; a bad one is a `ConfigurationError`
-/// that names it and the rule (never the value).
+/// Checks a write's options (`DorisWriteOptions`) before anything runs; a bad one is a
+/// `ConfigurationError` that names it and the rule (never the value).
 #[pyfunction]
-#[pyo3(signature = (**options))]
-pub(crate) fn check_write_options(options: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<()> {
-    let options = options.ok_or_else(|| config("no write options given"))?;
-    let args: WriteArgs<'_> = options
-        .extract()
-        .map_err(|e| config(&format!("write options: {e}")))?;
-    write_spec(&args).map(|_| ())
+pub(crate) fn check_write_options(options: Bound<'_, PyDict>) -> PyResult<()> {
+    write_spec(&options).map(|_| ())
 }
 
 /// Refuses a write whose engine may retry its tasks (Daft's Ray runner) unless it keeps
 /// its guarantee under retries (`WriteSpec::check_retried_tasks`).
 #[pyfunction]
-#[pyo3(signature = (**options))]
-pub(crate) fn check_retried_tasks(options: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<()> {
-    let options = options.ok_or_else(|| config("no write options given"))?;
-    let args: WriteArgs<'_> = options.extract()?;
-    write_spec(&args)?
+pub(crate) fn check_retried_tasks(options: Bound<'_, PyDict>) -> PyResult<()> {
+    write_spec(&options)?
         .check_retried_tasks()
         .map_err(|e| load_error(&e))
 }
@@ -134,14 +163,18 @@ fn number(value: &Bound<'_, PyAny>) -> f64 {
     value.extract::<f64>().unwrap_or(f64::NAN)
 }
 
-/// `load_properties`: `(key, value)` pairs of strings, keys not empty.
+/// `load_properties`: a mapping of strings to strings, or `(key, value)` pairs; keys not
+/// empty.
 fn properties(value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<String, String>> {
-    let pairs: Vec<Bound<'_, PyAny>> =
-        if value.is_instance_of::<PyTuple>() || value.is_instance_of::<PyList>() {
-            value.try_iter()?.collect::<PyResult<_>>()?
-        } else {
-            return Err(config("load_properties must be (key, value) pairs"));
-        };
+    let pairs: Vec<Bound<'_, PyAny>> = if let Ok(mapping) = value.cast::<PyMapping>() {
+        mapping.items()?.try_iter()?.collect::<PyResult<_>>()?
+    } else if value.is_instance_of::<PyTuple>() || value.is_instance_of::<PyList>() {
+        value.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        return Err(config(
+            "load_properties must be a mapping of strings or (key, value) pairs",
+        ));
+    };
     let mut out = BTreeMap::new();
     for pair in pairs {
         let (key, item): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair

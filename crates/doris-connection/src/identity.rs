@@ -5,7 +5,9 @@
 
 use std::fmt;
 
-use secrecy::SecretString;
+use rustls_pki_types::pem::PemObject as _;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use secrecy::{ExposeSecret as _, SecretString};
 
 /// A client certificate chain and its private key, both PEM. `Debug` hides the key.
 ///
@@ -44,6 +46,54 @@ impl ClientIdentity {
         &self.key_pem
     }
 }
+
+/// Why a [`ClientIdentity`] cannot be used. The messages name the part, never its text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum IdentityError {
+    /// The certificate chain is not PEM, or holds no certificate.
+    #[error("the client certificate chain holds no readable PEM certificate")]
+    Certificate,
+    /// The key is not a PEM private key (PKCS#8, PKCS#1 or SEC1; an encrypted key is not
+    /// read).
+    #[error("the client key is not an unencrypted PEM private key")]
+    Key,
+}
+
+impl ClientIdentity {
+    /// The chain and key as TLS libraries take them (rustls, and what is built on it),
+    /// checked: at least one certificate, and a readable private key.
+    ///
+    /// ```
+    /// use doris_connection::{ClientIdentity, IdentityError};
+    ///
+    /// let identity = ClientIdentity::from_pem("not a certificate", "not a key");
+    /// assert_eq!(identity.to_der().unwrap_err(), IdentityError::Certificate);
+    /// ```
+    pub fn to_der(
+        &self,
+    ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), IdentityError> {
+        let certs = CertificateDer::pem_slice_iter(self.cert_chain_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| IdentityError::Certificate)?;
+        if certs.is_empty() {
+            return Err(IdentityError::Certificate);
+        }
+        let key = PrivateKeyDer::from_pem_slice(self.key_pem.expose_secret().as_bytes())
+            .map_err(|_| IdentityError::Key)?;
+        Ok((certs, key))
+    }
+}
+
+/// Two identities are equal when both their chains and their keys are.
+impl PartialEq for ClientIdentity {
+    fn eq(&self, other: &Self) -> bool {
+        self.cert_chain_pem == other.cert_chain_pem
+            && self.key_pem.expose_secret() == other.key_pem.expose_secret()
+    }
+}
+
+impl Eq for ClientIdentity {}
 
 impl fmt::Debug for ClientIdentity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -48,7 +48,7 @@ pub use secrecy;
 
 pub use credentials::Credentials;
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
-pub use identity::ClientIdentity;
+pub use identity::{ClientIdentity, IdentityError};
 pub use settings::{ConnectionSettings, ConnectionSettingsError, SslMode, check_host};
 
 /// The README's example, run as a doctest.

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use doris_connection::{BackendsAnswerError, ConnectionSettings, Credentials, HostPort};
+use doris_connection::{
+    BackendsAnswerError, ClientIdentity, ConnectionSettings, Credentials, HostPort,
+};
 use url::Url;
 
 /// Where the FE is and how to authenticate. `Debug` hides the password.
@@ -20,6 +22,8 @@ pub struct PlanEndpoint {
     pub max_response_bytes: usize,
     /// Extra trusted CA certificates (PEM) for HTTPS.
     pub ca_bundle_pem: Option<Vec<u8>>,
+    /// The client certificate and key presented when the FE asks for one (mutual TLS).
+    pub client_identity: Option<ClientIdentity>,
 }
 
 impl fmt::Debug for PlanEndpoint {
@@ -38,8 +42,8 @@ impl PlanEndpoint {
         Self::with_credentials(fe, Credentials::new(user, password))
     }
 
-    /// The FE's HTTP face as `settings` describe it: its URL, credentials and trusted CAs,
-    /// and [`ConnectionSettings::planning_timeout`] as the whole-request timeout.
+    /// The FE's HTTP face as `settings` describe it: its URL, credentials, trusted CAs and
+    /// client certificate, and [`ConnectionSettings::planning_timeout`] as the whole-request timeout.
     pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, PlanError> {
         let fe = settings
             .http_url()
@@ -47,6 +51,7 @@ impl PlanEndpoint {
         let mut endpoint = Self::with_credentials(fe, settings.credentials.clone());
         endpoint.timeout = settings.planning_timeout();
         endpoint.ca_bundle_pem = settings.ca_pem.clone();
+        endpoint.client_identity = settings.client_identity.clone();
         Ok(endpoint)
     }
 
@@ -58,6 +63,7 @@ impl PlanEndpoint {
             timeout: Duration::from_secs(30),
             max_response_bytes: 16 * 1024 * 1024,
             ca_bundle_pem: None,
+            client_identity: None,
         }
     }
 }
@@ -158,9 +164,28 @@ fn http_client(endpoint: &PlanEndpoint) -> Result<reqwest::Client, PlanError> {
             builder = builder.add_root_certificate(cert);
         }
     }
+    if let Some(identity) = &endpoint.client_identity {
+        builder = builder.identity(client_identity(identity)?);
+    }
     builder
         .build()
         .map_err(|e| PlanError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
+/// `identity` as reqwest takes it (key and chain in one PEM buffer), checked first so the
+/// error names the part at fault, never its text.
+fn client_identity(identity: &ClientIdentity) -> Result<reqwest::Identity, PlanError> {
+    use doris_connection::secrecy::{ExposeSecret as _, SecretSlice};
+    identity
+        .to_der()
+        .map_err(|e| PlanError::Config(e.to_string()))?;
+    let key = identity.key_pem().expose_secret();
+    // Zeroed when dropped, as the key's own copy is.
+    let pem =
+        SecretSlice::from([key.as_bytes(), b"\n", identity.cert_chain_pem().as_bytes()].concat());
+    reqwest::Identity::from_pem(pem.expose_secret()).map_err(|_| {
+        PlanError::Config("the client certificate and key cannot be used together".into())
+    })
 }
 
 /// Parses a `_query_plan` answer.

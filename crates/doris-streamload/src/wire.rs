@@ -603,19 +603,7 @@ pub(crate) fn tls_config(
     let Some(identity) = identity else {
         return Ok(builder.with_no_client_auth());
     };
-    use secrecy::ExposeSecret as _;
-    let certs =
-        rustls_pki_types::CertificateDer::pem_slice_iter(identity.cert_chain_pem().as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("the client certificate is not valid PEM: {e}"))?;
-    if certs.is_empty() {
-        return Err("the client certificate chain holds no certificate".into());
-    }
-    // The key's own text never enters a message.
-    let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(
-        identity.key_pem().expose_secret().as_bytes(),
-    )
-    .map_err(|_| "the client key is not a PEM private key".to_owned())?;
+    let (certs, key) = identity.to_der().map_err(|e| e.to_string())?;
     builder
         .with_client_auth_cert(certs, key)
         .map_err(|e| format!("the client certificate and key cannot be used together: {e}"))

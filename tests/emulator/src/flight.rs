@@ -627,12 +627,17 @@ async fn serve_face(listener: TcpListener, face: Face, mut stop: watch::Receiver
     let mut builder = tonic::transport::Server::builder();
     if let Some((cert, key)) = &face.shared.config.tls {
         let identity = tonic::transport::Identity::from_pem(cert, key);
-        builder =
-            match builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity)) {
-                Ok(b) => b,
-                // The certificate was checked when the HTTP faces were set up.
-                Err(_) => return,
-            };
+        let mut tls = tonic::transport::ServerTlsConfig::new().identity(identity);
+        // As on the HTTP and MySQL faces: every client must present a certificate this CA
+        // signed.
+        if let Some(ca) = &face.shared.config.tls_client_ca {
+            tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+        }
+        builder = match builder.tls_config(tls) {
+            Ok(b) => b,
+            // The certificate was checked when the HTTP faces were set up.
+            Err(_) => return,
+        };
     }
     let _ = builder
         .add_service(FlightServiceServer::new(face))

@@ -9,7 +9,7 @@
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //!                [--label-exists-text current|legacy] [--json-column-type json|string]
 //!                [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR]
-//!                [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]
+//!                [--tls-client-auth none|required] [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]
 //! ```
 //! `--backends N` simulates N BEs (tablets dealt over them, one BE Flight port each, BE `i`
 //! on `--be-flight-port + i`); `--be-bandwidth 8M` paces each BE's query results to
@@ -17,7 +17,10 @@
 //! `--tls-dir DIR` serves the FE and BE HTTP faces over TLS (and offers TLS on the MySQL face) with a certificate made
 //! at start for the host, the advertised host and `localhost`, signed by a new test CA
 //! written to `DIR/ca.pem` (clients trust that file); `DIR/other-ca.pem` is a second CA
-//! that signed nothing here (for wrong-CA tests).
+//! that signed nothing here (for wrong-CA tests); `DIR/client.pem` and
+//! `DIR/client-key.pem` are a client certificate the test CA signed and its key.
+//! `--tls-client-auth required` (with `--tls-dir`) makes every TLS face (HTTP, MySQL,
+//! Flight) ask each client for a certificate the test CA signed (mutual TLS).
 //! `--label-num-threshold N` and `--label-keep-max-second S` are Doris's FE settings of the
 //! same names: how many finished transactions a database remembers, and for how long (a
 //! label forgotten by either can be used again).
@@ -44,7 +47,7 @@ fn usage() -> ExitCode {
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
          [--label-exists-text current|legacy] [--json-column-type json|string] \
-         [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR] \
+         [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR] [--tls-client-auth none|required] \
          [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]"
     );
     ExitCode::from(2)
@@ -67,6 +70,7 @@ async fn main() -> ExitCode {
     let mut init_files = Vec::new();
     let mut advertise = None;
     let mut tls_dir: Option<std::path::PathBuf> = None;
+    let mut client_auth = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let Some(value) = args.next() else {
@@ -142,6 +146,11 @@ async fn main() -> ExitCode {
                 Err(_) => return usage(),
             },
             "--tls-dir" => tls_dir = Some(std::path::PathBuf::from(value)),
+            "--tls-client-auth" => match value.as_str() {
+                "none" => client_auth = false,
+                "required" => client_auth = true,
+                _ => return usage(),
+            },
             "--mysql-prepare" => match value.parse() {
                 Ok(p) => config.profile.prepare = p,
                 Err(e) => {
@@ -170,12 +179,20 @@ async fn main() -> ExitCode {
         };
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| std::fs::write(dir.join("ca.pem"), &ca.ca_pem))
-            .and_then(|()| std::fs::write(dir.join("other-ca.pem"), &other.ca_pem));
+            .and_then(|()| std::fs::write(dir.join("other-ca.pem"), &other.ca_pem))
+            .and_then(|()| std::fs::write(dir.join("client.pem"), &ca.client_cert_pem))
+            .and_then(|()| std::fs::write(dir.join("client-key.pem"), &ca.client_key_pem));
         if let Err(e) = written {
             eprintln!("doris-emulator: cannot write {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
+        if client_auth {
+            config.tls_client_ca = Some(ca.ca_pem.clone());
+        }
         config.tls = Some((ca.cert_pem, ca.key_pem));
+    } else if client_auth {
+        eprintln!("doris-emulator: --tls-client-auth needs --tls-dir");
+        return usage();
     }
     let emulator = match Emulator::start(config).await {
         Ok(e) => e,

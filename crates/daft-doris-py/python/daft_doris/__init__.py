@@ -45,11 +45,11 @@ from daft_doris.write import (
     DorisConnection,
     DorisDataSink,
     DorisTable,
-    DorisWriteOptions,
     cleanup_commit_ledger,
     cleanup_staging,
     write_doris,
 )
+from daft_doris.write_options import DorisWriteOptions
 
 __all__ = [
     "AuthenticationError",

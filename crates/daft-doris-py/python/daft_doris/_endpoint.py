@@ -34,6 +34,13 @@ class Endpoint:
     mysql_ssl_mode: str | None = None
     # The MySQL server's public key (PEM), pinned (`mysql_options["server_public_key"]`).
     mysql_server_public_key: str | None = field(default=None, repr=False)
+    # Client certificate and key files (mutual TLS): every link's, and the MySQL link's own
+    # (`mysql_options` `ssl_cert`/`ssl_key`). Paths, read by each process that connects, so
+    # the key itself never travels with a task.
+    client_cert_file: str | None = None
+    client_key_file: str | None = None
+    mysql_client_cert_file: str | None = None
+    mysql_client_key_file: str | None = None
     # The writer's settings: one timeout for every request (connecting: up to 30 s of it),
     # Stream Load redirect targets (hosts × ports) and policy, and the TLS switch.
     request_timeout_seconds: float | None = None
@@ -89,4 +96,8 @@ def _make_native(endpoint: Endpoint) -> Any:
         redirect_ports=endpoint.redirect_ports,
         redirect_policy=endpoint.redirect_policy,
         verify_tls=endpoint.verify_tls,
+        client_cert_file=endpoint.client_cert_file,
+        client_key_file=endpoint.client_key_file,
+        mysql_client_cert_file=endpoint.mysql_client_cert_file,
+        mysql_client_key_file=endpoint.mysql_client_key_file,
     )

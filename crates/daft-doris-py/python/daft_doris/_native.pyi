@@ -1,7 +1,7 @@
 """Types of ``daft_doris._native``, the PyO3 binding over the Rust crates.
 
 The binding converts types and maps errors; every rule lives in the crates (see
-docs/architecture.md). Options travel as the ``DorisWriteOptions`` / ``ReadOptions`` fields;
+docs/architecture.md). Options travel as the ``DorisWriteOptions`` keys and ``ReadOptions`` fields;
 rows as Arrow (the C data interface). ``tests/python/test_docstrings.py`` checks that this
 file names exactly what the module holds.
 """
@@ -39,6 +39,10 @@ class Connection:
         redirect_ports: Sequence[int] | None = None,
         redirect_policy: str | None = None,
         verify_tls: bool | None = None,
+        client_cert_file: str | None = None,
+        client_key_file: str | None = None,
+        mysql_client_cert_file: str | None = None,
+        mysql_client_key_file: str | None = None,
     ) -> None: ...
     @property
     def connect_timeout_seconds(self) -> float: ...
@@ -67,6 +71,8 @@ class ReadOptions:
     mysql_ssl_mode: str | None
     mysql_ssl_ca: str | None
     mysql_server_public_key: str | None
+    mysql_ssl_cert: str | None
+    mysql_ssl_key: str | None
     flight_options: list[tuple[str, str]]
     flight_endpoint_rewrite: list[tuple[str, str]]
     flight_allowed_locations: list[str]
@@ -156,12 +162,16 @@ def plan_read(
     queries_per_task: int | None = None,
 ) -> Any: ...
 def check_write_target(
-    connection: Connection, password: str, database: str, table: str, schema: pa.Schema, operation: str
+    connection: Connection,
+    password: str,
+    database: str,
+    table: str,
+    schema: pa.Schema,
+    options: Mapping[str, Any],
 ) -> WriteTarget: ...
-def check_write_options(**options: Any) -> None: ...
-def check_retried_tasks(**options: Any) -> None: ...
-def write_mode(options: Mapping[str, Any]) -> str: ...
-def overwrites(write_mode: Any) -> bool: ...
+def check_write_options(options: Mapping[str, Any]) -> None: ...
+def check_retried_tasks(options: Mapping[str, Any]) -> None: ...
+def commit_mode(options: Mapping[str, Any]) -> str: ...
 def summarize_loads(results: Sequence[Mapping[str, Any]], two_phase_committed: bool) -> dict[str, Any]: ...
 def atomic_begin(
     connection: Connection, password: str, database: str, table: str, options: Mapping[str, Any]

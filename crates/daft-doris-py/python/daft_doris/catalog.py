@@ -203,6 +203,8 @@ class DorisCatalogTable(Table):
             http_secure=c.http_secure,
             flight_port=self._catalog._options.flight_port,
             tls_ca_file=c.tls_ca_file,
+            tls_client_cert_file=c.tls_client_cert_file,
+            tls_client_key_file=c.tls_client_key_file,
             username=c.username,
             password=c.password,
             database=self._database,

@@ -198,6 +198,10 @@ class DorisDataSource(DataSource):
             ),
             mysql_ssl_mode=checked.mysql_ssl_mode,
             mysql_server_public_key=checked.mysql_server_public_key,
+            client_cert_file=given("tls_client_cert_file"),
+            client_key_file=given("tls_client_key_file"),
+            mysql_client_cert_file=checked.mysql_ssl_cert,
+            mysql_client_key_file=checked.mysql_ssl_key,
         )
         schema, unsupported = _native.describe_table(
             self._endpoint.native(), self._endpoint.password_value(), self._database, self._table

@@ -12,6 +12,7 @@ where the crates apply it, so this package holds none of them.
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Required, TypedDict
 
+from daft_doris import _keywords
 from daft_doris.secrets import Secret
 
 
@@ -41,6 +42,12 @@ class DorisReadOptions(TypedDict, total=False):
     """TLS on the Flight links (default False)."""
     tls_ca_file: str | None
     """A PEM file of CA certificates trusted on every TLS link (HTTPS, MySQL, Flight)."""
+    tls_client_cert_file: str | None
+    """A PEM file of the client certificate chain every TLS link presents when the server
+    asks for one (mutual TLS), with ``tls_client_key_file``; read by each process that
+    connects."""
+    tls_client_key_file: str | None
+    """The client certificate's private key (an unencrypted PEM file)."""
     username: str
     """The Doris user (default ``root``)."""
     password: Secret
@@ -75,11 +82,13 @@ class DorisReadOptions(TypedDict, total=False):
     query_parameters: Mapping[str, Any] | None
     """Values for the ``:name`` markers of ``unsafe_where_sql``, bound as typed literals."""
     mysql_options: Mapping[str, Any] | None
-    """PyMySQL ``connect()`` keywords the MySQL link honours (TLS files, ``ssl_mode``,
-    ``server_public_key``, ...); the others are refused by name."""
+    """PyMySQL ``connect()`` keywords the MySQL link honours (TLS files, client
+    certificates, ``ssl_mode``, ``server_public_key``, ...); the others are refused by
+    name."""
     flight_options: Mapping[str, str] | None
-    """ADBC Flight SQL driver keys the Flight link honours (root certificates, message
-    size, ``max_parallel_endpoints``, ...); the others are refused by name."""
+    """ADBC Flight SQL driver keys the Flight link honours (root certificates, client
+    certificates, message size, ``max_parallel_endpoints``, ...); the others are refused by
+    name."""
     flight_endpoint_rewrite: Mapping[str, str] | None
     """BE ``host:port`` locations rewritten to addresses this client can reach."""
     flight_allowed_locations: Iterable[str] | None
@@ -89,13 +98,5 @@ class DorisReadOptions(TypedDict, total=False):
 
 def check_option_names(owner: str, options: Mapping[str, Any]) -> None:
     """Refuses, as Python refuses a bad keyword, an option that is not a
-    ``DorisReadOptions`` key or a required one left out (a type checker sees both before
-    the code runs)."""
-    known = DorisReadOptions.__required_keys__ | DorisReadOptions.__optional_keys__
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
-    missing = sorted(DorisReadOptions.__required_keys__ - set(options))
-    if missing:
-        names = ", ".join(repr(name) for name in missing)
-        raise TypeError(f"{owner}() missing required keyword arguments: {names}")
+    ``DorisReadOptions`` key or a required one left out."""
+    _keywords.check_option_names(owner, options, DorisReadOptions)

@@ -6,8 +6,8 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, Unpack
 
 import daft
 import pyarrow as pa
@@ -15,7 +15,7 @@ from daft.io.sink import DataSink, WriteResult
 from daft.recordbatch import MicroPartition
 from daft.schema import Schema
 
-from daft_doris import _native, _snapshot
+from daft_doris import _native
 from daft_doris._endpoint import Endpoint
 from daft_doris.errors import (
     CompatibilityError,
@@ -24,6 +24,7 @@ from daft_doris.errors import (
     DorisPartialCommitError,
 )
 from daft_doris.secrets import Secret, check_secret
+from daft_doris.write_options import DorisWriteOptions, check_option_names
 
 # The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
 _CONNECTION: dict[str, Any] = _native.DEFAULTS["connection"]
@@ -54,7 +55,10 @@ class DorisConnection:
     speaks HTTPS, always verified; ``tls_ca_file`` names a PEM file of CAs trusted besides
     the web PKI roots (on the MySQL link too); ``mysql_ssl_mode`` is the MySQL link's TLS:
     ``preferred`` (default, as MySQL clients: encrypted when offered, not verified),
-    ``verify_ca``/``verify_identity`` verify the certificate.
+    ``verify_ca``/``verify_identity`` verify the certificate. ``tls_client_cert_file`` and
+    ``tls_client_key_file`` (both or neither; PEM, the key unencrypted) are the client
+    certificate every TLS link presents when the server asks for one (mutual TLS); they
+    are read by each process that connects, so they must be readable where tasks run.
 
     >>> fe = DorisConnection(host="fe.example", password=SecretRef.env("DORIS_PASSWORD"))
     >>> fe.http_port, fe.mysql_port, "password" in repr(fe)
@@ -76,6 +80,8 @@ class DorisConnection:
     mysql_ssl_mode: Literal["disabled", "preferred", "required", "verify_ca", "verify_identity"] = (
         _CONNECTION["mysql_ssl_mode"]
     )
+    tls_client_cert_file: str | None = None
+    tls_client_key_file: str | None = None
 
     def __post_init__(self) -> None:
         check_secret(self.password)
@@ -105,6 +111,8 @@ class DorisConnection:
             redirect_ports=self.redirect_ports,
             redirect_policy=self.redirect_policy,
             verify_tls=self.verify_tls,
+            client_cert_file=self.tls_client_cert_file,
+            client_key_file=self.tls_client_key_file,
         )
 
 
@@ -127,52 +135,6 @@ class DorisTable:
         '`sales`.`order``s`'
         """
         return _native.qualified_name(self.database, self.name)
-
-
-@dataclass(frozen=True)
-class DorisWriteOptions:
-    """How a DataFrame is loaded (see ``write_doris``). Every rule is checked by the native
-    layer (``doris_streamload::write::WriteSpec``) when the options are made.
-
-    ``atomic=None`` takes the default: atomic when an ``idempotence_key`` or an overwrite is
-    given, except with ``two_phase_commit`` or ``operation="delete"``.
-    """
-
-    operation: Literal["load", "upsert", "partial_update", "delete"] = _WRITE["operation"]
-    format: Literal["arrow", "parquet", "json", "csv"] | None = None
-    batch_rows: int = _WRITE["batch_rows"]
-    batch_bytes: int = _WRITE["batch_bytes"]
-    label_prefix: str = _WRITE["label_prefix"]
-    idempotence_key: str | None = None
-    max_filter_ratio: float = _WRITE["max_filter_ratio"]
-    strict_mode: bool = _WRITE["strict_mode"]
-    request_timeout_seconds: float | None = None
-    load_properties: tuple[tuple[str, str], ...] = ()
-    two_phase_commit: bool = _WRITE["two_phase_commit"]
-    max_retries: int = _WRITE["max_retries"]
-    atomic: bool | None = None
-    overwrite: bool = _WRITE["overwrite"]
-    commit_ledger: str | None = DEFAULT_COMMIT_LEDGER
-
-    def __post_init__(self) -> None:
-        _native.check_write_options(**self.native())
-
-    def native(self) -> dict[str, Any]:
-        """The options as the native layer takes them."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @property
-    def mode(self) -> str:
-        """How the write commits: ``atomic``, ``per_load_labels``, ``two_phase`` or ``plain``."""
-        return _native.write_mode(self.native())
-
-    @classmethod
-    def from_mapping(
-        cls, load_properties: Mapping[str, str] | None = None, **kwargs: Any
-    ) -> DorisWriteOptions:
-        """Options with ``load_properties`` given as a mapping."""
-        props = _snapshot.mapping("load_properties", load_properties)
-        return cls(load_properties=tuple(sorted(props.items())), **kwargs)
 
 
 def _runner() -> str:
@@ -201,14 +163,23 @@ class DorisDataSink(DataSink[dict]):
             raise ConfigurationError("connection must be a DorisConnection")
         if not isinstance(table, DorisTable):
             raise ConfigurationError("table must be a DorisTable")
+        if options is not None and not isinstance(options, Mapping):
+            raise ConfigurationError("options must be a DorisWriteOptions mapping")
         self._connection = connection
         self._table = table
-        self._options = options or DorisWriteOptions()
+        # The options as given (a snapshot: later changes to the caller's mappings do not
+        # reach the tasks); the crates fill in the rest and check every value.
+        given = dict(options or {})
+        check_option_names("DorisDataSink", given)
+        if isinstance(given.get("load_properties"), Mapping):
+            given["load_properties"] = dict(given["load_properties"])
+        _native.check_write_options(given)
+        self._options: dict[str, Any] = given
         self._target: Any = None
         self._data_schema: pa.Schema | None = None
         self._started = False
         self._lock = threading.Lock()
-        self._mode = self._options.mode
+        self._mode = _native.commit_mode(self._options)
         # Per-load labels of a keyed write that is not atomic (shared by its tasks here).
         self._labels: Any = None
         self._precommitted: list[tuple[int, str | None]] = []
@@ -254,12 +225,12 @@ class DorisDataSink(DataSink[dict]):
             self._table.database,
             self._table.name,
             schema,
-            self._options.operation,
+            self._options,
         )
 
     def start(self) -> None:
         if _runner() != "native":
-            _native.check_retried_tasks(**self._options.native())
+            _native.check_retried_tasks(self._options)
         endpoint = self._connection.endpoint()
         if self._data_schema is not None:
             self._target = self._check(self._data_schema)
@@ -270,7 +241,7 @@ class DorisDataSink(DataSink[dict]):
                 endpoint.password_value(),
                 self._table.database,
                 self._table.name,
-                self._options.native(),
+                self._options,
             )
 
     def _writer(self, target: Any) -> Any:
@@ -281,7 +252,7 @@ class DorisDataSink(DataSink[dict]):
             endpoint.password_value(),
             database=self._table.database,
             table=self._table.name,
-            options=self._options.native(),
+            options=self._options,
             target=target,
             staging_table=(self._atomic or {}).get("staging"),
         )
@@ -298,7 +269,7 @@ class DorisDataSink(DataSink[dict]):
             if self._labels is None:
                 # Deterministic per-load labels (a keyed write that is not atomic), shared
                 # by this process's tasks; False: the write has none.
-                self._labels = _native.WriteLabels.of(self._options.native()) or False
+                self._labels = _native.WriteLabels.of(self._options) or False
         target, writer = self._target, None
         for micropartition in micropartitions:
             table = micropartition.to_arrow()
@@ -353,7 +324,7 @@ class DorisDataSink(DataSink[dict]):
             endpoint.password_value(),
             self._table.database,
             self._table.name,
-            self._options.native(),
+            self._options,
             self._atomic["key"],
             self._atomic["staging"],
         )
@@ -369,7 +340,7 @@ class DorisDataSink(DataSink[dict]):
                 endpoint.password_value(),
                 self._table.database,
                 self._table.name,
-                self._options.native(),
+                self._options,
                 self._atomic["key"],
                 self._atomic["staging"],
                 results,
@@ -398,26 +369,14 @@ def write_doris(
     *,
     connection: DorisConnection,
     table: DorisTable,
-    operation: Literal["load", "upsert", "partial_update", "delete"] = _WRITE["operation"],
-    format: Literal["arrow", "parquet", "json", "csv"] | None = None,
-    batch_rows: int = _WRITE["batch_rows"],
-    batch_bytes: int = _WRITE["batch_bytes"],
-    label_prefix: str = _WRITE["label_prefix"],
-    idempotence_key: str | None = None,
-    max_filter_ratio: float = _WRITE["max_filter_ratio"],
-    strict_mode: bool = _WRITE["strict_mode"],
-    request_timeout_seconds: float | None = None,
-    load_properties: Mapping[str, str] | None = None,
-    two_phase_commit: bool = _WRITE["two_phase_commit"],
-    max_retries: int = _WRITE["max_retries"],
-    atomic: bool | None = None,
     checkpoint: daft.IdempotentCommit | None = None,
-    write_mode: Literal["append", "overwrite"] = _WRITE["write_mode"],
-    commit_ledger: str | None = DEFAULT_COMMIT_LEDGER,
+    **options: Unpack[DorisWriteOptions],
 ) -> daft.DataFrame:
     """Writes a DataFrame into an existing Doris table; returns a one-row summary.
 
-    The data's columns are checked against the table (by name: keys, model, types,
+    ``options`` are the keywords of ``DorisWriteOptions`` (each one's type and default
+    there); ``checkpoint`` gives the ``idempotence_key`` of a Daft ``IdempotentCommit``. The
+    data's columns are checked against the table (by name: keys, model, types,
     nullability) before the first upload. Each load carries a label; with an
     ``idempotence_key`` the labels are deterministic, so rerunning the same write after a
     failure loads nothing twice. Loads are retried under the same label; ``Label Already
@@ -458,30 +417,14 @@ def write_doris(
     """
     if not isinstance(dataframe, daft.DataFrame):
         raise ConfigurationError("dataframe must be a daft.DataFrame")
+    check_option_names("write_doris", options)
     if checkpoint is not None:
         if not isinstance(checkpoint, daft.IdempotentCommit):
             raise ConfigurationError("checkpoint must be a daft.IdempotentCommit")
-        if idempotence_key is not None and idempotence_key != checkpoint.idempotence_key:
+        key = options.get("idempotence_key")
+        if key is not None and key != checkpoint.idempotence_key:
             raise ConfigurationError("idempotence_key and checkpoint name different keys")
-        idempotence_key = checkpoint.idempotence_key
-    overwrite = _native.overwrites(write_mode)
-    options = DorisWriteOptions.from_mapping(
-        load_properties,
-        operation=operation,
-        format=format,
-        batch_rows=batch_rows,
-        batch_bytes=batch_bytes,
-        label_prefix=label_prefix,
-        idempotence_key=idempotence_key,
-        max_filter_ratio=max_filter_ratio,
-        strict_mode=strict_mode,
-        request_timeout_seconds=request_timeout_seconds,
-        two_phase_commit=two_phase_commit,
-        max_retries=max_retries,
-        atomic=atomic,
-        overwrite=overwrite,
-        commit_ledger=commit_ledger,
-    )
+        options["idempotence_key"] = checkpoint.idempotence_key
     sink = DorisDataSink(connection, table, options)
     sink.bind_schema(dataframe.schema().to_pyarrow_schema())
     try:

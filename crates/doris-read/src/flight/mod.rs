@@ -65,6 +65,9 @@ pub struct FlightSqlEndpoint {
     pub tls: bool,
     /// Extra trusted CA certificates (PEM) for TLS.
     pub ca_bundle_pem: Option<Vec<u8>>,
+    /// The client certificate and key presented to the FE and BEs when they ask for one
+    /// (mutual TLS; ADBC's `mtls_cert_chain` and `mtls_private_key`).
+    pub client_identity: Option<doris_connection::ClientIdentity>,
     /// `host:port` of a location as the FE reports it → `host:port` to connect to instead.
     /// A rewritten location is the user's choice and is fetched without further check.
     pub rewrite: HashMap<String, String>,
@@ -136,6 +139,7 @@ impl FlightSqlEndpoint {
             credentials,
             tls: false,
             ca_bundle_pem: None,
+            client_identity: None,
             rewrite: HashMap::new(),
             allowlist: AddressAllowlist::default(),
             fe_http,
@@ -165,6 +169,7 @@ impl FlightSqlEndpoint {
         );
         endpoint.tls = settings.flight_secure;
         endpoint.ca_bundle_pem = settings.ca_pem.clone();
+        endpoint.client_identity = settings.client_identity.clone();
         endpoint.fe_http = Some(fe_http);
         endpoint.connect_timeout = settings.connect_timeout;
         endpoint.read_timeout = settings.query_timeout;
@@ -194,6 +199,17 @@ impl FlightSqlEndpoint {
             let mut tls = ClientTlsConfig::new().with_webpki_roots();
             if let Some(pem) = &self.ca_bundle_pem {
                 tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
+            }
+            if let Some(identity) = &self.client_identity {
+                use doris_connection::secrecy::ExposeSecret as _;
+                // Checked first: the error names the part at fault, never its text.
+                identity
+                    .to_der()
+                    .map_err(|e| ReadError::Config(format!("Flight TLS: {e}")))?;
+                tls = tls.identity(tonic::transport::Identity::from_pem(
+                    identity.cert_chain_pem(),
+                    identity.key_pem().expose_secret(),
+                ));
             }
             endpoint = endpoint
                 .tls_config(tls)

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use doris_connection::{ConnectionSettings, Credentials, SslMode};
+use doris_connection::{ClientIdentity, ConnectionSettings, Credentials, SslMode};
 use futures::FutureExt as _;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 use sqlx::{ConnectOptions as _, Connection};
@@ -39,6 +39,9 @@ pub struct MySqlEndpoint {
     /// the password is encrypted to this key instead of one the server sends (without it,
     /// such a server is refused). MySQL's `--server-public-key-path`.
     pub server_public_key_pem: Option<Vec<u8>>,
+    /// The client certificate and key presented when the server asks for one (mutual
+    /// TLS; MySQL's `--ssl-cert`/`--ssl-key`). Only a TLS link presents it.
+    pub client_identity: Option<ClientIdentity>,
 }
 
 impl fmt::Debug for MySqlEndpoint {
@@ -76,12 +79,13 @@ impl MySqlEndpoint {
             ssl_mode: SslMode::default(),
             ssl_ca_pem: None,
             server_public_key_pem: None,
+            client_identity: None,
         }
     }
 
     /// The FE's MySQL endpoint as `settings` describe it: host, `mysql_port`, credentials,
-    /// TLS mode, trusted CAs and pinned server key, connect timeout, and `query_timeout` as the wait for the
-    /// next row.
+    /// TLS mode, trusted CAs, pinned server key and client certificate, connect timeout,
+    /// and `query_timeout` as the wait for the next row.
     pub fn from_settings(settings: &ConnectionSettings) -> Self {
         let mut endpoint = Self::with_credentials(
             settings.host.clone(),
@@ -91,6 +95,7 @@ impl MySqlEndpoint {
         endpoint.ssl_mode = settings.mysql_ssl_mode;
         endpoint.ssl_ca_pem = settings.ca_pem.clone();
         endpoint.server_public_key_pem = settings.mysql_server_public_key_pem.clone();
+        endpoint.client_identity = settings.client_identity.clone();
         endpoint.connect_timeout = settings.connect_timeout;
         endpoint.read_timeout = settings.query_timeout;
         endpoint
@@ -121,6 +126,12 @@ impl MySqlEndpoint {
         if let Some(pem) = &self.ssl_ca_pem {
             o = o.ssl_ca_from_pem(pem.clone());
         }
+        if let Some(identity) = &self.client_identity {
+            use secrecy::ExposeSecret as _;
+            o = o
+                .ssl_client_cert_from_pem(identity.cert_chain_pem().as_bytes())
+                .ssl_client_key_from_pem(identity.key_pem().expose_secret().as_bytes());
+        }
         // An empty password must be sent as no password (an empty auth response); sqlx
         // would otherwise scramble the empty string.
         if self.credentials.has_password() {
@@ -136,6 +147,12 @@ impl MySqlEndpoint {
     pub async fn connect(&self) -> Result<MySqlConnection, ReadError> {
         if self.host.is_empty() {
             return Err(ReadError::Config("host must not be empty".into()));
+        }
+        if let Some(identity) = &self.client_identity {
+            // Checked here, where the message can name it (sqlx's TLS error would not).
+            identity
+                .to_der()
+                .map_err(|e| ReadError::Config(format!("the MySQL link's TLS: {e}")))?;
         }
         // Links whose server is not verified (and every verify_ca link) authenticate
         // through the guard, which owns their TLS and refuses what would reveal the

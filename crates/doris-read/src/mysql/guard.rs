@@ -130,7 +130,11 @@ impl Policy {
     fn of(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
         let tls = match endpoint.ssl_mode {
             SslMode::Disabled => None,
-            mode => Some(Arc::new(tls_config(mode, endpoint.ssl_ca_pem.as_deref())?)),
+            mode => Some(Arc::new(tls_config(
+                mode,
+                endpoint.ssl_ca_pem.as_deref(),
+                endpoint.client_identity.as_ref(),
+            )?)),
         };
         if let Some(pem) = &endpoint.server_public_key_pem
             && !pem.starts_with(b"-----BEGIN PUBLIC KEY-----")
@@ -152,7 +156,12 @@ impl Policy {
 /// The TLS client of a guarded link: `verify_ca` checks the chain against the user's CA
 /// alone (the host name is not checked); `preferred` and `required` check nothing (the
 /// handshake's signatures still are), which is why the guard counts them unverified.
-fn tls_config(mode: SslMode, ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, ReadError> {
+/// `identity` is presented when the server asks for a client certificate.
+fn tls_config(
+    mode: SslMode,
+    ca_pem: Option<&[u8]>,
+    identity: Option<&doris_connection::ClientIdentity>,
+) -> Result<rustls::ClientConfig, ReadError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -182,10 +191,23 @@ fn tls_config(mode: SslMode, ca_pem: Option<&[u8]>) -> Result<rustls::ClientConf
     } else {
         Arc::new(Unverified(provider))
     };
-    Ok(builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth())
+        .with_custom_certificate_verifier(verifier);
+    match identity {
+        None => Ok(builder.with_no_client_auth()),
+        Some(identity) => {
+            let (certs, key) = identity
+                .to_der()
+                .map_err(|e| ReadError::Config(format!("the MySQL link's TLS: {e}")))?;
+            builder.with_client_auth_cert(certs, key).map_err(|e| {
+                ReadError::Config(format!(
+                    "the MySQL link's TLS: the client certificate and key cannot be used \
+                     together: {e}"
+                ))
+            })
+        }
+    }
 }
 
 /// Verifies the chain against the user's CA, not the name (`verify_ca`).

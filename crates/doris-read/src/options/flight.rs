@@ -7,12 +7,15 @@
 //! | `adbc.flight.sql.client_option.tls_root_certs` | PEM CA certificates trusted on a Flight read's links (the FE and BE Flight endpoints, and the FE's HTTP list of BEs), besides the web PKI roots and `tls_ca_file` |
 //! | `adbc.flight.sql.client_option.with_max_msg_size` | the largest gRPC message, in bytes ([`FlightSqlEndpoint::max_message_bytes`](crate::FlightSqlEndpoint::max_message_bytes)) |
 //! | `adbc.flight.sql.client_option.tls_skip_verify` | `"false"` only: certificates are always verified |
+//! | `adbc.flight.sql.client_option.mtls_cert_chain`, `…mtls_private_key` | the client certificate chain and its key (PEM text, both or neither), presented on a Flight read's links when the server asks for one ([`FlightSqlEndpoint::client_identity`](crate::FlightSqlEndpoint::client_identity)) |
 //!
 //! The settings a read takes as arguments of its own (URI, user, password, timeouts) are
-//! refused naming the argument, and keys this transport cannot honour (client
-//! certificates, call headers, a host name override, …) saying why.
+//! refused naming the argument, and keys this transport cannot honour (call headers, a
+//! host name override, …) saying why.
 
 use std::collections::BTreeMap;
+
+use doris_connection::ClientIdentity;
 
 use super::{holds_certificate, refuse_keys};
 use crate::error::ReadError;
@@ -21,6 +24,8 @@ use crate::flight::FlightSqlEndpoint;
 const CLIENT_OPTION: &str = "adbc.flight.sql.client_option.";
 const TLS_ROOT_CERTS: &str = "adbc.flight.sql.client_option.tls_root_certs";
 const TLS_SKIP_VERIFY: &str = "adbc.flight.sql.client_option.tls_skip_verify";
+const MTLS_CERT_CHAIN: &str = "adbc.flight.sql.client_option.mtls_cert_chain";
+const MTLS_PRIVATE_KEY: &str = "adbc.flight.sql.client_option.mtls_private_key";
 const MAX_MESSAGE_SIZE: &str = "adbc.flight.sql.client_option.with_max_msg_size";
 /// The ADBC key that sets the largest gRPC message (named by the error of an answer over it).
 pub(crate) const MAX_MESSAGE_SIZE_KEY: &str = MAX_MESSAGE_SIZE;
@@ -50,18 +55,8 @@ const RESERVED: &[(&str, &str)] = &[
     ("username", "use username"),
 ];
 
-const CLIENT_CERTIFICATES: &str = "client certificates are not supported on the Flight link";
-
 /// ADBC keys this transport cannot honour, each with the reason.
 const REFUSED: &[(&str, &str)] = &[
-    (
-        "adbc.flight.sql.client_option.mtls_cert_chain",
-        CLIENT_CERTIFICATES,
-    ),
-    (
-        "adbc.flight.sql.client_option.mtls_private_key",
-        CLIENT_CERTIFICATES,
-    ),
     (
         "adbc.flight.sql.client_option.tls_override_hostname",
         "the certificate must name the host connected to (flight_endpoint_rewrite changes \
@@ -91,6 +86,8 @@ const SUPPORTED: &[&str] = &[
     TLS_ROOT_CERTS,
     MAX_MESSAGE_SIZE,
     TLS_SKIP_VERIFY,
+    MTLS_CERT_CHAIN,
+    MTLS_PRIVATE_KEY,
 ];
 
 /// Largest gRPC message size accepted (gRPC's own limit, 2 GiB − 1).
@@ -105,6 +102,8 @@ pub struct FlightOptions {
     pub tls_root_certs: Option<String>,
     /// The largest gRPC message, in bytes (`None`: the endpoint's default).
     pub max_message_bytes: Option<usize>,
+    /// The client certificate and key (mutual TLS). `Debug` hides the key.
+    pub client_identity: Option<ClientIdentity>,
 }
 
 impl std::fmt::Debug for FlightOptions {
@@ -116,6 +115,7 @@ impl std::fmt::Debug for FlightOptions {
                 &self.tls_root_certs.as_ref().map(|_| ".."),
             )
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("client_identity", &self.client_identity)
             .finish()
     }
 }
@@ -189,16 +189,45 @@ impl FlightOptions {
                 )));
             }
         };
+        let client_identity = match (
+            options.remove(MTLS_CERT_CHAIN),
+            options.remove(MTLS_PRIVATE_KEY),
+        ) {
+            (None, None) => None,
+            (Some(chain), Some(key)) => {
+                let identity = ClientIdentity::from_pem(chain, key);
+                identity.to_der().map_err(|e| {
+                    config(format!(
+                        "flight_options {MTLS_CERT_CHAIN} and {MTLS_PRIVATE_KEY}: {e}"
+                    ))
+                })?;
+                Some(identity)
+            }
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(config(format!(
+                    "flight_options {MTLS_CERT_CHAIN} and {MTLS_PRIVATE_KEY} go together: \
+                     give both or neither"
+                )));
+            }
+        };
         Ok(Self {
             max_parallel,
             tls_root_certs,
             max_message_bytes,
+            client_identity,
         })
     }
 
     /// Sets what the options ask on `endpoint`: the root certificates join its CA bundle
-    /// (and that of its FE HTTP face, which lists the BEs).
+    /// (and that of its FE HTTP face, which lists the BEs); the client certificate replaces
+    /// the connection's on the Flight links and that HTTP face.
     pub fn apply(&self, endpoint: &mut FlightSqlEndpoint) {
+        if let Some(identity) = &self.client_identity {
+            endpoint.client_identity = Some(identity.clone());
+            if let Some(fe_http) = &mut endpoint.fe_http {
+                fe_http.client_identity = Some(identity.clone());
+            }
+        }
         if let Some(n) = self.max_parallel {
             endpoint.max_parallel = n;
         }
@@ -242,6 +271,9 @@ mod tests {
     use super::*;
 
     const PEM: &str = "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n";
+    /// PEM blocks whose base64 reads (their DER is checked only by a TLS handshake).
+    const CHAIN: &str = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const KEY: &str = "-----BEGIN PRIVATE KEY-----\ns3cr3t0=\n-----END PRIVATE KEY-----\n";
 
     fn parse(pairs: &[(&str, &str)]) -> Result<FlightOptions, ReadError> {
         FlightOptions::parse(
@@ -276,6 +308,22 @@ mod tests {
     }
 
     #[test]
+    fn a_client_certificate_goes_to_the_flight_links_and_the_be_listing() {
+        let options = parse(&[(MTLS_CERT_CHAIN, CHAIN), (MTLS_PRIVATE_KEY, KEY)]).unwrap();
+        assert!(!format!("{options:?}").contains("s3cr3t"));
+        let mut endpoint = FlightSqlEndpoint::new("fe", 8070, "u", "p");
+        options.apply(&mut endpoint);
+        let on = |identity: &Option<ClientIdentity>| {
+            identity.as_ref().map(|i| i.cert_chain_pem().to_owned())
+        };
+        assert_eq!(on(&endpoint.client_identity).as_deref(), Some(CHAIN));
+        assert_eq!(
+            on(&endpoint.fe_http.unwrap().client_identity).as_deref(),
+            Some(CHAIN)
+        );
+    }
+
+    #[test]
     fn other_keys_are_refused_by_name_without_their_value() {
         let refused = |pairs: &[(&str, &str)], needle: &str| {
             let e = parse(pairs).unwrap_err().to_string();
@@ -287,9 +335,15 @@ mod tests {
         refused(&[(MAX_MESSAGE_SIZE, "-1")], MAX_MESSAGE_SIZE);
         refused(&[(TLS_SKIP_VERIFY, "true")], "always verified");
         refused(&[(TLS_ROOT_CERTS, "s3cr3t")], "must hold PEM certificates");
+        refused(&[(MTLS_PRIVATE_KEY, "s3cr3t")], "give both or neither");
+        refused(&[(MTLS_CERT_CHAIN, PEM)], "give both or neither");
         refused(
-            &[("adbc.flight.sql.client_option.mtls_private_key", "s3cr3t")],
-            CLIENT_CERTIFICATES,
+            &[(MTLS_CERT_CHAIN, "s3cr3t"), (MTLS_PRIVATE_KEY, "s3cr3t")],
+            "client certificate chain holds no readable PEM certificate",
+        );
+        refused(
+            &[(MTLS_CERT_CHAIN, CHAIN), (MTLS_PRIVATE_KEY, "s3cr3t")],
+            "client key is not an unencrypted PEM private key",
         );
         refused(
             &[("adbc.flight.sql.rpc.call_header.x-token", "s3cr3t")],

@@ -32,7 +32,7 @@
 //! ```
 //!
 //! [`read_pem_file`] reads a CA file with a size cap, for the options (and arguments) that
-//! name one.
+//! name one; [`read_client_identity`] a client certificate and its key.
 
 #[cfg(feature = "flight")]
 mod flight;
@@ -89,6 +89,54 @@ pub const MAX_PEM_FILE_BYTES: u64 = 1 << 20;
 /// `mysql_options ssl_ca`) in the error, which gives the path and the reason, never the
 /// file's content.
 pub fn read_pem_file(argument: &str, path: &str) -> Result<String, ReadError> {
+    let text = String::from_utf8_lossy(&read_capped(argument, path)?).into_owned();
+    if !holds_certificate(&text) {
+        return Err(ReadError::Config(format!(
+            "{argument} {path} holds no PEM certificate"
+        )));
+    }
+    Ok(text)
+}
+
+/// The client certificate chain at `cert_path` and its private key at `key_path` (PEM
+/// files, each at most [`MAX_PEM_FILE_BYTES`]), checked: the chain holds a certificate and
+/// the key is an unencrypted private key. `cert_argument` and `key_argument` name where
+/// the paths came from (`tls_client_cert_file`, `mysql_options ssl_key`); an error gives
+/// the path and the reason, never the key's text.
+///
+/// ```
+/// let e = doris_read::options::read_client_identity(
+///     "ssl_cert", "/nonexistent/cert.pem", "ssl_key", "/nonexistent/key.pem",
+/// )
+/// .unwrap_err();
+/// assert!(e.to_string().contains("ssl_cert /nonexistent/cert.pem cannot be read"));
+/// ```
+pub fn read_client_identity(
+    cert_argument: &str,
+    cert_path: &str,
+    key_argument: &str,
+    key_path: &str,
+) -> Result<doris_connection::ClientIdentity, ReadError> {
+    use doris_connection::IdentityError;
+    let chain = String::from_utf8_lossy(&read_capped(cert_argument, cert_path)?).into_owned();
+    // The file's buffer becomes the key's (no copy is left behind); PEM is ASCII.
+    let key = String::from_utf8(read_capped(key_argument, key_path)?).map_err(|_| {
+        ReadError::Config(format!("{key_argument} {key_path}: {}", IdentityError::Key))
+    })?;
+    let identity = doris_connection::ClientIdentity::from_pem(chain, key);
+    identity.to_der().map_err(|e| {
+        let (argument, path) = match e {
+            IdentityError::Certificate => (cert_argument, cert_path),
+            _ => (key_argument, key_path),
+        };
+        ReadError::Config(format!("{argument} {path}: {e}"))
+    })?;
+    Ok(identity)
+}
+
+/// The bytes of the file at `path`, at most [`MAX_PEM_FILE_BYTES`]; `argument` names it in
+/// an error.
+fn read_capped(argument: &str, path: &str) -> Result<Vec<u8>, ReadError> {
     if path.is_empty() {
         return Err(ReadError::Config(format!(
             "{argument} must be the path of a PEM file"
@@ -108,13 +156,7 @@ pub fn read_pem_file(argument: &str, path: &str) -> Result<String, ReadError> {
             "{argument} {path} is larger than {MAX_PEM_FILE_BYTES} bytes"
         )));
     }
-    let text = String::from_utf8_lossy(&data).into_owned();
-    if !holds_certificate(&text) {
-        return Err(ReadError::Config(format!(
-            "{argument} {path} holds no PEM certificate"
-        )));
-    }
-    Ok(text)
+    Ok(data)
 }
 
 /// Whether `pem` holds a PEM certificate block.

@@ -10,11 +10,12 @@
 //! | `ssl_ca`, `ssl_verify_cert`, `ssl_verify_identity` | `verify_identity` with `ssl_verify_identity=True`, else `verify_ca` with `ssl_verify_cert=True`, else `required` |
 //! | `ssl={"ca": …, "check_hostname": …}` | with `ca`: `verify_identity` (`check_hostname=False`: `verify_ca`); without: `required` |
 //! | `ssl_mode` | the mode by name (at least as strong as the keys above ask) |
+//! | `ssl_cert`, `ssl_key` (or `ssl={"cert": …, "key": …}`) | the client certificate chain and its unencrypted key (PEM files, both or neither), presented when the server asks for one ([`crate::MySqlEndpoint::client_identity`]); they ask for TLS (`required`) unless another key asks for more |
 //! | `charset` | `utf8mb4` or `utf8` only (the connector reads UTF-8) |
 //!
 //! The settings a read takes as arguments of its own (host, port, user, password,
 //! database, timeouts, …) are refused naming the argument; keys this transport cannot honour
-//! (client certificates, compression, `init_command`, …) are refused saying why.
+//! (an encrypted key, compression, `init_command`, …) are refused saying why.
 
 use std::collections::BTreeMap;
 
@@ -49,7 +50,8 @@ const RESERVED: &[(&str, &str)] = &[
     ("write_timeout", "use query_timeout_seconds"),
 ];
 
-const CLIENT_CERTIFICATES: &str = "client certificates are not supported on the MySQL link";
+const ENCRYPTED_KEY: &str = "an encrypted client key is not read: give ssl_key an unencrypted PEM key \
+     (openssl pkey -in key.pem -out plain.pem)";
 
 /// PyMySQL keys this transport cannot honour, each with the reason.
 const REFUSED: &[(&str, &str)] = &[
@@ -65,9 +67,7 @@ const REFUSED: &[(&str, &str)] = &[
         "max_allowed_packet",
         "a read's batches are bounded by batch_rows and batch_bytes",
     ),
-    ("ssl_cert", CLIENT_CERTIFICATES),
-    ("ssl_key", CLIENT_CERTIFICATES),
-    ("ssl_key_password", CLIENT_CERTIFICATES),
+    ("ssl_key_password", ENCRYPTED_KEY),
     (
         "auth_plugin_map",
         "Doris authenticates with mysql_native_password",
@@ -95,6 +95,8 @@ const SUPPORTED: &[&str] = &[
     "ssl_verify_cert",
     "ssl_verify_identity",
     "ssl_disabled",
+    "ssl_cert",
+    "ssl_key",
     "charset",
     "server_public_key",
 ];
@@ -110,6 +112,9 @@ pub struct MySqlOptions {
     /// PyMySQL's `server_public_key`: the server's RSA public key (PEM text), pinned
     /// ([`crate::MySqlEndpoint::server_public_key_pem`]).
     pub server_public_key: Option<String>,
+    /// A client certificate chain file and its key file (PEM), read with
+    /// [`super::read_client_identity`] where the read is configured.
+    pub ssl_cert_and_key: Option<(String, String)>,
 }
 
 impl MySqlOptions {
@@ -170,6 +175,11 @@ impl MySqlOptions {
             None => None,
             Some(value) => Some(path("mysql_options ssl_ca", value)?),
         };
+        let cert_and_key = cert_and_key(
+            "mysql_options ssl_cert and ssl_key",
+            options.remove("ssl_cert"),
+            options.remove("ssl_key"),
+        )?;
         let ssl = match options.remove("ssl") {
             None => None,
             Some(OptionValue::Map(map)) => Some(ssl_mapping(map)?),
@@ -181,10 +191,15 @@ impl MySqlOptions {
                 )));
             }
         };
-        let keywords = ca.is_some() || verify_cert.is_some() || verify_identity.is_some();
+        let keywords = ca.is_some()
+            || verify_cert.is_some()
+            || verify_identity.is_some()
+            || cert_and_key.is_some();
         if keywords && ssl.is_some() {
             return Err(config(
-                "mysql_options sets both ssl and ssl_ca/ssl_verify_*: use one of them".into(),
+                "mysql_options sets both ssl and ssl_ca/ssl_cert/ssl_key/ssl_verify_*: use one \
+                 of them"
+                    .into(),
             ));
         }
         let derived = if keywords {
@@ -198,6 +213,8 @@ impl MySqlOptions {
         } else {
             ssl.as_ref().map(|s| s.mode)
         };
+        let ssl_cert_and_key =
+            cert_and_key.or_else(|| ssl.as_ref().and_then(|s| s.cert_and_key.clone()));
         let ssl_ca = ca.or_else(|| ssl.and_then(|s| s.ca));
         let derived = match (disabled, derived) {
             (Some(true), Some(_)) => {
@@ -228,6 +245,7 @@ impl MySqlOptions {
             ssl_mode,
             ssl_ca,
             server_public_key,
+            ssl_cert_and_key,
         })
     }
 }
@@ -236,13 +254,27 @@ impl MySqlOptions {
 struct SslMapping {
     mode: SslMode,
     ca: Option<String>,
+    cert_and_key: Option<(String, String)>,
+}
+
+/// A client certificate file and its key file: both or neither.
+fn cert_and_key(
+    what: &str,
+    cert: Option<OptionValue>,
+    key: Option<OptionValue>,
+) -> Result<Option<(String, String)>, ReadError> {
+    match (cert, key) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => Ok(Some((path(what, cert)?, path(what, key)?))),
+        _ => Err(config(format!("{what} go together: give both or neither"))),
+    }
 }
 
 fn ssl_mapping(mut map: BTreeMap<String, OptionValue>) -> Result<SslMapping, ReadError> {
     map.retain(|_, v| *v != OptionValue::Null);
     let why = |key: &str| -> Option<&'static str> {
         Some(match key {
-            "cert" | "key" | "password" => CLIENT_CERTIFICATES,
+            "password" => ENCRYPTED_KEY,
             "capath" => "name one PEM file as ca",
             "cipher" => "the TLS library chooses the ciphers",
             "verify_mode" => "use check_hostname, or ssl_mode",
@@ -256,10 +288,10 @@ fn ssl_mapping(mut map: BTreeMap<String, OptionValue>) -> Result<SslMapping, Rea
     }
     if let Some(key) = map
         .keys()
-        .find(|k| !["ca", "check_hostname"].contains(&k.as_str()))
+        .find(|k| !["ca", "check_hostname", "cert", "key"].contains(&k.as_str()))
     {
         return Err(config(format!(
-            "mysql_options ssl {key} is not supported (supported: ca, check_hostname)"
+            "mysql_options ssl {key} is not supported (supported: ca, check_hostname, cert, key)"
         )));
     }
     let check_hostname = flag(&mut map, "check_hostname")?;
@@ -267,12 +299,21 @@ fn ssl_mapping(mut map: BTreeMap<String, OptionValue>) -> Result<SslMapping, Rea
         None => None,
         Some(value) => Some(path("mysql_options ssl ca", value)?),
     };
+    let cert_and_key = cert_and_key(
+        "mysql_options ssl cert and key",
+        map.remove("cert"),
+        map.remove("key"),
+    )?;
     let mode = match (&ca, check_hostname) {
         (None, _) => SslMode::Required,
         (Some(_), Some(false)) => SslMode::VerifyCa,
         (Some(_), _) => SslMode::VerifyIdentity,
     };
-    Ok(SslMapping { mode, ca })
+    Ok(SslMapping {
+        mode,
+        ca,
+        cert_and_key,
+    })
 }
 
 /// A boolean key (absent: `None`).
@@ -307,6 +348,34 @@ mod tests {
 
     fn text(s: &str) -> OptionValue {
         OptionValue::Text(s.into())
+    }
+
+    #[test]
+    fn a_client_certificate_is_taken_as_pymysql_passes_it() {
+        let given = parse(&[("ssl_cert", text("/c.pem")), ("ssl_key", text("/k.pem"))]).unwrap();
+        let files = Some(("/c.pem".to_owned(), "/k.pem".to_owned()));
+        assert_eq!(given.ssl_cert_and_key, files);
+        // A certificate asks for TLS, as PyMySQL's ssl_cert does.
+        assert_eq!(given.ssl_mode, Some(SslMode::Required));
+        let mapped = parse(&[(
+            "ssl",
+            ssl(&[
+                ("cert", text("/c.pem")),
+                ("key", text("/k.pem")),
+                ("ca", text("/ca.pem")),
+            ]),
+        )])
+        .unwrap();
+        assert_eq!(mapped.ssl_cert_and_key, files);
+        assert_eq!(mapped.ssl_mode, Some(SslMode::VerifyIdentity));
+        let with_ca = parse(&[
+            ("ssl_cert", text("/c.pem")),
+            ("ssl_key", text("/k.pem")),
+            ("ssl_ca", text("/ca.pem")),
+            ("ssl_verify_identity", OptionValue::Bool(true)),
+        ])
+        .unwrap();
+        assert_eq!(with_ca.ssl_mode, Some(SslMode::VerifyIdentity));
     }
 
     #[test]
@@ -425,10 +494,18 @@ mod tests {
             &[("ssl", ssl(&[])), ("ssl_ca", text("/secret"))],
             "both ssl and ssl_ca",
         );
-        refused(&[("ssl_cert", text("/secret"))], CLIENT_CERTIFICATES);
+        refused(&[("ssl_cert", text("/secret"))], "give both or neither");
         refused(
             &[("ssl", ssl(&[("key", text("/secret"))]))],
-            "ssl key is refused",
+            "ssl cert and key go together",
+        );
+        refused(
+            &[("ssl_key_password", text("/secret"))],
+            "an encrypted client key is not read",
+        );
+        refused(
+            &[("ssl_cert", text("")), ("ssl_key", text("/secret"))],
+            "must be the path of a PEM file",
         );
         refused(
             &[("ssl", ssl(&[("server_hostname", text("/secret"))]))],
