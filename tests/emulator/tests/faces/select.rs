@@ -240,6 +240,32 @@ async fn doris_functions_run_over_columns_and_others_are_refused_by_name() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn date_functions_run_over_date_and_datetime_columns_as_doris_types_them() {
+    // `d` is 2024-01-31 plus the id in days, `ts` 2024-01-31 12:00:00.123 plus the id in
+    // milliseconds (a DATETIME(3)): a DATE stays a DATE under day and month arithmetic
+    // and becomes a DATETIME under hours; a DATETIME keeps its precision; a month that
+    // has no such day ends on its last one.
+    let e = emulator(3).await;
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "SELECT id, date_add(d, INTERVAL 1 MONTH), months_add(ts, 1), date(ts), hours_add(d, 1), \
+         dayname(d), date_format(ts, '%Y/%m/%d %H:%i:%s.%f') FROM demo.t \
+         WHERE year(d) = 2024 AND month(d) = 2 AND datediff(d, ts) > 0 ORDER BY id",
+    );
+    assert_eq!(err, "");
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        [
+            "1\t2024-03-01\t2024-02-29 12:00:00.124\t2024-01-31\t2024-02-01 01:00:00\tThursday\t2024/01/31 12:00:00.124000",
+            "2\t2024-03-02\t2024-02-29 12:00:00.125\t2024-01-31\t2024-02-02 01:00:00\tFriday\t2024/01/31 12:00:00.125000",
+        ]
+    );
+    let (_, err) = mariadb(&e, "root", "SELECT extract(week FROM d) FROM demo.t");
+    assert!(err.contains("does not run the function 'extract'"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_result_stream_is_an_error_not_a_short_result() {
     let e = emulator(500).await;
     e.faults().arm(Fault::CutResultStream { rows: 100 }, 1);

@@ -162,9 +162,18 @@ impl Planned {
 pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Planned, SelectError> {
     let (sql, job_tables) = crate::jobs::rewrite_table_functions(sql).map_err(analysis)?;
     let (sql, hints) = strip_tablet_hints(&sql).map_err(analysis)?;
-    let statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql)
+    let mut statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql)
         .map_err(|e| analysis(e.to_string()))?;
     functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
+    let sql = if functions::rewrite_quarters(&mut statements) {
+        statements
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    } else {
+        sql
+    };
     let names: Vec<Vec<String>> = referenced_tables(&statements)
         .into_iter()
         .filter(|n| {

@@ -5,8 +5,8 @@
 //! skips NULLs where Doris returns NULL, `length` counts characters where Doris counts
 //! bytes, `left(s, -5)` cuts from the end where Doris returns ''). So every query is
 //! checked before DataFusion plans it: each function it calls must be one the emulator
-//! runs as Doris does, either one of its own (`strings`, registered over DataFusion's of
-//! the same name) or a DataFusion built-in listed in [`SAME_AS_DORIS`]. Anything else is
+//! runs as Doris does, either one of its own (`strings`, `dates`, `conditional`,
+//! registered over DataFusion's of the same name) or a DataFusion built-in listed in [`SAME_AS_DORIS`]. Anything else is
 //! refused by name in Doris's error shape, never answered with DataFusion's meaning.
 
 use std::sync::{Arc, LazyLock};
@@ -17,10 +17,13 @@ use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult};
 use sqlparser::ast::{Expr, FunctionArguments, Statement, visit_expressions};
 
 mod conditional;
+mod dates;
 mod row_fn;
 mod strings;
 
 use conditional::DorisIf;
+use dates::DateFn;
+pub use dates::rewrite_quarters;
 use row_fn::RowFn;
 
 /// DataFusion built-ins that answer as Doris's functions of the same name do, for the
@@ -89,12 +92,20 @@ pub const SAME_AS_DORIS: &[&str] = &[
 static DORIS_FUNCTIONS: LazyLock<Vec<Arc<RowFn>>> =
     LazyLock::new(|| strings::all().into_iter().map(Arc::new).collect());
 
+static DATE_FUNCTIONS: LazyLock<Vec<Arc<DateFn>>> =
+    LazyLock::new(|| dates::all().into_iter().map(Arc::new).collect());
+
 /// The emulator's own functions, to register on each query's context (they replace
 /// DataFusion's functions of the same names).
 pub fn udfs() -> Vec<ScalarUDF> {
     DORIS_FUNCTIONS
         .iter()
         .map(|f| ScalarUDF::new_from_shared_impl(Arc::clone(f) as _))
+        .chain(
+            DATE_FUNCTIONS
+                .iter()
+                .map(|f| ScalarUDF::new_from_shared_impl(Arc::clone(f) as _)),
+        )
         .chain([ScalarUDF::new_from_impl(DorisIf::new())])
         .collect()
 }
@@ -147,6 +158,9 @@ pub fn check_calls(statements: &[Statement]) -> Result<(), Refused> {
                     };
                     Some((name, count))
                 }
+                // DataFusion's `date_part` answers it, with ISO weeks where Doris counts
+                // MySQL's: refused as the function it is, until the emulator runs it.
+                Expr::Extract { .. } => Some(("extract".to_owned(), 2)),
                 Expr::Substring {
                     substring_from,
                     substring_for,
@@ -178,6 +192,15 @@ fn check_call(name: &str, count: usize) -> Result<(), Refused> {
         .iter()
         .find(|f| f.names().any(|n| n == name))
     {
+        return if f.takes(count) {
+            Ok(())
+        } else {
+            Err(Refused(format!(
+                "Can not found function '{name}' which has {count} arity."
+            )))
+        };
+    }
+    if let Some(f) = DATE_FUNCTIONS.iter().find(|f| f.names().any(|n| n == name)) {
         return if f.takes(count) {
             Ok(())
         } else {
@@ -235,5 +258,32 @@ mod tests {
         };
         assert_eq!(why, "Can not found function 'if' which has 2 arity.");
         check("SELECT if(k > 1, 'a', NULL) FROM t").unwrap();
+        let Err(Refused(why)) = check("SELECT extract(week FROM d) FROM t") else {
+            panic!("accepted");
+        };
+        assert!(why.contains("'extract'"), "{why}");
+        let Err(Refused(why)) = check("SELECT datediff(d) FROM t") else {
+            panic!("accepted");
+        };
+        assert_eq!(why, "Can not found function 'datediff' which has 1 arity.");
+        check("SELECT date_add(d, INTERVAL 1 QUARTER), year(d) FROM t WHERE hours_diff(d, e) > 1")
+            .unwrap();
+    }
+
+    #[test]
+    fn a_quarter_interval_becomes_three_months() {
+        let mut statements = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::MySqlDialect {},
+            "SELECT date_add(d, INTERVAL 2 QUARTER), date_sub(d, INTERVAL -1 QUARTER) FROM t",
+        )
+        .unwrap();
+        assert!(rewrite_quarters(&mut statements));
+        let sql = statements[0].to_string();
+        assert!(sql.contains("INTERVAL 6 MONTH"), "{sql}");
+        assert!(sql.contains("INTERVAL -3 MONTH"), "{sql}");
+        assert!(
+            !rewrite_quarters(&mut statements),
+            "nothing left to rewrite"
+        );
     }
 }
