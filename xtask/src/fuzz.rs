@@ -1,14 +1,15 @@
-//! `cargo xtask fuzz`: the fuzz targets (doris-sql's parsers, the FE's `/api/backends`
-//! answer) from their kept seeds, for a bounded time.
+//! `cargo xtask fuzz`: the fuzz targets (doris-sql's parsers, the FE's `/api/backends` and
+//! `_query_plan` answers) from their kept seeds, for a bounded time.
 
 use crate::run::{cargo, root, step};
 
 /// The fuzz targets of `crates/doris-sql/fuzz`.
-pub(crate) const FUZZ_TARGETS: [&str; 4] = [
+pub(crate) const FUZZ_TARGETS: [&str; 5] = [
     "doris_type",
     "show_create",
     "trusted_where",
     "backends_answer",
+    "plan_answer",
 ];
 
 /// The flags `cargo fuzz build` gives rustc by default (cargo-fuzz 0.13: libFuzzer's

@@ -134,7 +134,7 @@ fn build_as_tests() -> Result<(), String> {
     step("build (as the tests do)", build)
 }
 
-/// The soak (`tests/integration/src/bin/soak.rs`) for `minutes`, with the emulator
+/// The soak (`tests/integration/src/bin/soak/`) for `minutes`, with the emulator
 /// binary; both built by the test build. Its report (and with `out` its samples and
 /// chart) says what it checked; a failed check fails the step.
 fn soak(minutes: &str, out: Option<&str>) -> Result<(), String> {

@@ -94,6 +94,21 @@ pub(crate) fn package() -> Result<(), String> {
         "doris-jobs: checked without the admin feature",
         niced(&no_io),
     )?;
+    // doris-plan without `http` is the answer parser and the grouping (no reqwest, tokio).
+    let mut parser_only = cargo();
+    parser_only.current_dir(&workspace).args([
+        "check",
+        "--offline",
+        "--quiet",
+        "--lib",
+        "-p",
+        "doris-plan",
+        "--no-default-features",
+    ]);
+    step(
+        "doris-plan: checked without the http feature",
+        niced(&parser_only),
+    )?;
     Ok(())
 }
 

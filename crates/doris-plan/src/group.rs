@@ -1,6 +1,9 @@
 //! Grouping tablets into read tasks, and the discovery policy.
 
-use crate::client::{PlanEndpoint, PlanError, QueryPlan, fetch_plan};
+use crate::answer::QueryPlan;
+#[cfg(feature = "http")]
+use crate::client::{PlanEndpoint, fetch_plan};
+use crate::error::PlanError;
 
 /// One read task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +118,7 @@ pub fn group_tablets(plan: &QueryPlan, target_tasks: usize) -> Vec<ReadTask> {
         .collect()
 }
 
+#[cfg(feature = "http")]
 /// Plans the read of `sql` (a plain SELECT over `database.table`, no LIMIT) into tasks.
 pub async fn plan_tasks(
     endpoint: &PlanEndpoint,
@@ -143,7 +147,7 @@ pub async fn plan_tasks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::TabletPlacement;
+    use crate::answer::TabletPlacement;
 
     fn plan(spec: &[(u64, &str)]) -> QueryPlan {
         QueryPlan {

@@ -14,10 +14,22 @@
 //! - [`plan_tasks`] combines both under a [`DiscoveryPolicy`]: with `Single`, a planning
 //!   failure falls back to one whole-table task with a warning that names only the table
 //!   and the error class; auth, permission and not-found errors never fall back.
+//! - [`parse_plan_answer`] reads a `_query_plan` answer a caller fetched itself.
+//!
+//! Features: `http` (default) is the FE client (reqwest, tokio) and [`plan_tasks`];
+//! without it the crate is the answer parser, the grouping and the policy, with no I/O.
 
+mod answer;
+#[cfg(feature = "http")]
 mod client;
+mod error;
 mod group;
 
-pub use client::{PlanEndpoint, PlanError, QueryPlan, TabletPlacement, fetch_backends, fetch_plan};
+pub use answer::{QueryPlan, TabletPlacement, parse_plan_answer};
+#[cfg(feature = "http")]
+pub use client::{PlanEndpoint, fetch_backends, fetch_plan};
 pub use doris_connection::Credentials;
-pub use group::{DiscoveryPolicy, Planned, ReadTask, group_tablets, plan_tasks};
+pub use error::PlanError;
+#[cfg(feature = "http")]
+pub use group::plan_tasks;
+pub use group::{DiscoveryPolicy, Planned, ReadTask, group_tablets};
