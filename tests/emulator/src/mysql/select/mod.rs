@@ -164,8 +164,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
     let (sql, hints) = strip_tablet_hints(&sql).map_err(analysis)?;
     let mut statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql)
         .map_err(|e| analysis(e.to_string()))?;
+    let extracts = functions::rewrite_extracts(&mut statements);
     functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
-    let sql = if functions::rewrite_quarters(&mut statements) {
+    let sql = if functions::rewrite_quarters(&mut statements) | extracts {
         statements
             .iter()
             .map(ToString::to_string)

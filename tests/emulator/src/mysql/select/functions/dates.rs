@@ -99,6 +99,52 @@ pub fn rewrite_quarters(statements: &mut [sqlparser::ast::Statement]) -> bool {
     changed
 }
 
+/// Rewrites `EXTRACT(field FROM x)` as the function Doris computes it with (`year(x)`,
+/// `week(x)`, …) in `statements`; a field without one stays, and is refused by name.
+/// Whether any changed.
+pub fn rewrite_extracts(statements: &mut [sqlparser::ast::Statement]) -> bool {
+    use sqlparser::ast::{
+        DateTimeField, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, visit_expressions_mut,
+    };
+    let mut changed = false;
+    for statement in statements {
+        let _ = visit_expressions_mut(statement, |expr| {
+            if let Expr::Extract {
+                field, expr: of, ..
+            } = expr
+            {
+                let name = match field {
+                    DateTimeField::Year => "year",
+                    DateTimeField::Quarter => "quarter",
+                    DateTimeField::Month => "month",
+                    DateTimeField::Week(None) => "week",
+                    DateTimeField::Day => "day",
+                    DateTimeField::Hour => "hour",
+                    DateTimeField::Minute => "minute",
+                    DateTimeField::Second => "second",
+                    DateTimeField::Microsecond => "microsecond",
+                    _ => return std::ops::ControlFlow::<()>::Continue(()),
+                };
+                let template = sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+                    .try_with_sql(&format!("{name}(NULL)"))
+                    .and_then(|mut p| p.parse_expr());
+                if let Ok(mut call) = template
+                    && let Expr::Function(f) = &mut call
+                    && let FunctionArguments::List(list) = &mut f.args
+                    && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))) =
+                        list.args.first_mut()
+                {
+                    *arg = (**of).clone();
+                    *expr = call;
+                    changed = true;
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    changed
+}
+
 /// What a function computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Op {
@@ -136,6 +182,12 @@ enum Part {
     DayOfWeek,
     DayOfYear,
     WeekDay,
+    /// MySQL's week mode 0: weeks start on Sunday, week 1 holds the year's first Sunday,
+    /// days before it are week 0.
+    Week,
+    /// The ISO 8601 week (Monday first; week 1 holds the year's first Thursday).
+    WeekOfYear,
+    Microsecond,
 }
 
 impl Part {
@@ -153,6 +205,16 @@ impl Part {
             Part::DayOfYear => at.ordinal(),
             // Doris: 0 is Monday.
             Part::WeekDay => at.weekday().num_days_from_monday(),
+            Part::Week => {
+                let first_sunday =
+                    (7 - at.with_ordinal(1).map_or(0, |d| weekday0(&d) as u32)) % 7 + 1;
+                match at.ordinal().checked_sub(first_sunday) {
+                    None => 0,
+                    Some(after) => after / 7 + 1,
+                }
+            }
+            Part::WeekOfYear => at.iso_week().week(),
+            Part::Microsecond => at.nanosecond() / 1_000,
         })
     }
 }
@@ -265,6 +327,12 @@ impl DateFn {
             }
     }
 
+    /// Whether Doris takes `count` arguments where the emulator does not (`week` with a
+    /// mode): such a call is refused as one the emulator does not run.
+    pub fn doris_takes(&self, count: usize) -> bool {
+        self.name == "week" && count == 2
+    }
+
     /// The result's type, given the first argument's shape.
     fn output(&self, first: Shape) -> DataType {
         match self.op {
@@ -298,6 +366,9 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("dayofweek", Part(self::Part::DayOfWeek)),
         DateFn::new("dayofyear", Part(self::Part::DayOfYear)),
         DateFn::new("weekday", Part(self::Part::WeekDay)),
+        DateFn::new("week", Part(self::Part::Week)),
+        DateFn::new("weekofyear", Part(self::Part::WeekOfYear)),
+        DateFn::new("microsecond", Part(self::Part::Microsecond)),
         DateFn::new("date", ToDate).aliases(&["to_date"]),
         DateFn::new("last_day", LastDay),
         DateFn::new("datediff", DateDiff),
@@ -834,6 +905,18 @@ mod tests {
         let out = add(at("2020-02-29"), Unit::Year, -1).unwrap();
         assert_eq!(out.date().to_string(), "2019-02-28");
         assert!(add(at("9999-12-31"), Unit::Day, 1).is_none());
+    }
+
+    #[test]
+    fn weeks_count_as_mysql_mode_0_and_iso() {
+        let week = |d: &str| Part::Week.of(&at(d));
+        assert_eq!(
+            (week("2024-01-06"), week("2024-01-07"), week("2024-12-31")),
+            (0, 1, 52)
+        );
+        assert_eq!(week("2020-01-01"), 0);
+        assert_eq!(Part::WeekOfYear.of(&at("2023-05-01")), 18);
+        assert_eq!(Part::WeekOfYear.of(&at("2024-12-30")), 1);
     }
 
     #[test]
