@@ -168,6 +168,11 @@ enum Op {
     AddInterval(i64),
     /// `date_trunc(moment, 'unit')`.
     Trunc,
+    /// `week(moment[, mode])`: the week number in MySQL's mode (default 0).
+    Week,
+    /// `yearweek(moment[, mode])`: the year and week as `YYYYWW`, the week counted in the
+    /// year it belongs to.
+    YearWeek,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,9 +187,6 @@ enum Part {
     DayOfWeek,
     DayOfYear,
     WeekDay,
-    /// MySQL's week mode 0: weeks start on Sunday, week 1 holds the year's first Sunday,
-    /// days before it are week 0.
-    Week,
     /// The ISO 8601 week (Monday first; week 1 holds the year's first Thursday).
     WeekOfYear,
     Microsecond,
@@ -205,14 +207,6 @@ impl Part {
             Part::DayOfYear => at.ordinal(),
             // Doris: 0 is Monday.
             Part::WeekDay => at.weekday().num_days_from_monday(),
-            Part::Week => {
-                let first_sunday =
-                    (7 - at.with_ordinal(1).map_or(0, |d| weekday0(&d) as u32)) % 7 + 1;
-                match at.ordinal().checked_sub(first_sunday) {
-                    None => 0,
-                    Some(after) => after / 7 + 1,
-                }
-            }
             Part::WeekOfYear => at.iso_week().week(),
             Part::Microsecond => at.nanosecond() / 1_000,
         })
@@ -315,6 +309,9 @@ impl DateFn {
 
     /// Whether Doris accepts `count` arguments.
     pub fn takes(&self, count: usize) -> bool {
+        if matches!(self.op, Op::Week | Op::YearWeek) {
+            return count == 1 || count == 2;
+        }
         count
             == match self.op {
                 Op::Part(_) | Op::ToDate | Op::LastDay | Op::Name(_) => 1,
@@ -324,19 +321,14 @@ impl DateFn {
                 | Op::Add(..)
                 | Op::AddInterval(_)
                 | Op::Trunc => 2,
+                Op::Week | Op::YearWeek => 1,
             }
-    }
-
-    /// Whether Doris takes `count` arguments where the emulator does not (`week` with a
-    /// mode): such a call is refused as one the emulator does not run.
-    pub fn doris_takes(&self, count: usize) -> bool {
-        self.name == "week" && count == 2
     }
 
     /// The result's type, given the first argument's shape.
     fn output(&self, first: Shape) -> DataType {
         match self.op {
-            Op::Part(_) | Op::DateDiff => DataType::Int32,
+            Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
             Op::Diff(_) => DataType::Int64,
             Op::Name(_) | Op::Format => DataType::Utf8,
             Op::ToDate | Op::LastDay => DataType::Date32,
@@ -366,7 +358,8 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("dayofweek", Part(self::Part::DayOfWeek)),
         DateFn::new("dayofyear", Part(self::Part::DayOfYear)),
         DateFn::new("weekday", Part(self::Part::WeekDay)),
-        DateFn::new("week", Part(self::Part::Week)),
+        DateFn::new("week", Week),
+        DateFn::new("yearweek", YearWeek),
         DateFn::new("weekofyear", Part(self::Part::WeekOfYear)),
         DateFn::new("microsecond", Part(self::Part::Microsecond)),
         DateFn::new("date", ToDate).aliases(&["to_date"]),
@@ -524,6 +517,20 @@ impl DateFn {
                     at.map_or(Cell::Null, Cell::At)
                 }
             },
+            Op::Week | Op::YearWeek => {
+                let mode = match second {
+                    None => Some(0),
+                    Some(a) => integer(a, row),
+                };
+                match mode {
+                    None => Cell::Null,
+                    Some(mode) if self.op == Op::Week => Cell::Int(week_of(&at, mode, false).1),
+                    Some(mode) => {
+                        let (year, week) = week_of(&at, mode, true);
+                        Cell::Int(year * 100 + week)
+                    }
+                }
+            }
             Op::Trunc => match second.and_then(|a| text(a, row)) {
                 None => Cell::Null,
                 Some(unit) => {
@@ -564,6 +571,75 @@ const MONTHS: [&str; 12] = [
 /// The weekday, 0 for Sunday.
 fn weekday0(at: &NaiveDateTime) -> usize {
     at.weekday().num_days_from_sunday() as usize
+}
+
+/// MySQL's week numbering (`WEEK(date, mode)`), which Doris follows: the year the week
+/// belongs to and its number. `mode`'s bit 1 starts weeks on Monday, bit 2 numbers them
+/// 1–53 (days before week 1 fall in the last week of the year before; `yearweek` always
+/// does), bit 4 makes week 1 the first week with four or more days in the year rather
+/// than the first that starts in it (read inverted when weeks start on Sunday, as MySQL
+/// does).
+fn week_of(at: &NaiveDateTime, mode: i64, whole_years: bool) -> (i64, i64) {
+    let mut mode = mode & 7;
+    if whole_years {
+        mode |= 2;
+    }
+    if mode & 1 == 0 {
+        mode ^= 4;
+    }
+    let monday_first = mode & 1 != 0;
+    let mut week_year = mode & 2 != 0;
+    let first_weekday = mode & 4 != 0;
+    let date = at.date();
+    let weekday_of = |d: NaiveDate| -> i64 {
+        i64::from(if monday_first {
+            d.weekday().num_days_from_monday()
+        } else {
+            d.weekday().num_days_from_sunday()
+        })
+    };
+    let days_in = |year: i32| -> i64 {
+        if NaiveDate::from_ymd_opt(year, 2, 29).is_some() {
+            366
+        } else {
+            365
+        }
+    };
+    let mut year = date.year();
+    let Some(mut first) = NaiveDate::from_ymd_opt(year, 1, 1) else {
+        return (i64::from(year), 0);
+    };
+    let mut weekday = weekday_of(first);
+    // Whether the year's first days, before its first week start, belong to week 0/the
+    // year before: with `first_weekday`, unless the year starts on the week's first day;
+    // otherwise when fewer than four of its days fall in that week.
+    let first_days_apart =
+        |weekday: i64| (first_weekday && weekday != 0) || (!first_weekday && weekday >= 4);
+    if date.month() == 1 && i64::from(date.day()) <= 7 - weekday {
+        if !week_year && first_days_apart(weekday) {
+            return (i64::from(year), 0);
+        }
+        week_year = true;
+        year -= 1;
+        let Some(previous) = NaiveDate::from_ymd_opt(year, 1, 1) else {
+            return (i64::from(year), 0);
+        };
+        first = previous;
+        weekday = (weekday + 53 * 7 - days_in(year)).rem_euclid(7);
+    }
+    let days = (date - first).num_days()
+        - if first_days_apart(weekday) {
+            7 - weekday
+        } else {
+            -weekday
+        };
+    if week_year && days >= 52 * 7 {
+        let next = (weekday + days_in(year)).rem_euclid(7);
+        if !first_days_apart(next) {
+            return (i64::from(year) + 1, 1);
+        }
+    }
+    (i64::from(year), days / 7 + 1)
 }
 
 /// `at` plus `n` units (`None`: out of Doris's range, which is NULL).
@@ -908,15 +984,37 @@ mod tests {
     }
 
     #[test]
-    fn weeks_count_as_mysql_mode_0_and_iso() {
-        let week = |d: &str| Part::Week.of(&at(d));
+    fn weeks_count_as_mysql_modes_and_iso() {
+        let week = |d: &str, mode: i64| week_of(&at(d), mode, false).1;
         assert_eq!(
-            (week("2024-01-06"), week("2024-01-07"), week("2024-12-31")),
+            (
+                week("2024-01-06", 0),
+                week("2024-01-07", 0),
+                week("2024-12-31", 0)
+            ),
             (0, 1, 52)
         );
-        assert_eq!(week("2020-01-01"), 0);
+        assert_eq!(week("2020-01-01", 0), 0);
+        assert_eq!((week("2023-01-01", 0), week("2023-01-01", 3)), (1, 52));
+        assert_eq!((week("2023-01-01", 7), week("2023-01-01", -1)), (52, 52));
+        assert_eq!(week("2020-07-01", 1), 27);
+        let yearweek = |d: &str, mode: i64| week_of(&at(d), mode, true);
+        assert_eq!(yearweek("2021-01-01", 0), (2020, 52));
+        assert_eq!(yearweek("2024-12-30", 1), (2025, 1));
+        assert_eq!(yearweek("2023-01-02", 5), (2023, 1));
         assert_eq!(Part::WeekOfYear.of(&at("2023-05-01")), 18);
-        assert_eq!(Part::WeekOfYear.of(&at("2024-12-30")), 1);
+        // Mode 3 is ISO 8601's week (chrono's), every day of three decades.
+        let mut d = NaiveDate::from_ymd_opt(1999, 12, 1).unwrap();
+        while d.year() < 2031 {
+            let moment = d.and_hms_opt(0, 0, 0).unwrap();
+            let iso = d.iso_week();
+            assert_eq!(
+                week_of(&moment, 3, true),
+                (i64::from(iso.year()), i64::from(iso.week())),
+                "{d}"
+            );
+            d = d.succ_opt().unwrap();
+        }
     }
 
     #[test]
