@@ -148,7 +148,9 @@ class DorisDataSink(DataSink[dict]):
     """Daft DataSink that loads every micropartition through Stream Load.
 
     ``write_doris`` builds one and checks the DataFrame first; it also works as a plain
-    Daft sink (each task checks its first micropartition against the table):
+    Daft sink (each task checks its first micropartition against the table). ``options``
+    is one ``DorisWriteOptions`` mapping (``DorisWriteOptions(operation="upsert")``), an
+    option left out taking the crates' default:
 
     >>> frame = daft.from_pydict({"id": [10, 11], "name": ["p", "q"], "score": [1, 2]})
     >>> written = frame.write_sink(DorisDataSink(connection, DorisTable("demo", "sink")))

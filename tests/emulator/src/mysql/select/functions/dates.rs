@@ -173,6 +173,12 @@ enum Op {
     /// `yearweek(moment[, mode])`: the year and week as `YYYYWW`, the week counted in the
     /// year it belongs to.
     YearWeek,
+    /// Whole months from the second moment to the first (`months_diff`), or whole years
+    /// (`years_diff`, the months divided by 12): a month counts once its day and time are
+    /// reached.
+    MonthsDiff(i64),
+    /// `makedate(year, day_of_year)`: a DATE, days past the year's end running on.
+    MakeDate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -190,6 +196,8 @@ enum Part {
     /// The ISO 8601 week (Monday first; week 1 holds the year's first Thursday).
     WeekOfYear,
     Microsecond,
+    /// MySQL's day number (`to_days`): days since year 0, counted as MySQL's calendar does.
+    DayNumber,
 }
 
 impl Part {
@@ -209,6 +217,7 @@ impl Part {
             Part::WeekDay => at.weekday().num_days_from_monday(),
             Part::WeekOfYear => at.iso_week().week(),
             Part::Microsecond => at.nanosecond() / 1_000,
+            Part::DayNumber => return day_number(at.date()),
         })
     }
 }
@@ -320,7 +329,9 @@ impl DateFn {
                 | Op::Format
                 | Op::Add(..)
                 | Op::AddInterval(_)
-                | Op::Trunc => 2,
+                | Op::Trunc
+                | Op::MonthsDiff(_)
+                | Op::MakeDate => 2,
                 Op::Week | Op::YearWeek => 1,
             }
     }
@@ -329,9 +340,9 @@ impl DateFn {
     fn output(&self, first: Shape) -> DataType {
         match self.op {
             Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
-            Op::Diff(_) => DataType::Int64,
+            Op::Diff(_) | Op::MonthsDiff(_) => DataType::Int64,
             Op::Name(_) | Op::Format => DataType::Utf8,
-            Op::ToDate | Op::LastDay => DataType::Date32,
+            Op::ToDate | Op::LastDay | Op::MakeDate => DataType::Date32,
             Op::Add(unit, _) if unit.has_time() && first == Shape::Date => {
                 DataType::Timestamp(TimeUnit::Second, None)
             }
@@ -360,6 +371,10 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("weekday", Part(self::Part::WeekDay)),
         DateFn::new("week", Week),
         DateFn::new("yearweek", YearWeek),
+        DateFn::new("to_days", Part(self::Part::DayNumber)),
+        DateFn::new("months_diff", MonthsDiff(1)),
+        DateFn::new("years_diff", MonthsDiff(12)),
+        DateFn::new("makedate", MakeDate),
         DateFn::new("weekofyear", Part(self::Part::WeekOfYear)),
         DateFn::new("microsecond", Part(self::Part::Microsecond)),
         DateFn::new("date", ToDate).aliases(&["to_date"]),
@@ -447,6 +462,26 @@ impl ScalarUDFImpl for DateFn {
             .collect::<Result<Vec<_>>>()?;
         let mut values = Vec::with_capacity(rows);
         for row in 0..rows {
+            if self.op == Op::MakeDate {
+                let day = match (
+                    integer(&arrays[0], row),
+                    arrays.get(1).and_then(|a| integer(a, row)),
+                ) {
+                    (Some(year), Some(ordinal)) if ordinal > 0 => i32::try_from(year)
+                        .ok()
+                        .and_then(|y| NaiveDate::from_ymd_opt(y, 1, 1))
+                        .and_then(|first| {
+                            first.checked_add_days(Days::new(ordinal.unsigned_abs() - 1))
+                        })
+                        .filter(|d| d.year() <= 9999),
+                    _ => None,
+                };
+                values.push(
+                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                        .map_or(Cell::Null, Cell::At),
+                );
+                continue;
+            }
             let value = match moment(&arrays[0], row) {
                 None => Cell::Null,
                 Some(at) => self.eval(at, arrays.get(1), row)?,
@@ -517,6 +552,11 @@ impl DateFn {
                     at.map_or(Cell::Null, Cell::At)
                 }
             },
+            Op::MonthsDiff(per) => match second.and_then(|a| moment(a, row)) {
+                None => Cell::Null,
+                Some(other) => Cell::Int(whole_months(&at, &other) / per),
+            },
+            Op::MakeDate => Cell::Null,
             Op::Week | Op::YearWeek => {
                 let mode = match second {
                     None => Some(0),
@@ -640,6 +680,38 @@ fn week_of(at: &NaiveDateTime, mode: i64, whole_years: bool) -> (i64, i64) {
         }
     }
     (i64::from(year), days / 7 + 1)
+}
+
+/// Whole months from `from` to `to`: the calendar months between them, less one when the
+/// later moment's day and time within its month come before the earlier one's.
+fn whole_months(to: &NaiveDateTime, from: &NaiveDateTime) -> i64 {
+    let index = |at: &NaiveDateTime| i64::from(at.year()) * 12 + i64::from(at.month0());
+    let within = |at: &NaiveDateTime| (at.day(), at.time());
+    let months = index(to) - index(from);
+    if months > 0 && within(to) < within(from) {
+        months - 1
+    } else if months < 0 && within(to) > within(from) {
+        months + 1
+    } else {
+        months
+    }
+}
+
+/// MySQL's day number of `date` (`TO_DAYS`): `0000-01-01` is day 1, with MySQL's leap
+/// rule for every year.
+fn day_number(date: NaiveDate) -> i64 {
+    let (mut year, month, day) = (
+        i64::from(date.year()),
+        i64::from(date.month()),
+        i64::from(date.day()),
+    );
+    let mut days = 365 * year + 31 * (month - 1) + day;
+    if month <= 2 {
+        year -= 1;
+    } else {
+        days -= (month * 4 + 23) / 10;
+    }
+    days + year / 4 - ((year / 100 + 1) * 3) / 4
 }
 
 /// `at` plus `n` units (`None`: out of Doris's range, which is NULL).
@@ -1014,6 +1086,24 @@ mod tests {
                 "{d}"
             );
             d = d.succ_opt().unwrap();
+        }
+    }
+
+    #[test]
+    fn months_count_once_their_day_and_time_are_reached() {
+        let diff = |to: &str, from: &str| whole_months(&at(to), &at(from));
+        assert_eq!(diff("2020-03-28", "2020-02-29"), 0);
+        assert_eq!(diff("2020-03-29", "2020-02-29"), 1);
+        assert_eq!(diff("2020-02-29", "2020-03-28"), 0);
+        assert_eq!(diff("2020-02-29", "2020-03-29"), -1);
+        assert_eq!(diff("2022-03-15 08:30:00", "2021-03-15 09:10:00"), 11);
+        assert_eq!(day_number(at("2007-10-07").date()), 733_321);
+        // Consecutive days have consecutive numbers.
+        let mut d = NaiveDate::from_ymd_opt(1899, 12, 25).unwrap();
+        while d.year() < 2101 {
+            let next = d.succ_opt().unwrap();
+            assert_eq!(day_number(next), day_number(d) + 1, "{d}");
+            d = next;
         }
     }
 
