@@ -1,0 +1,373 @@
+//! The date arithmetic Doris does as MySQL does: units, MySQL's week modes and day
+//! numbers, whole months, additions that end on a month's last day, truncation, and
+//! `date_format`'s specifiers.
+
+use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, Timelike};
+
+/// A time unit of Doris's date arithmetic and differences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unit {
+    Second,
+    Minute,
+    Hour,
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+impl Unit {
+    /// Whether adding it to a DATE gives a DATETIME.
+    pub(super) fn has_time(self) -> bool {
+        matches!(self, Unit::Second | Unit::Minute | Unit::Hour)
+    }
+
+    pub(super) fn parse(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "second" => Unit::Second,
+            "minute" => Unit::Minute,
+            "hour" => Unit::Hour,
+            "day" => Unit::Day,
+            "week" => Unit::Week,
+            "month" => Unit::Month,
+            "quarter" => Unit::Quarter,
+            "year" => Unit::Year,
+            _ => return None,
+        })
+    }
+}
+
+pub(super) const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
+
+pub(super) const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// The weekday, 0 for Sunday.
+pub(super) fn weekday0(at: &NaiveDateTime) -> usize {
+    at.weekday().num_days_from_sunday() as usize
+}
+
+/// MySQL's week numbering (`WEEK(date, mode)`), which Doris follows: the year the week
+/// belongs to and its number. `mode`'s bit 1 starts weeks on Monday, bit 2 numbers them
+/// 1–53 (days before week 1 fall in the last week of the year before; `yearweek` always
+/// does), bit 4 makes week 1 the first week with four or more days in the year rather
+/// than the first that starts in it (read inverted when weeks start on Sunday, as MySQL
+/// does).
+pub(super) fn week_of(at: &NaiveDateTime, mode: i64, whole_years: bool) -> (i64, i64) {
+    let mut mode = mode & 7;
+    if whole_years {
+        mode |= 2;
+    }
+    if mode & 1 == 0 {
+        mode ^= 4;
+    }
+    let monday_first = mode & 1 != 0;
+    let mut week_year = mode & 2 != 0;
+    let first_weekday = mode & 4 != 0;
+    let date = at.date();
+    let weekday_of = |d: NaiveDate| -> i64 {
+        i64::from(if monday_first {
+            d.weekday().num_days_from_monday()
+        } else {
+            d.weekday().num_days_from_sunday()
+        })
+    };
+    let days_in = |year: i32| -> i64 {
+        if NaiveDate::from_ymd_opt(year, 2, 29).is_some() {
+            366
+        } else {
+            365
+        }
+    };
+    let mut year = date.year();
+    let Some(mut first) = NaiveDate::from_ymd_opt(year, 1, 1) else {
+        return (i64::from(year), 0);
+    };
+    let mut weekday = weekday_of(first);
+    // Whether the year's first days, before its first week start, belong to week 0/the
+    // year before: with `first_weekday`, unless the year starts on the week's first day;
+    // otherwise when fewer than four of its days fall in that week.
+    let first_days_apart =
+        |weekday: i64| (first_weekday && weekday != 0) || (!first_weekday && weekday >= 4);
+    if date.month() == 1 && i64::from(date.day()) <= 7 - weekday {
+        if !week_year && first_days_apart(weekday) {
+            return (i64::from(year), 0);
+        }
+        week_year = true;
+        year -= 1;
+        let Some(previous) = NaiveDate::from_ymd_opt(year, 1, 1) else {
+            return (i64::from(year), 0);
+        };
+        first = previous;
+        weekday = (weekday + 53 * 7 - days_in(year)).rem_euclid(7);
+    }
+    let days = (date - first).num_days()
+        - if first_days_apart(weekday) {
+            7 - weekday
+        } else {
+            -weekday
+        };
+    if week_year && days >= 52 * 7 {
+        let next = (weekday + days_in(year)).rem_euclid(7);
+        if !first_days_apart(next) {
+            return (i64::from(year) + 1, 1);
+        }
+    }
+    (i64::from(year), days / 7 + 1)
+}
+
+/// Whole months from `from` to `to`: the calendar months between them, less one when the
+/// later moment's day and time within its month come before the earlier one's.
+pub(super) fn whole_months(to: &NaiveDateTime, from: &NaiveDateTime) -> i64 {
+    let index = |at: &NaiveDateTime| i64::from(at.year()) * 12 + i64::from(at.month0());
+    let within = |at: &NaiveDateTime| (at.day(), at.time());
+    let months = index(to) - index(from);
+    if months > 0 && within(to) < within(from) {
+        months - 1
+    } else if months < 0 && within(to) > within(from) {
+        months + 1
+    } else {
+        months
+    }
+}
+
+/// MySQL's day number of `date` (`TO_DAYS`): `0000-01-01` is day 1, with MySQL's leap
+/// rule for every year.
+pub(super) fn day_number(date: NaiveDate) -> i64 {
+    let (mut year, month, day) = (
+        i64::from(date.year()),
+        i64::from(date.month()),
+        i64::from(date.day()),
+    );
+    let mut days = 365 * year + 31 * (month - 1) + day;
+    if month <= 2 {
+        year -= 1;
+    } else {
+        days -= (month * 4 + 23) / 10;
+    }
+    days + year / 4 - ((year / 100 + 1) * 3) / 4
+}
+
+/// `at` plus `n` units (`None`: out of Doris's range, which is NULL).
+pub(super) fn add(at: NaiveDateTime, unit: Unit, n: i64) -> Option<NaiveDateTime> {
+    let months = |m: i64| -> Option<NaiveDateTime> {
+        let magnitude = Months::new(u32::try_from(m.unsigned_abs()).ok()?);
+        if m >= 0 {
+            at.checked_add_months(magnitude)
+        } else {
+            at.checked_sub_months(magnitude)
+        }
+    };
+    let days = |d: i64| -> Option<NaiveDateTime> {
+        let magnitude = Days::new(d.unsigned_abs());
+        if d >= 0 {
+            at.checked_add_days(magnitude)
+        } else {
+            at.checked_sub_days(magnitude)
+        }
+    };
+    let seconds = |s: i64| at.checked_add_signed(chrono::TimeDelta::try_seconds(s)?);
+    let out = match unit {
+        Unit::Second => seconds(n)?,
+        Unit::Minute => seconds(n.checked_mul(60)?)?,
+        Unit::Hour => seconds(n.checked_mul(3_600)?)?,
+        Unit::Day => days(n)?,
+        Unit::Week => days(n.checked_mul(7)?)?,
+        Unit::Month => months(n)?,
+        Unit::Quarter => months(n.checked_mul(3)?)?,
+        Unit::Year => months(n.checked_mul(12)?)?,
+    };
+    (1..=9999).contains(&out.year()).then_some(out)
+}
+
+/// `at` cut down to the start of its `unit` (a week starts on Monday).
+pub(super) fn truncate(at: NaiveDateTime, unit: Unit) -> Option<NaiveDateTime> {
+    let day = at.date();
+    let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0);
+    match unit {
+        Unit::Second => at.with_nanosecond(0),
+        Unit::Minute => day.and_hms_opt(at.hour(), at.minute(), 0),
+        Unit::Hour => day.and_hms_opt(at.hour(), 0, 0),
+        Unit::Day => midnight(day),
+        Unit::Week => midnight(day - Days::new(u64::from(day.weekday().num_days_from_monday()))),
+        Unit::Month => midnight(day.with_day(1)?),
+        Unit::Quarter => midnight(NaiveDate::from_ymd_opt(
+            day.year(),
+            day.month0() / 3 * 3 + 1,
+            1,
+        )?),
+        Unit::Year => midnight(NaiveDate::from_ymd_opt(day.year(), 1, 1)?),
+    }
+}
+
+/// `date_format`'s specifiers (MySQL's, as Doris documents them); an unknown one is
+/// written without its `%`.
+pub(super) fn format_moment(at: &NaiveDateTime, format: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let Some(spec) = chars.next() else {
+            break;
+        };
+        let hour12 = match at.hour() % 12 {
+            0 => 12,
+            h => h,
+        };
+        let _ = match spec {
+            'Y' => write!(out, "{:04}", at.year()),
+            'y' => write!(out, "{:02}", at.year().rem_euclid(100)),
+            'm' => write!(out, "{:02}", at.month()),
+            'c' => write!(out, "{}", at.month()),
+            'M' => write!(out, "{}", MONTHS[at.month0() as usize]),
+            'b' => write!(out, "{}", &MONTHS[at.month0() as usize][..3]),
+            'd' => write!(out, "{:02}", at.day()),
+            'e' => write!(out, "{}", at.day()),
+            'D' => write!(out, "{}{}", at.day(), ordinal_suffix(at.day())),
+            'j' => write!(out, "{:03}", at.ordinal()),
+            'W' => write!(out, "{}", DAYS[weekday0(at)]),
+            'a' => write!(out, "{}", &DAYS[weekday0(at)][..3]),
+            'w' => write!(out, "{}", weekday0(at)),
+            'H' => write!(out, "{:02}", at.hour()),
+            'k' => write!(out, "{}", at.hour()),
+            'h' | 'I' => write!(out, "{hour12:02}"),
+            'l' => write!(out, "{hour12}"),
+            'i' => write!(out, "{:02}", at.minute()),
+            's' | 'S' => write!(out, "{:02}", at.second()),
+            'f' => write!(out, "{:06}", at.nanosecond() / 1_000),
+            'p' => write!(out, "{}", if at.hour() < 12 { "AM" } else { "PM" }),
+            'T' => write!(
+                out,
+                "{:02}:{:02}:{:02}",
+                at.hour(),
+                at.minute(),
+                at.second()
+            ),
+            'r' => write!(
+                out,
+                "{hour12:02}:{:02}:{:02} {}",
+                at.minute(),
+                at.second(),
+                if at.hour() < 12 { "AM" } else { "PM" }
+            ),
+            other => write!(out, "{other}"),
+        };
+    }
+    out
+}
+
+pub(super) fn ordinal_suffix(day: u32) -> &'static str {
+    match (day % 10, day % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> NaiveDateTime {
+        super::super::cells::parse_text(text).unwrap().0
+    }
+
+    #[test]
+    fn month_arithmetic_ends_on_the_last_day() {
+        let out = add(at("2023-01-31"), Unit::Month, 1).unwrap();
+        assert_eq!(out.date().to_string(), "2023-02-28");
+        let out = add(at("2020-02-29"), Unit::Year, -1).unwrap();
+        assert_eq!(out.date().to_string(), "2019-02-28");
+        assert!(add(at("9999-12-31"), Unit::Day, 1).is_none());
+    }
+
+    #[test]
+    fn weeks_count_as_mysql_modes_and_iso() {
+        let week = |d: &str, mode: i64| week_of(&at(d), mode, false).1;
+        assert_eq!(
+            (
+                week("2024-01-06", 0),
+                week("2024-01-07", 0),
+                week("2024-12-31", 0)
+            ),
+            (0, 1, 52)
+        );
+        assert_eq!(week("2020-01-01", 0), 0);
+        assert_eq!((week("2023-01-01", 0), week("2023-01-01", 3)), (1, 52));
+        assert_eq!((week("2023-01-01", 7), week("2023-01-01", -1)), (52, 52));
+        assert_eq!(week("2020-07-01", 1), 27);
+        let yearweek = |d: &str, mode: i64| week_of(&at(d), mode, true);
+        assert_eq!(yearweek("2021-01-01", 0), (2020, 52));
+        assert_eq!(yearweek("2024-12-30", 1), (2025, 1));
+        assert_eq!(yearweek("2023-01-02", 5), (2023, 1));
+        assert_eq!(super::super::Part::WeekOfYear.of(&at("2023-05-01")), 18);
+        // Mode 3 is ISO 8601's week (chrono's), every day of three decades.
+        let mut d = NaiveDate::from_ymd_opt(1999, 12, 1).unwrap();
+        while d.year() < 2031 {
+            let moment = d.and_hms_opt(0, 0, 0).unwrap();
+            let iso = d.iso_week();
+            assert_eq!(
+                week_of(&moment, 3, true),
+                (i64::from(iso.year()), i64::from(iso.week())),
+                "{d}"
+            );
+            d = d.succ_opt().unwrap();
+        }
+    }
+
+    #[test]
+    fn months_count_once_their_day_and_time_are_reached() {
+        let diff = |to: &str, from: &str| whole_months(&at(to), &at(from));
+        assert_eq!(diff("2020-03-28", "2020-02-29"), 0);
+        assert_eq!(diff("2020-03-29", "2020-02-29"), 1);
+        assert_eq!(diff("2020-02-29", "2020-03-28"), 0);
+        assert_eq!(diff("2020-02-29", "2020-03-29"), -1);
+        assert_eq!(diff("2022-03-15 08:30:00", "2021-03-15 09:10:00"), 11);
+        assert_eq!(day_number(at("2007-10-07").date()), 733_321);
+        // Consecutive days have consecutive numbers.
+        let mut d = NaiveDate::from_ymd_opt(1899, 12, 25).unwrap();
+        while d.year() < 2101 {
+            let next = d.succ_opt().unwrap();
+            assert_eq!(day_number(next), day_number(d) + 1, "{d}");
+            d = next;
+        }
+    }
+
+    #[test]
+    fn date_format_writes_mysql_specifiers() {
+        let t = at("2009-10-04 22:23:00");
+        assert_eq!(format_moment(&t, "%W %M %Y"), "Sunday October 2009");
+        assert_eq!(
+            format_moment(&t, "%D %e %f %j %r"),
+            "4th 4 000000 277 10:23:00 PM"
+        );
+        assert_eq!(format_moment(&t, "%x%%"), "x%");
+    }
+}

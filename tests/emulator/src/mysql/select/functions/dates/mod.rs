@@ -1,0 +1,406 @@
+//! Doris's date and time functions: parts (`year`, `dayofweek`, …), conversions (`date`,
+//! `last_day`), names (`dayname`, `date_format`), arithmetic (`date_add` with an
+//! `INTERVAL`, `days_add`, `months_sub`, …), differences (`datediff`, `hours_diff`, …) and
+//! `date_trunc`, as Doris's SQL manual and its regression suite
+//! `doc/sql-manual/sql-functions/date_functions` answer them (the corpus file
+//! `function_dates.txt` holds those cases).
+//!
+//! Doris's types: an argument is a DATE (Arrow `Date32`), a DATETIME of some precision
+//! (`Timestamp`, seconds/milliseconds/microseconds for 0/3/6 digits), or text read as one
+//! (`'2023-01-01'` is a DATE, `'2023-01-01 10:00:00.123'` a DATETIME(3); text that is
+//! neither is NULL, as Doris casts it). A function that returns "the argument's type"
+//! decides it when the query is planned, from the argument's type or, for a text
+//! constant, from its form, as Doris's planner does. Day, week, month, quarter and year
+//! arithmetic keeps a DATE a DATE; hour, minute and second arithmetic makes it a
+//! DATETIME. Month arithmetic ends on the month's last day when the day does not exist
+//! (`2023-01-31` + 1 month is `2023-02-28`).
+//!
+//! `calendar` holds the date arithmetic (MySQL's week modes and day numbers, month ends,
+//! `date_format`), `cells` the values as Arrow holds them, `rewrite` the SQL forms
+//! DataFusion does not read as Doris does (`INTERVAL n QUARTER`, `EXTRACT`).
+
+use std::sync::Arc;
+
+use arrow::array::ArrayRef;
+use arrow::datatypes::{DataType, Field, FieldRef, TimeUnit};
+use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, Timelike};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+};
+
+mod calendar;
+mod cells;
+mod rewrite;
+
+pub use rewrite::{rewrite_extracts, rewrite_quarters};
+
+use calendar::{
+    DAYS, MONTHS, Unit, add, day_number, format_moment, truncate, week_of, weekday0, whole_months,
+};
+use cells::{Cell, Shape, collect, integer, interval, moment, text};
+
+/// What a function computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Op {
+    /// An INT part of the moment.
+    Part(Part),
+    /// The DATE of the moment.
+    ToDate,
+    /// The last day of the moment's month, a DATE.
+    LastDay,
+    /// Days from the second moment's date to the first's (INT).
+    DateDiff,
+    /// Whole units from the second moment to the first (BIGINT).
+    Diff(Unit),
+    /// The weekday's or the month's English name.
+    Name(Part),
+    /// `date_format(moment, format)`.
+    Format,
+    /// Adds `sign` × the second argument's units (an integer).
+    Add(Unit, i64),
+    /// Adds `sign` × the second argument, an `INTERVAL` (or an integer count of days).
+    AddInterval(i64),
+    /// `date_trunc(moment, 'unit')`.
+    Trunc,
+    /// `week(moment[, mode])`: the week number in MySQL's mode (default 0).
+    Week,
+    /// `yearweek(moment[, mode])`: the year and week as `YYYYWW`, the week counted in the
+    /// year it belongs to.
+    YearWeek,
+    /// Whole months from the second moment to the first (`months_diff`), or whole years
+    /// (`years_diff`, the months divided by 12): a month counts once its day and time are
+    /// reached.
+    MonthsDiff(i64),
+    /// `makedate(year, day_of_year)`: a DATE, days past the year's end running on.
+    MakeDate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Part {
+    Year,
+    Quarter,
+    Month,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    DayOfWeek,
+    DayOfYear,
+    WeekDay,
+    /// The ISO 8601 week (Monday first; week 1 holds the year's first Thursday).
+    WeekOfYear,
+    Microsecond,
+    /// MySQL's day number (`to_days`): days since year 0, counted as MySQL's calendar does.
+    DayNumber,
+}
+
+impl Part {
+    fn of(self, at: &NaiveDateTime) -> i64 {
+        i64::from(match self {
+            Part::Year => at.year() as u32,
+            Part::Quarter => at.month0() / 3 + 1,
+            Part::Month => at.month(),
+            Part::Day => at.day(),
+            Part::Hour => at.hour(),
+            Part::Minute => at.minute(),
+            Part::Second => at.second(),
+            // Doris: 1 is Sunday.
+            Part::DayOfWeek => at.weekday().num_days_from_sunday() + 1,
+            Part::DayOfYear => at.ordinal(),
+            // Doris: 0 is Monday.
+            Part::WeekDay => at.weekday().num_days_from_monday(),
+            Part::WeekOfYear => at.iso_week().week(),
+            Part::Microsecond => at.nanosecond() / 1_000,
+            Part::DayNumber => return day_number(at.date()),
+        })
+    }
+}
+
+/// One of Doris's date and time functions.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct DateFn {
+    name: &'static str,
+    aliases: Vec<String>,
+    op: Op,
+    signature: Signature,
+}
+
+impl DateFn {
+    fn new(name: &'static str, op: Op) -> Self {
+        Self {
+            name,
+            aliases: Vec::new(),
+            op,
+            signature: Signature::variadic_any(Volatility::Immutable),
+        }
+    }
+
+    fn aliases(mut self, names: &[&str]) -> Self {
+        self.aliases = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    /// Every name the function answers to.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name).chain(self.aliases.iter().map(String::as_str))
+    }
+
+    /// Whether Doris accepts `count` arguments.
+    pub fn takes(&self, count: usize) -> bool {
+        if matches!(self.op, Op::Week | Op::YearWeek) {
+            return count == 1 || count == 2;
+        }
+        count
+            == match self.op {
+                Op::Part(_) | Op::ToDate | Op::LastDay | Op::Name(_) => 1,
+                Op::DateDiff
+                | Op::Diff(_)
+                | Op::Format
+                | Op::Add(..)
+                | Op::AddInterval(_)
+                | Op::Trunc
+                | Op::MonthsDiff(_)
+                | Op::MakeDate => 2,
+                Op::Week | Op::YearWeek => 1,
+            }
+    }
+
+    /// The result's type, given the first argument's shape.
+    fn output(&self, first: Shape) -> DataType {
+        match self.op {
+            Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
+            Op::Diff(_) | Op::MonthsDiff(_) => DataType::Int64,
+            Op::Name(_) | Op::Format => DataType::Utf8,
+            Op::ToDate | Op::LastDay | Op::MakeDate => DataType::Date32,
+            Op::Add(unit, _) if unit.has_time() && first == Shape::Date => {
+                DataType::Timestamp(TimeUnit::Second, None)
+            }
+            Op::Add(..) | Op::AddInterval(_) => first.data_type(),
+            Op::Trunc => match first {
+                Shape::Date => DataType::Date32,
+                Shape::DateTime(_) => DataType::Timestamp(TimeUnit::Second, None),
+            },
+        }
+    }
+}
+
+/// Every date and time function the emulator runs as Doris does.
+pub fn all() -> Vec<DateFn> {
+    use Op::*;
+    let mut all = vec![
+        DateFn::new("year", Part(self::Part::Year)),
+        DateFn::new("quarter", Part(self::Part::Quarter)),
+        DateFn::new("month", Part(self::Part::Month)),
+        DateFn::new("day", Part(self::Part::Day)).aliases(&["dayofmonth"]),
+        DateFn::new("hour", Part(self::Part::Hour)),
+        DateFn::new("minute", Part(self::Part::Minute)),
+        DateFn::new("second", Part(self::Part::Second)),
+        DateFn::new("dayofweek", Part(self::Part::DayOfWeek)),
+        DateFn::new("dayofyear", Part(self::Part::DayOfYear)),
+        DateFn::new("weekday", Part(self::Part::WeekDay)),
+        DateFn::new("week", Week),
+        DateFn::new("yearweek", YearWeek),
+        DateFn::new("to_days", Part(self::Part::DayNumber)),
+        DateFn::new("months_diff", MonthsDiff(1)),
+        DateFn::new("years_diff", MonthsDiff(12)),
+        DateFn::new("makedate", MakeDate),
+        DateFn::new("weekofyear", Part(self::Part::WeekOfYear)),
+        DateFn::new("microsecond", Part(self::Part::Microsecond)),
+        DateFn::new("date", ToDate).aliases(&["to_date"]),
+        DateFn::new("last_day", LastDay),
+        DateFn::new("datediff", DateDiff),
+        DateFn::new("dayname", Name(self::Part::DayOfWeek)),
+        DateFn::new("monthname", Name(self::Part::Month)),
+        DateFn::new("date_format", Format),
+        DateFn::new("date_add", AddInterval(1)).aliases(&["adddate"]),
+        DateFn::new("date_sub", AddInterval(-1)).aliases(&["subdate"]),
+        DateFn::new("date_trunc", Trunc),
+    ];
+    for (unit, add, sub, diff) in [
+        (
+            Unit::Second,
+            "seconds_add",
+            "seconds_sub",
+            Some("seconds_diff"),
+        ),
+        (
+            Unit::Minute,
+            "minutes_add",
+            "minutes_sub",
+            Some("minutes_diff"),
+        ),
+        (Unit::Hour, "hours_add", "hours_sub", Some("hours_diff")),
+        (Unit::Day, "days_add", "days_sub", Some("days_diff")),
+        (Unit::Week, "weeks_add", "weeks_sub", Some("weeks_diff")),
+        (Unit::Month, "months_add", "months_sub", None),
+        (Unit::Quarter, "quarters_add", "quarters_sub", None),
+        (Unit::Year, "years_add", "years_sub", None),
+    ] {
+        all.push(DateFn::new(add, Add(unit, 1)));
+        all.push(DateFn::new(sub, Add(unit, -1)));
+        if let Some(diff) = diff {
+            all.push(DateFn::new(diff, Diff(unit)));
+        }
+    }
+    all
+}
+
+impl ScalarUDFImpl for DateFn {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        let first = arg_types.first().unwrap_or(&DataType::Null);
+        Ok(self.output(Shape::of(first, None)))
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let first = args
+            .arg_fields
+            .first()
+            .map(|f| f.data_type().clone())
+            .unwrap_or(DataType::Null);
+        let text = match args.scalar_arguments.first() {
+            // Doris's `date_trunc` of text is a DATETIME whatever the text's form.
+            _ if self.op == Op::Trunc => None,
+            Some(Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)))) => {
+                Some(s.as_str())
+            }
+            _ => None,
+        };
+        let out = self.output(Shape::of(&first, text));
+        Ok(Arc::new(Field::new(self.name, out, true)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let rows = args.number_rows;
+        let out = args.return_field.data_type().clone();
+        let arrays = args
+            .args
+            .iter()
+            .map(|a| a.to_array(rows))
+            .collect::<Result<Vec<_>>>()?;
+        let mut values = Vec::with_capacity(rows);
+        for row in 0..rows {
+            if self.op == Op::MakeDate {
+                let day = match (
+                    integer(&arrays[0], row),
+                    arrays.get(1).and_then(|a| integer(a, row)),
+                ) {
+                    (Some(year), Some(ordinal)) if ordinal > 0 => i32::try_from(year)
+                        .ok()
+                        .and_then(|y| NaiveDate::from_ymd_opt(y, 1, 1))
+                        .and_then(|first| {
+                            first.checked_add_days(Days::new(ordinal.unsigned_abs() - 1))
+                        })
+                        .filter(|d| d.year() <= 9999),
+                    _ => None,
+                };
+                values.push(
+                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                        .map_or(Cell::Null, Cell::At),
+                );
+                continue;
+            }
+            let value = match moment(&arrays[0], row) {
+                None => Cell::Null,
+                Some(at) => self.eval(at, arrays.get(1), row)?,
+            };
+            values.push(value);
+        }
+        Ok(ColumnarValue::Array(collect(&out, values)?))
+    }
+}
+
+impl DateFn {
+    fn eval(&self, at: NaiveDateTime, second: Option<&ArrayRef>, row: usize) -> Result<Cell> {
+        let fail = |why: &str| DataFusionError::Execution(format!("{}: {why}", self.name));
+        Ok(match self.op {
+            Op::Part(part) => Cell::Int(part.of(&at)),
+            Op::ToDate => Cell::At(at.date().and_time(chrono::NaiveTime::MIN)),
+            Op::LastDay => {
+                let first = at.date().with_day(1).ok_or_else(|| fail("no such day"))?;
+                let last = first
+                    .checked_add_months(Months::new(1))
+                    .and_then(|d| d.pred_opt())
+                    .ok_or_else(|| fail("out of range"))?;
+                Cell::At(last.and_time(chrono::NaiveTime::MIN))
+            }
+            Op::DateDiff => match second.and_then(|a| moment(a, row)) {
+                None => Cell::Null,
+                Some(other) => Cell::Int((at.date() - other.date()).num_days()),
+            },
+            Op::Diff(unit) => match second.and_then(|a| moment(a, row)) {
+                None => Cell::Null,
+                Some(other) => {
+                    let span = at - other;
+                    Cell::Int(match unit {
+                        Unit::Second => span.num_seconds(),
+                        Unit::Minute => span.num_minutes(),
+                        Unit::Hour => span.num_hours(),
+                        Unit::Day => span.num_days(),
+                        _ => span.num_weeks(),
+                    })
+                }
+            },
+            Op::Name(Part::DayOfWeek) => Cell::Text(DAYS[weekday0(&at)].to_owned()),
+            Op::Name(_) => Cell::Text(MONTHS[at.month0() as usize].to_owned()),
+            Op::Format => match second.and_then(|a| text(a, row)) {
+                None => Cell::Null,
+                Some(format) => Cell::Text(format_moment(&at, &format)),
+            },
+            Op::Add(unit, sign) => match second.and_then(|a| integer(a, row)) {
+                None => Cell::Null,
+                Some(n) => add(at, unit, sign * n).map_or(Cell::Null, Cell::At),
+            },
+            Op::AddInterval(sign) => match second.map(|a| interval(a, row)).transpose()? {
+                None | Some(None) => Cell::Null,
+                Some(Some((months, days, nanos))) => {
+                    let at = add(at, Unit::Month, sign * i64::from(months))
+                        .and_then(|at| add(at, Unit::Day, sign * i64::from(days)))
+                        .and_then(|at| {
+                            at.checked_add_signed(chrono::TimeDelta::nanoseconds(sign * nanos))
+                        });
+                    at.map_or(Cell::Null, Cell::At)
+                }
+            },
+            Op::MonthsDiff(per) => match second.and_then(|a| moment(a, row)) {
+                None => Cell::Null,
+                Some(other) => Cell::Int(whole_months(&at, &other) / per),
+            },
+            Op::MakeDate => Cell::Null,
+            Op::Week | Op::YearWeek => {
+                let mode = match second {
+                    None => Some(0),
+                    Some(a) => integer(a, row),
+                };
+                match mode {
+                    None => Cell::Null,
+                    Some(mode) if self.op == Op::Week => Cell::Int(week_of(&at, mode, false).1),
+                    Some(mode) => {
+                        let (year, week) = week_of(&at, mode, true);
+                        Cell::Int(year * 100 + week)
+                    }
+                }
+            }
+            Op::Trunc => match second.and_then(|a| text(a, row)) {
+                None => Cell::Null,
+                Some(unit) => {
+                    let unit = Unit::parse(&unit)
+                        .ok_or_else(|| fail("the unit must be year, quarter, month, week, day, hour, minute or second"))?;
+                    Cell::At(truncate(at, unit).ok_or_else(|| fail("out of range"))?)
+                }
+            },
+        })
+    }
+}
