@@ -1,15 +1,18 @@
 //! `cargo xtask fuzz`: the fuzz targets (doris-sql's parsers, the FE's `/api/backends` and
-//! `_query_plan` answers) from their kept seeds, for a bounded time.
+//! `_query_plan` answers, Stream Load's load and 2PC answers with the exactly-once step
+//! decided after each) from their kept seeds, for a bounded time.
 
 use crate::run::{cargo, root, step};
 
 /// The fuzz targets of `crates/doris-sql/fuzz`.
-pub(crate) const FUZZ_TARGETS: [&str; 5] = [
+pub(crate) const FUZZ_TARGETS: [&str; 7] = [
     "doris_type",
     "show_create",
     "trusted_where",
     "backends_answer",
     "plan_answer",
+    "load_answer",
+    "two_phase_answer",
 ];
 
 /// The flags `cargo fuzz build` gives rustc by default (cargo-fuzz 0.13: libFuzzer's

@@ -7,7 +7,7 @@
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
 //!                                then split reads on N simulated BEs (docs/scaling.md)
 //! cargo xtask bench --scaling    only the simulated-BE scaling benchmark (release builds)
-//! cargo xtask fuzz [SECONDS]     build and run every fuzz target (doris-sql's parsers, the /api/backends answer; libFuzzer, no cargo-fuzz needed)
+//! cargo xtask fuzz [SECONDS]     build and run every fuzz target (doris-sql's parsers; the FE's, Stream Load's and 2PC answers; libFuzzer, no cargo-fuzz needed)
 //! cargo xtask faults             every emulator fault against every operation → docs/reliability.md
 //! cargo xtask other-pythons     the API's tests on Python 3.12 and 3.13 (where the machine has them)
 //! cargo xtask soak [--minutes N] [--out DIR]   reads and writes side by side under random faults (docs/reliability.md)
@@ -49,7 +49,7 @@ use crate::run::{cargo, root, step};
 use crate::tested_by::tested_by;
 
 /// Seconds each fuzz target runs in `cargo xtask ci` (docs/testing.md states the budget).
-const CI_FUZZ_SECONDS: &str = "30";
+const CI_FUZZ_SECONDS: &str = "20";
 /// Minutes of the soak in `cargo xtask ci` (docs/reliability.md has a longer run's figures).
 const CI_SOAK_MINUTES: &str = "2";
 

@@ -16,7 +16,9 @@
 //!    in `cargo publish`'s verifying build — which compiled about 470 crates for code
 //!    generation (186 s of a cold CI run); a check skips the code generation. doris-read
 //!    is checked once more without its default `flight` feature (a MySQL-only user's
-//!    build), doris-jobs without its default `admin` feature (statements only, no I/O).
+//!    build), doris-jobs without its default `admin` feature (statements only, no I/O),
+//!    doris-plan without `http` and doris-streamload without `client` (parsers and rules
+//!    only).
 
 use std::path::{Path, PathBuf};
 
@@ -67,11 +69,13 @@ pub(crate) fn package() -> Result<(), String> {
     // Each crate's default feature left out, as a user who needs only the rest builds it:
     // doris-read for MySQL only (no arrow-flight, tonic, prost), doris-jobs as statements
     // and parsers (no doris-read, no I/O), doris-plan as the answer parser and the
-    // grouping (no reqwest, tokio).
+    // grouping (no reqwest, tokio), doris-streamload as the answer parsers and the
+    // exactly-once rules (no arrow, parquet, hyper, reqwest, tokio).
     for (krate, feature) in [
         ("doris-read", "flight"),
         ("doris-jobs", "admin"),
         ("doris-plan", "http"),
+        ("doris-streamload", "client"),
     ] {
         let mut without = cargo();
         without.current_dir(&workspace).args([

@@ -58,6 +58,8 @@ def measure(case: dict) -> dict:
             http_port=case["ports"]["fe_http_port"],
             flight_port=case["ports"]["fe_flight_port"],
         )
+        if case.get("user"):
+            kwargs.update(username=case["user"], password=case["password"])
         if case.get("split"):
             kwargs.update(split=case["split"], target_tasks=case.get("target_tasks", 8))
         if case.get("scan_parallel"):

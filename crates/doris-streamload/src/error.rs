@@ -203,12 +203,14 @@ impl StreamLoadError {
     }
 }
 
+#[cfg(feature = "client")]
 impl From<arrow::error::ArrowError> for StreamLoadError {
     fn from(e: arrow::error::ArrowError) -> Self {
         Self::Encode(e.to_string())
     }
 }
 
+#[cfg(feature = "client")]
 impl From<parquet::errors::ParquetError> for StreamLoadError {
     fn from(e: parquet::errors::ParquetError) -> Self {
         Self::Encode(e.to_string())

@@ -31,31 +31,57 @@
 //! # Ok(()) }
 //! ```
 
+//! ## Features
+//!
+//! - `client` (default): the HTTP client, the encoders and the writers above (arrow,
+//!   parquet, hyper, reqwest, tokio, rustls). Without it the crate is what a service with
+//!   its own HTTP stack needs, and nothing that does I/O: Doris's answers parsed
+//!   ([`LoadResponse`], [`decide::classify`]), the exactly-once rules that decide each
+//!   next step ([`decide`]), labels ([`Label`]) and the error and outcome types.
+
+#[cfg(feature = "client")]
 pub mod atomic;
+#[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
 mod config;
+pub mod decide;
+#[cfg(feature = "client")]
 mod encode;
 mod error;
 mod label;
+#[cfg(feature = "client")]
 mod loader;
+#[cfg(feature = "client")]
 mod options;
+#[cfg(feature = "client")]
 pub mod prepare;
+mod report;
 mod response;
+#[cfg(feature = "client")]
 mod retry;
+#[cfg(feature = "client")]
 mod wire;
+#[cfg(feature = "client")]
 pub mod write;
 
-pub use client::{LoadReport, LoadStatus, StreamLoadClient, TwoPhaseOutcome, TxnRef};
+#[cfg(feature = "client")]
+pub use client::StreamLoadClient;
+#[cfg(feature = "client")]
 pub use config::{
     ClientConfig, ClientIdentity, ConnectionSettings, Credentials, HostPort, RedirectAllowlist,
     RedirectPolicy, RetryPolicy, Route,
 };
+#[cfg(feature = "client")]
 pub use encode::{Encoded, Limits, encode};
 pub use error::StreamLoadError;
 pub use label::{Label, LabelScheme, MAX_LABEL_LEN};
+#[cfg(feature = "client")]
 pub use loader::{LedgerEntry, LoadSummary, Loader, LoaderConfig, LoaderError, txn_ref};
+#[cfg(feature = "client")]
 pub use options::{
     Columns, Compression, CsvOptions, Format, GroupCommit, LoadOptions, MANAGED_HEADERS, MergeType,
     NewKeyBehavior, UpdateMode, quote_column,
 };
+pub use report::{LoadReport, LoadStatus, TwoPhaseOutcome, TxnRef};
 pub use response::{ExistingJobStatus, LoadResponse};

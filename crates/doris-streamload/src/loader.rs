@@ -10,11 +10,12 @@ use arrow_schema::SchemaRef;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::client::{LoadReport, LoadStatus, Source, StreamLoadClient, TwoPhaseOutcome, TxnRef};
+use crate::client::{Source, StreamLoadClient};
 use crate::encode::Limits;
 use crate::error::StreamLoadError;
 use crate::label::{Label, LabelScheme};
 use crate::options::LoadOptions;
+use crate::report::{LoadReport, LoadStatus, TwoPhaseOutcome, TxnRef};
 
 /// How a [`Loader`] cuts and names its loads.
 #[derive(Debug, Clone)]

@@ -95,23 +95,28 @@ impl ExistingJobStatus {
     }
 }
 
-/// What one answer means.
+/// What one answer means ([`classify`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Answer {
+#[non_exhaustive]
+pub enum Answer {
     /// `Success` (or, with 2PC, pre-committed).
     Success(LoadResponse),
     /// `Publish Timeout`: committed, visible later.
     PublishTimeout(LoadResponse),
     /// `Label Already Exists`.
     LabelExists {
+        /// The label's state (`ExistingJobStatus`).
         existing: ExistingJobStatus,
+        /// The label's transaction, from `… relate to txn [<id>]` in `Message`.
         txn_id: Option<i64>,
     },
     /// Credentials refused.
     Auth(String),
     /// `Fail` or an FE `FAILED` envelope.
     Fail {
+        /// Doris's `Message` (or the envelope's `msg` and `data`).
         message: String,
+        /// Doris's `ErrorURL`, when it is not empty.
         error_url: Option<String>,
     },
 }
@@ -129,8 +134,10 @@ fn is_auth_text(message: &str) -> bool {
         || message.contains("[NOT_AUTHORIZED]")
 }
 
-/// Classifies a response body (BE JSON or an FE envelope).
-pub(crate) fn classify(body: &[u8]) -> Result<Answer, StreamLoadError> {
+/// Classifies a Stream Load answer's body (the BE's JSON or an FE envelope). A body over
+/// 1 MiB, not JSON, not an object, with a field of the wrong type or without `Status` is
+/// [`StreamLoadError::Malformed`].
+pub fn classify(body: &[u8]) -> Result<Answer, StreamLoadError> {
     if body.len() > MAX_ANSWER_BYTES {
         return Err(StreamLoadError::Malformed(format!(
             "answer of {} bytes is larger than the {MAX_ANSWER_BYTES}-byte cap",
@@ -241,13 +248,18 @@ pub(crate) fn reconcile(response: &LoadResponse, rows_sent: Option<u64>) -> Resu
 
 /// The 2PC reply (`{"status": …, "msg": …}`) or an FE envelope.
 #[derive(Debug, Clone, Deserialize)]
-pub(crate) struct TwoPhaseReply {
+#[non_exhaustive]
+pub struct TwoPhaseReply {
+    /// `status` (`Success`, `Fail`, or an envelope's).
     #[serde(default)]
     pub status: String,
+    /// `msg`
     #[serde(default)]
     pub msg: String,
+    /// An FE envelope's `code` (401: credentials refused).
     #[serde(default)]
     pub code: Option<i64>,
+    /// An FE envelope's `data`.
     #[serde(default)]
     pub data: Option<serde_json::Value>,
 }
@@ -255,7 +267,7 @@ pub(crate) struct TwoPhaseReply {
 impl TwoPhaseReply {
     /// A 2PC answer's body: a JSON object only (serde would also read the fields from an
     /// array, so `["Success"]` would pass for a commit).
-    pub(crate) fn parse(body: &[u8]) -> Result<Self, StreamLoadError> {
+    pub fn parse(body: &[u8]) -> Result<Self, StreamLoadError> {
         let value: serde_json::Value = serde_json::from_slice(body)
             .map_err(|_| StreamLoadError::Malformed("the 2PC answer is not JSON".into()))?;
         if !value.is_object() {

@@ -3,18 +3,17 @@
 //!
 //! - [`route`]: the FE's redirect, configured or remembered BEs, the allowlist;
 //! - [`attempt`]: one attempt (the body streamed once, to the BE);
-//! - [`decide`]: what to do after each attempt (the exactly-once rules, pure);
 //! - [`two_phase`]: commit and abort; [`error_log`]: a rejected load's log head;
-//! - [`body`]: capped reads of every answer; [`source`]: the rows and their cut;
-//!   [`report`]: the public outcome types.
+//! - [`body`]: capped reads of every answer; [`source`]: the rows and their cut.
+//!
+//! What to do after each attempt (the exactly-once rules, pure) is [`crate::decide`]; the
+//! public outcome types are in `crate::report`.
 //!
 //! Retries follow the crate's one schedule ([`crate::retry`]).
 
 mod attempt;
 mod body;
-mod decide;
 mod error_log;
-mod report;
 mod route;
 mod source;
 mod two_phase;
@@ -37,9 +36,9 @@ use crate::response::LoadResponse;
 use crate::retry::Schedule;
 use crate::wire::Connector;
 
+use crate::decide::{self, Next, Progress};
+use crate::report::LoadReport;
 use attempt::{AttemptError, Attempted};
-use decide::{Next, Progress};
-pub use report::{LoadReport, LoadStatus, TwoPhaseOutcome, TxnRef};
 pub(crate) use source::Source;
 
 /// A Stream Load client. Cheap to share behind an `Arc`; every method takes `&self`.

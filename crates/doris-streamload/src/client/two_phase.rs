@@ -14,9 +14,9 @@ use crate::retry::Schedule;
 
 use super::StreamLoadClient;
 use super::body::read_body_capped;
-use super::decide::{self, Progress, TwoPhaseAttempt, TwoPhaseNext};
-use super::report::{TwoPhaseOutcome, TxnRef};
 use super::route::redirect_status;
+use crate::decide::{self, Progress, TwoPhaseAttempt, TwoPhaseNext};
+use crate::report::{TwoPhaseOutcome, TxnRef};
 
 /// The INFO line of a two-phase decision (WARN when it failed), passed through.
 fn decided(

@@ -6,9 +6,9 @@
 //! attempt ([`WriteSummary::attempts_to_publish`]).
 
 use crate::atomic::Published;
-use crate::client::{LoadStatus, TxnRef};
 use crate::error::StreamLoadError;
 use crate::loader::LoadSummary;
+use crate::report::{LoadStatus, TxnRef};
 
 /// How many loads of a task ended in each status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -201,6 +201,83 @@ pub(super) fn add(at: NaiveDateTime, unit: Unit, n: i64) -> Option<NaiveDateTime
     (1..=9999).contains(&out.year()).then_some(out)
 }
 
+/// The start (`ceil` false) or the end (`ceil` true) of the bucket of `period` units that
+/// holds `at`, the buckets laid end to end from `origin` in both directions (Doris's
+/// `*_floor`/`*_ceil` and `date_floor`/`date_ceil`; their default origin is
+/// `0001-01-01 00:00:00`). A moment on a bucket's edge is its own floor and ceiling.
+/// Months, quarters and years step in calendar months from the origin (its day clamped to
+/// the month's end); the others in fixed lengths. `None` when out of Doris's range.
+pub(super) fn round(
+    at: NaiveDateTime,
+    unit: Unit,
+    period: i64,
+    origin: NaiveDateTime,
+    ceil: bool,
+) -> Option<NaiveDateTime> {
+    if period <= 0 {
+        return None;
+    }
+    let months_per = match unit {
+        Unit::Month => Some(1),
+        Unit::Quarter => Some(3),
+        Unit::Year => Some(12),
+        _ => None,
+    };
+    let (floor, next) = if let Some(per) = months_per {
+        let step = period.checked_mul(per)?;
+        let index = |at: &NaiveDateTime| i64::from(at.year()) * 12 + i64::from(at.month0());
+        let mut k = (index(&at) - index(&origin)).div_euclid(step);
+        let mut start = add(origin, Unit::Month, k.checked_mul(step)?)?;
+        if start > at {
+            k -= 1;
+            start = add(origin, Unit::Month, k.checked_mul(step)?)?;
+        }
+        (start, add(origin, Unit::Month, (k + 1).checked_mul(step)?))
+    } else {
+        let seconds: i64 = match unit {
+            Unit::Second => 1,
+            Unit::Minute => 60,
+            Unit::Hour => 3_600,
+            Unit::Day => 86_400,
+            _ => 604_800,
+        };
+        let step = seconds.checked_mul(period)?.checked_mul(1_000_000)?;
+        let k = (at - origin).num_microseconds()?.div_euclid(step);
+        let nth = |k: i64| {
+            origin.checked_add_signed(chrono::TimeDelta::microseconds(k.checked_mul(step)?))
+        };
+        (nth(k)?, nth(k + 1))
+    };
+    let out = if ceil && floor < at { next? } else { floor };
+    (1..=9999).contains(&out.year()).then_some(out)
+}
+
+/// The DATE of MySQL's day number `n` (`FROM_DAYS`, the inverse of [`day_number`]): days
+/// 1–365 are year 0, which MySQL's calendar gives no 29 February; `None` below day 1.
+pub(super) fn from_day_number(n: i64) -> Option<NaiveDate> {
+    if n < 1 {
+        return None;
+    }
+    if n <= 365 {
+        // A common year's month and day, in year 0.
+        let common = NaiveDate::from_yo_opt(1, u32::try_from(n).ok()?)?;
+        return common.with_year(0);
+    }
+    // From year 1 on, MySQL's day numbers run 365 ahead of chrono's days of the era.
+    let date = NaiveDate::from_num_days_from_ce_opt(i32::try_from(n - 365).ok()?)?;
+    (date.year() <= 9999).then_some(date)
+}
+
+/// The Monday of `date`'s week (`TO_MONDAY`); Doris answers 1970-01-01 for the first four
+/// days of 1970, whose Monday falls in 1969.
+pub(super) fn monday_of(date: NaiveDate) -> Option<NaiveDate> {
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    if (epoch..=epoch + Days::new(3)).contains(&date) {
+        return Some(epoch);
+    }
+    date.checked_sub_days(Days::new(u64::from(date.weekday().num_days_from_monday())))
+}
+
 /// `at` cut down to the start of its `unit` (a week starts on Monday).
 pub(super) fn truncate(at: NaiveDateTime, unit: Unit) -> Option<NaiveDateTime> {
     let day = at.date();
@@ -297,6 +374,72 @@ mod tests {
 
     fn at(text: &str) -> NaiveDateTime {
         super::super::cells::parse_text(text).unwrap().0
+    }
+
+    #[test]
+    fn a_moment_lies_between_its_floor_and_its_ceiling_one_bucket_apart() {
+        let origins = [
+            "0001-01-01 00:00:00",
+            "2020-01-01 08:30:00",
+            "2023-07-10 12:00:00",
+        ];
+        let units = [
+            Unit::Second,
+            Unit::Minute,
+            Unit::Hour,
+            Unit::Day,
+            Unit::Week,
+            Unit::Month,
+            Unit::Quarter,
+            Unit::Year,
+        ];
+        // Moments every 7 h 13 min 17 s across two years, either side of the origins.
+        let mut moment = at("2022-11-30 01:02:03");
+        while moment < at("2024-12-01 00:00:00") {
+            for origin in origins.map(at) {
+                for unit in units {
+                    for period in [1, 2, 5] {
+                        let floor = round(moment, unit, period, origin, false).unwrap();
+                        let ceil = round(moment, unit, period, origin, true).unwrap();
+                        assert!(floor <= moment && moment <= ceil, "{moment} {unit:?}");
+                        let next = add(floor, unit, period).unwrap();
+                        let sub_month = !matches!(unit, Unit::Month | Unit::Quarter | Unit::Year);
+                        if sub_month {
+                            // On the origin's grid, one bucket apart (or none on an edge).
+                            let step = (next - floor).num_seconds();
+                            assert_eq!((floor - origin).num_seconds() % step, 0);
+                        }
+                        assert!(ceil == floor || ceil == next, "{moment} {unit:?} {period}");
+                        assert_eq!(ceil == floor, moment == floor);
+                        assert!(next > moment, "{moment} {unit:?} {period}");
+                    }
+                }
+            }
+            moment += chrono::TimeDelta::seconds(7 * 3600 + 13 * 60 + 17);
+        }
+        assert!(round(at("2023-01-01"), Unit::Day, 0, at("0001-01-01"), false).is_none());
+    }
+
+    #[test]
+    fn day_numbers_go_both_ways_and_mondays_are_found() {
+        let mut d = NaiveDate::from_ymd_opt(0, 1, 1).unwrap();
+        while d.year() < 3 {
+            // Year 0 has no 29 February in MySQL's calendar.
+            if d != NaiveDate::from_ymd_opt(0, 2, 29).unwrap() {
+                assert_eq!(from_day_number(day_number(d)), Some(d), "{d}");
+            }
+            d = d.succ_opt().unwrap();
+        }
+        for n in [366, 700_000, 733_321, 3_652_424] {
+            assert_eq!(from_day_number(n).map(day_number), Some(n));
+        }
+        assert_eq!(from_day_number(0), None);
+        assert_eq!(from_day_number(3_652_425), None);
+        let monday = |d: &str| monday_of(at(d).date()).unwrap().to_string();
+        assert_eq!(monday("2022-09-10"), "2022-09-05");
+        assert_eq!(monday("2023-10-09"), "2023-10-09");
+        assert_eq!(monday("1970-01-04"), "1970-01-01");
+        assert_eq!(monday("1970-01-05"), "1970-01-05");
     }
 
     #[test]

@@ -36,7 +36,8 @@ mod rewrite;
 pub use rewrite::{rewrite_extracts, rewrite_quarters};
 
 use calendar::{
-    DAYS, MONTHS, Unit, add, day_number, format_moment, truncate, week_of, weekday0, whole_months,
+    DAYS, MONTHS, Unit, add, day_number, format_moment, from_day_number, monday_of, round,
+    truncate, week_of, weekday0, whole_months,
 };
 use cells::{Cell, Shape, collect, integer, interval, moment, text};
 
@@ -74,6 +75,17 @@ enum Op {
     MonthsDiff(i64),
     /// `makedate(year, day_of_year)`: a DATE, days past the year's end running on.
     MakeDate,
+    /// `second_floor(moment[, period[, origin]])` … `year_ceil`: the start (`false`) or the
+    /// end (`true`) of the moment's bucket of `period` units (default 1) counted from
+    /// `origin` (default `0001-01-01 00:00:00`).
+    Round(Unit, bool),
+    /// `date_floor(moment, INTERVAL n unit)` / `date_ceil`: [`Op::Round`] from the default
+    /// origin, the interval's unit and count as the bucket.
+    RoundInterval(bool),
+    /// `to_monday(moment)`: the DATE of the Monday of the moment's week.
+    ToMonday,
+    /// `from_days(n)`: the DATE of MySQL's day number `n`.
+    FromDays,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -151,9 +163,17 @@ impl DateFn {
         if matches!(self.op, Op::Week | Op::YearWeek) {
             return count == 1 || count == 2;
         }
+        if matches!(self.op, Op::Round(..)) {
+            return (1..=3).contains(&count);
+        }
         count
             == match self.op {
-                Op::Part(_) | Op::ToDate | Op::LastDay | Op::Name(_) => 1,
+                Op::Part(_)
+                | Op::ToDate
+                | Op::LastDay
+                | Op::Name(_)
+                | Op::ToMonday
+                | Op::FromDays => 1,
                 Op::DateDiff
                 | Op::Diff(_)
                 | Op::Format
@@ -161,8 +181,9 @@ impl DateFn {
                 | Op::AddInterval(_)
                 | Op::Trunc
                 | Op::MonthsDiff(_)
-                | Op::MakeDate => 2,
-                Op::Week | Op::YearWeek => 1,
+                | Op::MakeDate
+                | Op::RoundInterval(_) => 2,
+                Op::Week | Op::YearWeek | Op::Round(..) => 1,
             }
     }
 
@@ -172,7 +193,16 @@ impl DateFn {
             Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
             Op::Diff(_) | Op::MonthsDiff(_) => DataType::Int64,
             Op::Name(_) | Op::Format => DataType::Utf8,
-            Op::ToDate | Op::LastDay | Op::MakeDate => DataType::Date32,
+            Op::ToDate | Op::LastDay | Op::MakeDate | Op::ToMonday | Op::FromDays => {
+                DataType::Date32
+            }
+            // A DATE stays a DATE where the bucket is whole days (Doris's `day_ceil` of a
+            // DATE); text is a DATETIME, as for `date_trunc`.
+            Op::Round(unit, _) if first == Shape::Date && !unit.has_time() => DataType::Date32,
+            Op::Round(..) | Op::RoundInterval(_) => match first {
+                Shape::Date => DataType::Timestamp(TimeUnit::Second, None),
+                Shape::DateTime(unit) => DataType::Timestamp(unit, None),
+            },
             Op::Add(unit, _) if unit.has_time() && first == Shape::Date => {
                 DataType::Timestamp(TimeUnit::Second, None)
             }
@@ -183,6 +213,16 @@ impl DateFn {
             },
         }
     }
+}
+
+/// The finer of two DATETIME precisions.
+fn finer(a: TimeUnit, b: TimeUnit) -> TimeUnit {
+    let digits = |u: &TimeUnit| match u {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 3,
+        _ => 6,
+    };
+    if digits(&a) >= digits(&b) { a } else { b }
 }
 
 /// Every date and time function the emulator runs as Doris does.
@@ -216,7 +256,24 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("date_add", AddInterval(1)).aliases(&["adddate"]),
         DateFn::new("date_sub", AddInterval(-1)).aliases(&["subdate"]),
         DateFn::new("date_trunc", Trunc),
+        DateFn::new("date_floor", RoundInterval(false)),
+        DateFn::new("date_ceil", RoundInterval(true)),
+        DateFn::new("to_monday", ToMonday),
+        DateFn::new("from_days", FromDays),
     ];
+    for (unit, floor, ceil) in [
+        (Unit::Second, "second_floor", "second_ceil"),
+        (Unit::Minute, "minute_floor", "minute_ceil"),
+        (Unit::Hour, "hour_floor", "hour_ceil"),
+        (Unit::Day, "day_floor", "day_ceil"),
+        (Unit::Week, "week_floor", "week_ceil"),
+        (Unit::Month, "month_floor", "month_ceil"),
+        (Unit::Quarter, "quarter_floor", "quarter_ceil"),
+        (Unit::Year, "year_floor", "year_ceil"),
+    ] {
+        all.push(DateFn::new(floor, Round(unit, false)));
+        all.push(DateFn::new(ceil, Round(unit, true)));
+    }
     for (unit, add, sub, diff) in [
         (
             Unit::Second,
@@ -270,15 +327,43 @@ impl ScalarUDFImpl for DateFn {
             .first()
             .map(|f| f.data_type().clone())
             .unwrap_or(DataType::Null);
-        let text = match args.scalar_arguments.first() {
-            // Doris's `date_trunc` of text is a DATETIME whatever the text's form.
-            _ if self.op == Op::Trunc => None,
+        let constant = |i: usize| match args.scalar_arguments.get(i) {
             Some(Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)))) => {
                 Some(s.as_str())
             }
             _ => None,
         };
-        let out = self.output(Shape::of(&first, text));
+        let shape = match self.op {
+            // Doris's `date_trunc` of text is a DATETIME whatever the text's form.
+            Op::Trunc => Shape::of(&first, None),
+            // Rounding makes text a DATETIME of the text's precision, or of the origin's
+            // when that is finer (the buckets start on the origin's fraction).
+            Op::Round(..) | Op::RoundInterval(_) => {
+                let datetime = |shape| match shape {
+                    Shape::Date => Shape::DateTime(TimeUnit::Second),
+                    other => other,
+                };
+                let moment = match Shape::of(&first, constant(0)) {
+                    Shape::Date if matches!(first, DataType::Date32 | DataType::Date64) => {
+                        Shape::Date
+                    }
+                    other => datetime(other),
+                };
+                let origin = args
+                    .arg_fields
+                    .get(2)
+                    .map(|f| datetime(Shape::of(f.data_type(), constant(2))));
+                match (moment, origin) {
+                    (Shape::DateTime(a), Some(Shape::DateTime(b))) => Shape::DateTime(finer(a, b)),
+                    (Shape::Date, Some(origin @ Shape::DateTime(b))) if b != TimeUnit::Second => {
+                        origin
+                    }
+                    (moment, _) => moment,
+                }
+            }
+            _ => Shape::of(&first, constant(0)),
+        };
+        let out = self.output(shape);
         Ok(Arc::new(Field::new(self.name, out, true)))
     }
 
@@ -292,6 +377,14 @@ impl ScalarUDFImpl for DateFn {
             .collect::<Result<Vec<_>>>()?;
         let mut values = Vec::with_capacity(rows);
         for row in 0..rows {
+            if self.op == Op::FromDays {
+                let day = integer(&arrays[0], row).and_then(from_day_number);
+                values.push(
+                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                        .map_or(Cell::Null, Cell::At),
+                );
+                continue;
+            }
             if self.op == Op::MakeDate {
                 let day = match (
                     integer(&arrays[0], row),
@@ -314,7 +407,7 @@ impl ScalarUDFImpl for DateFn {
             }
             let value = match moment(&arrays[0], row) {
                 None => Cell::Null,
-                Some(at) => self.eval(at, arrays.get(1), row)?,
+                Some(at) => self.eval(at, arrays.get(1..).unwrap_or(&[]), row)?,
             };
             values.push(value);
         }
@@ -323,9 +416,45 @@ impl ScalarUDFImpl for DateFn {
 }
 
 impl DateFn {
-    fn eval(&self, at: NaiveDateTime, second: Option<&ArrayRef>, row: usize) -> Result<Cell> {
+    /// The function at `at`, `rest` holding the other arguments' columns.
+    fn eval(&self, at: NaiveDateTime, rest: &[ArrayRef], row: usize) -> Result<Cell> {
         let fail = |why: &str| DataFusionError::Execution(format!("{}: {why}", self.name));
+        let second = rest.first();
         Ok(match self.op {
+            Op::Round(unit, ceil) => {
+                let period = second.map_or(Some(1), |a| integer(a, row));
+                let origin = rest.get(1).map_or_else(
+                    || NaiveDate::from_ymd_opt(1, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0)),
+                    |a| moment(a, row),
+                );
+                match (period, origin) {
+                    (Some(period), Some(origin)) => {
+                        round(at, unit, period, origin, ceil).map_or(Cell::Null, Cell::At)
+                    }
+                    _ => Cell::Null,
+                }
+            }
+            Op::RoundInterval(ceil) => match second.map(|a| interval(a, row)).transpose()? {
+                None | Some(None) => Cell::Null,
+                Some(Some(span)) => {
+                    let (unit, period) = match span {
+                        (months, 0, 0) if months != 0 => (Unit::Month, i64::from(months)),
+                        (0, days, 0) if days != 0 => (Unit::Day, i64::from(days)),
+                        (0, 0, nanos) if nanos % 1_000_000_000 == 0 && nanos != 0 => {
+                            (Unit::Second, nanos / 1_000_000_000)
+                        }
+                        _ => return Err(fail("the interval must be one whole unit")),
+                    };
+                    let origin = NaiveDate::from_ymd_opt(1, 1, 1)
+                        .and_then(|d| d.and_hms_opt(0, 0, 0))
+                        .ok_or_else(|| fail("no origin"))?;
+                    round(at, unit, period, origin, ceil).map_or(Cell::Null, Cell::At)
+                }
+            },
+            Op::ToMonday => monday_of(at.date())
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map_or(Cell::Null, Cell::At),
+            Op::FromDays => Cell::Null,
             Op::Part(part) => Cell::Int(part.of(&at)),
             Op::ToDate => Cell::At(at.date().and_time(chrono::NaiveTime::MIN)),
             Op::LastDay => {

@@ -1,5 +1,12 @@
 //! What a load does after each attempt: the exactly-once rules, as pure functions.
 //!
+//! [`StreamLoadClient`](crate::StreamLoadClient) runs a load as a loop: send an attempt,
+//! then ask this module what comes next. A service with its own HTTP stack can run the
+//! same loop (this module needs no `client` feature): [`classify`] an answer's body, then
+//! [`after_answer`]; when an attempt got no answer, [`after_failure`]; when the retries run
+//! out, [`exhausted`]. Two-phase commits and aborts: [`TwoPhaseReply::parse`], then
+//! [`after_two_phase`].
+//!
 //! - A success is checked against the rows sent (`reconcile`), then reported.
 //! - `Label Already Exists` is resolved by the label's state: FINISHED is our own earlier
 //!   attempt (if a body may have landed) or an earlier run; PRECOMMITTED, for a two-phase
@@ -14,38 +21,45 @@
 //!   the retries run out; one that never left is a transport error; an answer is final.
 
 use crate::error::StreamLoadError;
-use crate::response::{
-    Answer, ExistingJobStatus, LoadResponse, TwoPhaseReply, is_transient_failure, reconcile,
-};
+pub use crate::response::{Answer, TwoPhaseReply, classify};
+use crate::response::{ExistingJobStatus, LoadResponse, is_transient_failure, reconcile};
 
-use super::report::{LoadStatus, TwoPhaseOutcome};
+use crate::report::{LoadStatus, TwoPhaseOutcome};
 
-/// What the load knows between attempts.
+/// What the load knows between attempts. Start from `Progress::default()` (nothing sent,
+/// no 2PC, no group commit) and set what applies; [`after_failure`] and
+/// [`after_two_phase`] update it.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Progress {
+#[non_exhaustive]
+pub struct Progress {
     /// Body bytes of an earlier attempt may have reached Doris.
-    pub(super) body_may_have_landed: bool,
+    pub body_may_have_landed: bool,
     /// The load is pre-committed on success (two-phase commit).
-    pub(super) two_phase: bool,
+    pub two_phase: bool,
     /// The load is a group commit (no label, so no dedupe).
-    pub(super) group_commit: bool,
+    pub group_commit: bool,
     /// There is time left to probe a running label again.
-    pub(super) may_probe: bool,
+    pub may_probe: bool,
     /// Attempts made so far (reported in errors).
-    pub(super) attempts: u32,
+    pub attempts: u32,
 }
 
 /// The next step of the load loop.
 #[derive(Debug)]
-pub(super) enum Next {
+#[non_exhaustive]
+pub enum Next {
     /// Doris answered with a load result: report it.
     Answered {
+        /// What the answer means (committed, publish timeout, pre-committed).
         status: LoadStatus,
+        /// The answer, its counters reconciled with the rows sent.
         response: LoadResponse,
     },
     /// Doris already holds this label's rows: report without sending anything more.
     AlreadyHeld {
+        /// Committed by an earlier attempt or run, or pre-committed (2PC).
         status: LoadStatus,
+        /// The label's transaction, when Doris named it.
         txn_id: Option<i64>,
     },
     /// The label is still running: wait and ask again (not counted as an attempt).
@@ -54,7 +68,9 @@ pub(super) enum Next {
     Retry(String),
     /// Doris refused the rows; the error log may say why.
     Rejected {
+        /// Doris's `Message`.
         message: String,
+        /// Doris's `ErrorURL`, when it sent one.
         error_url: Option<String>,
     },
     /// Stop with this error.
@@ -63,29 +79,17 @@ pub(super) enum Next {
 
 /// The step after Doris answered an attempt that carried `rows_sent` rows (`None`: the
 /// answer came before any body, e.g. from the FE).
-pub(super) fn after_answer(
+pub fn after_answer(
     answer: Answer,
     rows_sent: Option<u64>,
     progress: Progress,
     label: &str,
 ) -> Next {
     match answer {
-        Answer::Success(response) | Answer::PublishTimeout(response) => {
-            if let Err(detail) = reconcile(&response, rows_sent) {
-                return Next::Fail(StreamLoadError::CounterMismatch {
-                    label: label.to_owned(),
-                    detail,
-                });
-            }
-            let status = if !response.status.eq_ignore_ascii_case("success") {
-                LoadStatus::PublishTimeout
-            } else if response.two_phase_commit {
-                LoadStatus::Precommitted
-            } else {
-                LoadStatus::Success
-            };
-            Next::Answered { status, response }
-        }
+        // The status follows the classified answer, not a second reading of its text (a
+        // `Status` of " Success " is a success: under 2PC, a pre-commit).
+        Answer::Success(response) => answered(response, rows_sent, label, false),
+        Answer::PublishTimeout(response) => answered(response, rows_sent, label, true),
         Answer::LabelExists { existing, txn_id } => {
             after_label_exists(existing, txn_id, progress, label)
         }
@@ -93,6 +97,29 @@ pub(super) fn after_answer(
         Answer::Fail { message, .. } if is_transient_failure(&message) => Next::Retry(message),
         Answer::Fail { message, error_url } => Next::Rejected { message, error_url },
     }
+}
+
+/// A committed (or pre-committed) answer, reported once its counters add up.
+fn answered(
+    response: LoadResponse,
+    rows_sent: Option<u64>,
+    label: &str,
+    publish_timeout: bool,
+) -> Next {
+    if let Err(detail) = reconcile(&response, rows_sent) {
+        return Next::Fail(StreamLoadError::CounterMismatch {
+            label: label.to_owned(),
+            detail,
+        });
+    }
+    let status = if publish_timeout {
+        LoadStatus::PublishTimeout
+    } else if response.two_phase_commit {
+        LoadStatus::Precommitted
+    } else {
+        LoadStatus::Success
+    };
+    Next::Answered { status, response }
 }
 
 fn after_label_exists(
@@ -145,12 +172,7 @@ fn after_label_exists(
 
 /// The step after an attempt failed without an answer, `sent` body bytes having left.
 /// Updates `progress` (a body may now have landed).
-pub(super) fn after_failure(
-    sent: u64,
-    detail: String,
-    progress: &mut Progress,
-    label: &str,
-) -> Next {
+pub fn after_failure(sent: u64, detail: String, progress: &mut Progress, label: &str) -> Next {
     if sent > 0 {
         progress.body_may_have_landed = true;
         if progress.group_commit {
@@ -167,7 +189,7 @@ pub(super) fn after_failure(
 
 /// The error when retries run out: ambiguous if a body may have landed (the rows may be
 /// in Doris), a transport error otherwise (they are not).
-pub(super) fn exhausted(
+pub fn exhausted(
     progress: Progress,
     label: String,
     attempts: u32,
@@ -190,7 +212,8 @@ pub(super) fn exhausted(
 
 /// What one two-phase request (commit or abort, FE then redirect target) came to.
 #[derive(Debug)]
-pub(super) enum TwoPhaseAttempt {
+#[non_exhaustive]
+pub enum TwoPhaseAttempt {
     /// Doris answered.
     Replied(TwoPhaseReply),
     /// No usable answer. `reached`: the request may have reached Doris (it was sent, or
@@ -207,7 +230,8 @@ pub(super) enum TwoPhaseAttempt {
 
 /// The next step after one two-phase request.
 #[derive(Debug)]
-pub(super) enum TwoPhaseNext {
+#[non_exhaustive]
+pub enum TwoPhaseNext {
     /// Doris answered: the operation is done (now or earlier).
     Finished(TwoPhaseOutcome),
     /// Ask again (the operation is idempotent), if the schedule allows.
@@ -219,7 +243,7 @@ pub(super) enum TwoPhaseNext {
 /// The step after a two-phase `operation` (`"commit"` or `"abort"`) on `target` (as
 /// `TxnRef::describe` names it). Updates `progress` like [`after_failure`] does, so that
 /// [`exhausted`] tells an operation that may have been applied from one that never left.
-pub(super) fn after_two_phase(
+pub fn after_two_phase(
     attempt: TwoPhaseAttempt,
     operation: &'static str,
     target: &str,
@@ -303,13 +327,23 @@ mod tests {
 
     #[test]
     fn successes_are_reported_by_kind_once_the_counters_match() {
+        // Classified from the answer's text, then decided from the class alone: a padded
+        // or upper-case `Status` under 2PC is still a pre-commit, never a commit.
         let cases = [
             ("Success", false, LoadStatus::Success),
             ("Success", true, LoadStatus::Precommitted),
+            (" SUCCESS ", true, LoadStatus::Precommitted),
             ("Publish Timeout", false, LoadStatus::PublishTimeout),
+            ("PUBLISH_TIMEOUT", false, LoadStatus::PublishTimeout),
         ];
         for (text, two_phase, expected) in cases {
-            let answer = Answer::Success(response(text, 5, two_phase));
+            let body = serde_json::to_vec(&serde_json::json!({
+                "TxnId": 7, "Label": "l", "Status": text, "Message": "OK",
+                "NumberTotalRows": 5, "NumberLoadedRows": 5,
+                "TwoPhaseCommit": if two_phase { "true" } else { "false" },
+            }))
+            .unwrap_or_else(|e| panic!("{e}"));
+            let answer = classify(&body).unwrap_or_else(|e| panic!("{text}: {e}"));
             match after_answer(answer, Some(5), Progress::default(), "l") {
                 Next::Answered { status, .. } => assert_eq!(status, expected, "{text}"),
                 other => panic!("{text}: {other:?}"),
