@@ -295,6 +295,14 @@ fn status_error(status: Status) -> ReadError {
         Code::Unavailable | Code::ResourceExhausted | Code::Cancelled | Code::Aborted => {
             ReadError::Transport(message)
         }
+        // The client's own link failed before the request left (tonic: "Service was not
+        // ready: transport error"), or while it was under way: a transport failure, not
+        // the server's answer.
+        Code::Unknown
+            if lower.starts_with("service was not ready") || lower.contains("transport error") =>
+        {
+            ReadError::Transport(message)
+        }
         _ => ReadError::Query { code: 0, message },
     }
 }
@@ -560,6 +568,11 @@ mod tests {
         ));
         let syntax = status_error(Status::internal("syntax error near 'secret' at line 1"));
         assert!(!syntax.to_string().contains("secret"));
+        // tonic's own words when the client's link broke: a transport failure.
+        assert!(matches!(
+            status_error(Status::unknown("Service was not ready: transport error")),
+            ReadError::Transport(_)
+        ));
     }
 
     #[test]

@@ -85,6 +85,21 @@ pub(super) async fn plan(
     };
     match flight_info(endpoint, &mut session.fe, &mut session.token, sql).await {
         Ok(info) => Ok((info, session.token.clone())),
+        // A kept session's link may have died since its last read (the FE restarted, an
+        // idle connection was closed): the plan is asked once more on a new link and
+        // session. A plan changes nothing in Doris, so asking twice is safe.
+        Err(ReadError::Transport(_)) if !stale => {
+            *guard = None;
+            let mut fe = endpoint.connect(&endpoint.fe_host_port()).await?;
+            let mut token = endpoint.handshake(&mut fe).await?;
+            let info = flight_info(endpoint, &mut fe, &mut token, sql).await?;
+            *guard = Some(FeSession {
+                fe,
+                token: token.clone(),
+                credentials: endpoint.credentials.clone(),
+            });
+            Ok((info, token))
+        }
         Err(e) => {
             if matches!(e, ReadError::Transport(_) | ReadError::Auth(_)) {
                 // A broken link or a refused token: the next read starts afresh.

@@ -344,6 +344,57 @@ async fn the_session_cap_refuses_one_more_handshake() {
     );
 }
 
+/// A kept FE session (the default) outlives its FE: after the FE restarts on the same
+/// address, the session's link is dead, and the next read plans again on a new link and
+/// session instead of failing (the request never reached a live FE).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_session_survives_an_fe_restarted_on_its_address() {
+    let (first, _mysql, flight) = setup(EmulatorConfig::default()).await;
+    assert_eq!(id_rows(&flight).await, 300);
+    let (fe, _) = first.flight_addrs().unwrap();
+    let http = first.fe_http_addr();
+    drop(first);
+    // The old faces let go of their ports once they stop.
+    let mut freed = false;
+    for _ in 0..100 {
+        let flight_port = std::net::TcpListener::bind(fe);
+        let http_port = std::net::TcpListener::bind(http);
+        if flight_port.is_ok() && http_port.is_ok() {
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(freed, "the first FE's ports were never freed");
+    // Nothing listens there now: a read fails as a transport failure (the link's, not an
+    // answer of the FE's), and the session it kept is not trusted again.
+    match flight_query(
+        &flight,
+        "SELECT `id` FROM `d`.`t`".into(),
+        id_schema(),
+        BatchLimits::default(),
+    )
+    .await
+    {
+        Err(ReadError::Transport(_)) => {}
+        Err(other) => panic!("not a transport failure: {other:?}"),
+        Ok(_) => panic!("a read from a stopped FE began"),
+    }
+    let config = EmulatorConfig {
+        fe_flight_port: fe.port(),
+        fe_http_port: http.port(),
+        ..EmulatorConfig::default()
+    };
+    let (second, _mysql, again) = setup(config).await;
+    assert_eq!(id_rows(&again).await, 300, "the restarted FE's rows");
+    assert_eq!(
+        id_rows(&flight).await,
+        300,
+        "the first endpoint, same address"
+    );
+    assert_eq!(second.shared().flight.sessions(), 1, "one new session");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_share_one_session_under_a_session_cap() {
     let config = EmulatorConfig {

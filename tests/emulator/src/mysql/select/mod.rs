@@ -165,8 +165,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
     let mut statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql)
         .map_err(|e| analysis(e.to_string()))?;
     let extracts = functions::rewrite_extracts(&mut statements);
+    let units = functions::rewrite_timestamp_units(&mut statements);
     functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
-    let sql = if functions::rewrite_quarters(&mut statements) | extracts {
+    let sql = if functions::rewrite_quarters(&mut statements) | extracts | units {
         statements
             .iter()
             .map(ToString::to_string)

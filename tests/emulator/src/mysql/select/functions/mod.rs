@@ -23,7 +23,7 @@ mod strings;
 
 use conditional::DorisIf;
 use dates::DateFn;
-pub use dates::{rewrite_extracts, rewrite_quarters};
+pub use dates::{rewrite_extracts, rewrite_quarters, rewrite_timestamp_units};
 use row_fn::RowFn;
 
 /// DataFusion built-ins that answer as Doris's functions of the same name do, for the
@@ -290,5 +290,24 @@ mod tests {
             !rewrite_quarters(&mut statements),
             "nothing left to rewrite"
         );
+    }
+
+    #[test]
+    fn timestamp_units_become_the_functions_doris_computes_them_with() {
+        let mut statements = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::MySqlDialect {},
+            "SELECT TIMESTAMPDIFF(MONTH, a, b), timestampadd(minute, -2, d) FROM t \
+             WHERE TIMESTAMPDIFF(QUARTER, a, b) > 1",
+        )
+        .unwrap();
+        assert!(rewrite_timestamp_units(&mut statements));
+        let sql = statements[0].to_string();
+        assert!(sql.contains("months_diff(b, a)"), "{sql}");
+        assert!(sql.contains("minutes_add(d, -2)"), "{sql}");
+        // No quarters_diff: the call stays, and is refused by its own name.
+        let Err(Refused(why)) = check_calls(&statements) else {
+            panic!("accepted: {sql}");
+        };
+        assert!(why.contains("'timestampdiff'"), "{why}");
     }
 }

@@ -278,6 +278,52 @@ pub(super) fn monday_of(date: NaiveDate) -> Option<NaiveDate> {
     date.checked_sub_days(Days::new(u64::from(date.weekday().num_days_from_monday())))
 }
 
+/// Months from `from` to `to` as Doris's `months_between` counts them: whole when the two
+/// days are the same or both the last of their month, otherwise the day difference in
+/// 31sts of a month; times of day do not count. `round_off`: to 8 decimals.
+pub(super) fn months_between(to: NaiveDate, from: NaiveDate, round_off: bool) -> f64 {
+    let months = (f64::from(to.year()) - f64::from(from.year())) * 12.0
+        + (f64::from(to.month()) - f64::from(from.month()));
+    let month_end = |d: NaiveDate| d.succ_opt().is_none_or(|next| next.month() != d.month());
+    let value = if to.day() == from.day() || (month_end(to) && month_end(from)) {
+        months
+    } else {
+        months + (f64::from(to.day()) - f64::from(from.day())) / 31.0
+    };
+    if round_off {
+        (value * 1e8).round() / 1e8
+    } else {
+        value
+    }
+}
+
+/// A weekday as `next_day` names it: `MO`/`MON`/`MONDAY` … `SU`/`SUN`/`SUNDAY`, in any
+/// case.
+pub(super) fn weekday_named(name: &str) -> Option<chrono::Weekday> {
+    use chrono::Weekday::*;
+    Some(match name.trim().to_ascii_uppercase().as_str() {
+        "MO" | "MON" | "MONDAY" => Mon,
+        "TU" | "TUE" | "TUESDAY" => Tue,
+        "WE" | "WED" | "WEDNESDAY" => Wed,
+        "TH" | "THU" | "THURSDAY" => Thu,
+        "FR" | "FRI" | "FRIDAY" => Fri,
+        "SA" | "SAT" | "SATURDAY" => Sat,
+        "SU" | "SUN" | "SUNDAY" => Sun,
+        _ => return None,
+    })
+}
+
+/// The first `day` after `date` (a week later when `date` is one); Doris answers
+/// 9999-12-31 when that day would fall after it.
+pub(super) fn next_day(date: NaiveDate, day: chrono::Weekday) -> NaiveDate {
+    let ahead = (7 + day.num_days_from_monday() - date.weekday().num_days_from_monday()) % 7;
+    let ahead = if ahead == 0 { 7 } else { ahead };
+    let last = NaiveDate::from_ymd_opt(9999, 12, 31).unwrap_or(date);
+    date.checked_add_days(Days::new(u64::from(ahead)))
+        .filter(|d| *d <= last)
+        .unwrap_or(last)
+}
+
 /// `at` cut down to the start of its `unit` (a week starts on Monday).
 pub(super) fn truncate(at: NaiveDateTime, unit: Unit) -> Option<NaiveDateTime> {
     let day = at.date();
@@ -440,6 +486,25 @@ mod tests {
         assert_eq!(monday("2023-10-09"), "2023-10-09");
         assert_eq!(monday("1970-01-04"), "1970-01-01");
         assert_eq!(monday("1970-01-05"), "1970-01-05");
+    }
+
+    #[test]
+    fn months_between_counts_days_in_31sts_unless_the_days_match() {
+        let between = |a: &str, b: &str, r: bool| months_between(at(a).date(), at(b).date(), r);
+        assert_eq!(between("2020-12-26", "2020-10-25", true), 2.032_258_06);
+        assert_eq!(
+            between("2020-10-25", "2020-12-26", false),
+            -2.032_258_064_516_129
+        );
+        assert_eq!(between("2024-02-29", "2024-01-31", true), 1.0);
+        assert_eq!(between("2024-03-15", "2024-01-15", true), 2.0);
+        assert_eq!(between("2024-02-29", "2024-01-30", true), 0.967_741_94);
+        let next = |d: &str, w: &str| next_day(at(d).date(), weekday_named(w).unwrap()).to_string();
+        assert_eq!(next("2020-01-31", "monday"), "2020-02-03");
+        assert_eq!(next("2023-07-17", "MON"), "2023-07-24");
+        assert_eq!(next("2023-07-13", "Fr"), "2023-07-14");
+        assert_eq!(next("9999-12-31", "SU"), "9999-12-31");
+        assert!(weekday_named("Mondays").is_none());
     }
 
     #[test]

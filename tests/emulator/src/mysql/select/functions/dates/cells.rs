@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, Date32Builder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampSecondBuilder,
+    Array, ArrayRef, AsArray, Date32Builder, Float64Builder, Int32Builder, Int64Builder,
+    StringBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
+    TimestampSecondBuilder,
 };
 use arrow::datatypes::{DataType, TimeUnit};
 use chrono::{Datelike, NaiveDate, NaiveDateTime};
@@ -83,6 +84,7 @@ pub(super) fn parse_text(text: &str) -> Option<(NaiveDateTime, Shape)> {
 pub(super) enum Cell {
     Null,
     Int(i64),
+    Float(f64),
     Text(String),
     At(NaiveDateTime),
 }
@@ -202,6 +204,7 @@ pub(super) fn collect(out: &DataType, values: Vec<Cell>) -> Result<ArrayRef> {
         DataType::Int32 => column!(Int32Builder::new(), Cell::Int(i) =>
             i32::try_from(i).map_err(|_| wrong())?),
         DataType::Int64 => column!(Int64Builder::new(), Cell::Int(i) => i),
+        DataType::Float64 => column!(Float64Builder::new(), Cell::Float(f) => f),
         DataType::Utf8 => column!(StringBuilder::new(), Cell::Text(s) => s),
         DataType::Date32 => column!(Date32Builder::new(), Cell::At(at) =>
             at.date().num_days_from_ce() - UNIX_EPOCH_DAY),

@@ -33,11 +33,11 @@ mod calendar;
 mod cells;
 mod rewrite;
 
-pub use rewrite::{rewrite_extracts, rewrite_quarters};
+pub use rewrite::{rewrite_extracts, rewrite_quarters, rewrite_timestamp_units};
 
 use calendar::{
-    DAYS, MONTHS, Unit, add, day_number, format_moment, from_day_number, monday_of, round,
-    truncate, week_of, weekday0, whole_months,
+    DAYS, MONTHS, Unit, add, day_number, format_moment, from_day_number, monday_of, months_between,
+    next_day, round, truncate, week_of, weekday_named, weekday0, whole_months,
 };
 use cells::{Cell, Shape, collect, integer, interval, moment, text};
 
@@ -86,6 +86,18 @@ enum Op {
     ToMonday,
     /// `from_days(n)`: the DATE of MySQL's day number `n`.
     FromDays,
+    /// `microseconds_add`/`_sub` (`per` 1) and `milliseconds_add`/`_sub` (`per` 1,000):
+    /// adds `sign` × the second argument × `per` microseconds; a DATETIME(6).
+    AddMicros(i64, i64),
+    /// `microseconds_diff` (`per` 1) and `milliseconds_diff` (`per` 1,000): whole
+    /// `per`-microsecond units from the second moment to the first (BIGINT).
+    DiffMicros(i64),
+    /// `months_between(a, b[, round_off])`: months from `b` to `a` as a DOUBLE, the days
+    /// counted in 31sts of a month unless the two days are the same or both month ends;
+    /// rounded to 8 decimals unless `round_off` is false.
+    MonthsBetween,
+    /// `next_day(moment, 'weekday')`: the DATE of the first such weekday after the moment.
+    NextDay,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -166,6 +178,9 @@ impl DateFn {
         if matches!(self.op, Op::Round(..)) {
             return (1..=3).contains(&count);
         }
+        if self.op == Op::MonthsBetween {
+            return count == 2 || count == 3;
+        }
         count
             == match self.op {
                 Op::Part(_)
@@ -182,8 +197,11 @@ impl DateFn {
                 | Op::Trunc
                 | Op::MonthsDiff(_)
                 | Op::MakeDate
-                | Op::RoundInterval(_) => 2,
-                Op::Week | Op::YearWeek | Op::Round(..) => 1,
+                | Op::RoundInterval(_)
+                | Op::AddMicros(..)
+                | Op::DiffMicros(_)
+                | Op::NextDay => 2,
+                Op::Week | Op::YearWeek | Op::Round(..) | Op::MonthsBetween => 1,
             }
     }
 
@@ -191,9 +209,11 @@ impl DateFn {
     fn output(&self, first: Shape) -> DataType {
         match self.op {
             Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
-            Op::Diff(_) | Op::MonthsDiff(_) => DataType::Int64,
+            Op::Diff(_) | Op::MonthsDiff(_) | Op::DiffMicros(_) => DataType::Int64,
+            Op::MonthsBetween => DataType::Float64,
+            Op::AddMicros(..) => DataType::Timestamp(TimeUnit::Microsecond, None),
             Op::Name(_) | Op::Format => DataType::Utf8,
-            Op::ToDate | Op::LastDay | Op::MakeDate | Op::ToMonday | Op::FromDays => {
+            Op::ToDate | Op::LastDay | Op::MakeDate | Op::ToMonday | Op::FromDays | Op::NextDay => {
                 DataType::Date32
             }
             // A DATE stays a DATE where the bucket is whole days (Doris's `day_ceil` of a
@@ -260,6 +280,14 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("date_ceil", RoundInterval(true)),
         DateFn::new("to_monday", ToMonday),
         DateFn::new("from_days", FromDays),
+        DateFn::new("microseconds_add", AddMicros(1, 1)),
+        DateFn::new("microseconds_sub", AddMicros(1, -1)),
+        DateFn::new("milliseconds_add", AddMicros(1_000, 1)),
+        DateFn::new("milliseconds_sub", AddMicros(1_000, -1)),
+        DateFn::new("microseconds_diff", DiffMicros(1)),
+        DateFn::new("milliseconds_diff", DiffMicros(1_000)),
+        DateFn::new("months_between", MonthsBetween),
+        DateFn::new("next_day", NextDay),
     ];
     for (unit, floor, ceil) in [
         (Unit::Second, "second_floor", "second_ceil"),
@@ -449,6 +477,47 @@ impl DateFn {
                         .and_then(|d| d.and_hms_opt(0, 0, 0))
                         .ok_or_else(|| fail("no origin"))?;
                     round(at, unit, period, origin, ceil).map_or(Cell::Null, Cell::At)
+                }
+            },
+            Op::AddMicros(per, sign) => match second.and_then(|a| integer(a, row)) {
+                None => Cell::Null,
+                Some(n) => n
+                    .checked_mul(per * sign)
+                    .and_then(|micros| {
+                        at.checked_add_signed(chrono::TimeDelta::microseconds(micros))
+                    })
+                    .filter(|at| (1..=9999).contains(&at.year()))
+                    .map_or(Cell::Null, Cell::At),
+            },
+            Op::DiffMicros(per) => match second.and_then(|a| moment(a, row)) {
+                None => Cell::Null,
+                Some(other) => match (at - other).num_microseconds() {
+                    Some(micros) => Cell::Int(micros / per),
+                    None => Cell::Null,
+                },
+            },
+            Op::MonthsBetween => match second.and_then(|a| moment(a, row)) {
+                None => Cell::Null,
+                Some(other) => {
+                    let round_off = match rest.get(1) {
+                        None => Some(true),
+                        Some(a) => integer(a, row).map(|v| v != 0),
+                    };
+                    match round_off {
+                        None => Cell::Null,
+                        Some(round_off) => {
+                            Cell::Float(months_between(at.date(), other.date(), round_off))
+                        }
+                    }
+                }
+            },
+            Op::NextDay => match second.and_then(|a| text(a, row)) {
+                None => Cell::Null,
+                Some(name) => {
+                    let day = weekday_named(&name).ok_or_else(|| {
+                        fail("the weekday must be MO/MON/MONDAY, TU/TUE/TUESDAY, … SU/SUN/SUNDAY")
+                    })?;
+                    Cell::At(next_day(at.date(), day).and_time(chrono::NaiveTime::MIN))
                 }
             },
             Op::ToMonday => monday_of(at.date())

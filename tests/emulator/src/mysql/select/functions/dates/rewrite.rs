@@ -1,5 +1,6 @@
 //! The SQL forms Doris takes that DataFusion does not read as Doris does, rewritten before
-//! planning: `INTERVAL n QUARTER` and `EXTRACT(field FROM x)`.
+//! planning: `INTERVAL n QUARTER`, `EXTRACT(field FROM x)` and the unit keyword of
+//! `TIMESTAMPDIFF`/`TIMESTAMPADD`.
 
 /// Rewrites `INTERVAL n QUARTER` (which Doris takes and DataFusion's interval parser does
 /// not) as `INTERVAL 3n MONTH` in `statements`, for a literal `n`; whether any changed.
@@ -76,6 +77,80 @@ pub fn rewrite_extracts(statements: &mut [sqlparser::ast::Statement]) -> bool {
                 }
             }
             std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    changed
+}
+
+/// Rewrites `TIMESTAMPDIFF(unit, a, b)` as `<unit>s_diff(b, a)` and `TIMESTAMPADD(unit, n,
+/// x)` as `<unit>s_add(x, n)`, the functions Doris computes them with, for a unit from
+/// SECOND to YEAR (the parser reads the unit keyword as a column); a call with another
+/// unit stays, and is refused by name. Whether any changed.
+pub fn rewrite_timestamp_units(statements: &mut [sqlparser::ast::Statement]) -> bool {
+    use sqlparser::ast::{
+        Expr, FunctionArg, FunctionArgExpr, FunctionArguments, visit_expressions_mut,
+    };
+    let mut changed = false;
+    for statement in statements {
+        let _ = visit_expressions_mut(statement, |expr| {
+            let Expr::Function(f) = expr else {
+                return std::ops::ControlFlow::<()>::Continue(());
+            };
+            let name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.value.to_ascii_lowercase())
+                .unwrap_or_default();
+            let suffix = match name.as_str() {
+                "timestampdiff" => "diff",
+                "timestampadd" => "add",
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            let FunctionArguments::List(list) = &f.args else {
+                return std::ops::ControlFlow::Continue(());
+            };
+            let args: Vec<&Expr> = list
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                    _ => None,
+                })
+                .collect();
+            let [Expr::Identifier(unit), first, second] = args.as_slice() else {
+                return std::ops::ControlFlow::Continue(());
+            };
+            let base = match unit.value.to_ascii_lowercase().as_str() {
+                "second" => "seconds",
+                "minute" => "minutes",
+                "hour" => "hours",
+                "day" => "days",
+                "week" => "weeks",
+                "month" => "months",
+                "year" => "years",
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            // diff(a, b) is b - a; add(n, x) is x + n: both take the last argument first.
+            let (first, second) = ((*second).clone(), (*first).clone());
+            let template = sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+                .try_with_sql(&format!("{base}_{suffix}(NULL, NULL)"))
+                .and_then(|mut p| p.parse_expr());
+            if let Ok(mut call) = template
+                && let Expr::Function(g) = &mut call
+                && let FunctionArguments::List(list) = &mut g.args
+                && let [
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(a)),
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(b)),
+                ] = list.args.as_mut_slice()
+            {
+                *a = first;
+                *b = second;
+                *expr = call;
+                changed = true;
+            }
+            std::ops::ControlFlow::Continue(())
         });
     }
     changed
