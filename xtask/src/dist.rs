@@ -15,10 +15,13 @@
 //!    an atomic `write_doris`, then `read_doris` over MySQL and Flight SQL, then the
 //!    catalog) against the emulator, importing `daft_doris` from that venv only.
 //!
-//! CI builds the wheel with the test build's profile (its dependencies are already
+//! 4. The sdist is built into a wheel in another fresh venv by `pip wheel`, as pip builds
+//!    it where no wheel fits: from the unpacked sdist alone, maturin fetched by pip's
+//!    isolated build; the wheel it makes passes the same tag and library checks.
+//!
+//! CI builds the wheels with the test build's profile (its dependencies are already
 //! compiled; a release build takes 20 minutes on two cores); `--release` builds what a
-//! release publishes. Building the sdist into a wheel compiles the whole workspace again
-//! and is left to the release job.
+//! release publishes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,7 +61,7 @@ pub(crate) fn dist(wheel: &Path) -> Result<(), String> {
     sdist.args(["sdist", "--out"]).arg(&out);
     step("dist: maturin sdist", sdist)?;
 
-    check_wheel_name(&file_name(wheel))?;
+    check_wheel_name(&file_name(wheel), Platform::Manylinux)?;
     check_libraries(wheel)?;
     let size = std::fs::metadata(wheel).map_err(|e| e.to_string())?.len();
     println!(
@@ -66,8 +69,97 @@ pub(crate) fn dist(wheel: &Path) -> Result<(), String> {
         file_name(wheel),
         size as f64 / (1 << 20) as f64
     );
-    check_sdist(&only_file(&out, ".tar.gz")?)?;
-    install_and_run(&python, wheel)
+    let sdist_file = only_file(&out, ".tar.gz")?;
+    check_sdist(&sdist_file)?;
+    install_and_run(&python, wheel)?;
+    build_from_sdist(&python, &sdist_file)
+}
+
+/// The sdist built into a wheel the way `pip install daft-doris` does it on a machine
+/// without a wheel for it: a fresh venv, pip's isolated build (maturin fetched as the
+/// sdist's `pyproject.toml` asks), the crates compiled from the unpacked sdist alone. The
+/// test build's profile (`MATURIN_PEP517_ARGS`) and build folder, so the dependencies the
+/// tests compiled are reused (a release build of the same source takes 20 minutes on two
+/// cores). Cargo names the workspace's crates by their path inside the workspace, the
+/// same in the sdist, so the unpacked sources are made newer than the test build's
+/// output: every workspace crate then compiles from them (about 10 s), and a file the
+/// sdist lacks fails the build.
+fn build_from_sdist(python: &Path, sdist: &Path) -> Result<(), String> {
+    let venv = shared_target().join("sdist-venv");
+    let _ = std::fs::remove_dir_all(&venv);
+    let mut create = Command::new(python);
+    create.args(["-m", "venv"]).arg(&venv);
+    step("dist: another fresh virtual environment", create)?;
+    let unpacked = shared_target().join("dist").join("sdist-source");
+    let _ = std::fs::remove_dir_all(&unpacked);
+    std::fs::create_dir_all(&unpacked).map_err(|e| format!("dist: {e}"))?;
+    let mut untar = Command::new("tar");
+    untar.arg("-xzf").arg(sdist).arg("-C").arg(&unpacked);
+    step("dist: unpack the sdist", untar)?;
+    touch_all(&unpacked)?;
+    let source = only_dir(&unpacked)?;
+    let out = shared_target().join("dist").join("from-sdist");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut build = Command::new(venv.join("bin/python"));
+    without_run_env(&mut build);
+    build
+        .current_dir(std::env::temp_dir())
+        .env("CARGO_TARGET_DIR", shared_target())
+        .env("MATURIN_PEP517_ARGS", "--profile dev")
+        .args([
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "--disable-pip-version-check",
+            "-w",
+        ])
+        .arg(&out)
+        .arg(&source);
+    step("dist: pip wheel of the sdist (its crates alone)", build)?;
+    let wheel = only_file(&out, ".whl")?;
+    check_wheel_name(&file_name(&wheel), Platform::ThisMachine)?;
+    check_libraries(&wheel)?;
+    println!("    {} built from the sdist", file_name(&wheel));
+    // What pip installs from the sdist runs the main job like the published wheel.
+    install_and_run(python, &wheel)
+}
+
+/// Sets the modification time of every file under `dir` to now.
+fn touch_all(dir: &Path) -> Result<(), String> {
+    let now = std::time::SystemTime::now();
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("dist: {}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| format!("dist: {e}"))?.path();
+        if path.is_dir() {
+            touch_all(&path)?;
+        } else {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(now))
+                .map_err(|e| format!("dist: cannot touch {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The one folder in `dir` (an unpacked sdist's top folder).
+fn only_dir(dir: &Path) -> Result<PathBuf, String> {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("dist: {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(format!(
+            "dist: {} holds {} folders, not one",
+            dir.display(),
+            found.len()
+        )),
+    }
 }
 
 /// maturin from the project's venv, in the package's folder, on the shared build folder.
@@ -103,9 +195,18 @@ fn only_file(dir: &Path, suffix: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// Where a wheel may be installed: on any Linux of its manylinux policy (what a package
+/// index serves), or only on the machine that built it (pip's build of the sdist, tagged
+/// `linux_<arch>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Platform {
+    Manylinux,
+    ThisMachine,
+}
+
 /// `daft_doris-<version>-cp310-abi3-manylinux_<x>_<y>_<arch>.whl` (or the legacy
-/// `manylinux2014` spelling).
-fn check_wheel_name(name: &str) -> Result<(), String> {
+/// `manylinux2014` spelling; `linux_<arch>` for [`Platform::ThisMachine`]).
+fn check_wheel_name(name: &str, platform_kind: Platform) -> Result<(), String> {
     let parts: Vec<&str> = name.trim_end_matches(".whl").split('-').collect();
     let [dist, _version, python, abi, platform] = parts.as_slice() else {
         return Err(format!("dist: {name} is not a wheel file name"));
@@ -117,12 +218,18 @@ fn check_wheel_name(name: &str) -> Result<(), String> {
             *abi == "abi3",
             "the ABI tag is abi3 (one wheel for every Python)",
         ),
-        (
-            platform
-                .split('.')
-                .all(|p| p.starts_with("manylinux") || p.starts_with("musllinux")),
-            "the platform tag is manylinux (installable on any glibc Linux of the policy)",
-        ),
+        match platform_kind {
+            Platform::Manylinux => (
+                platform
+                    .split('.')
+                    .all(|p| p.starts_with("manylinux") || p.starts_with("musllinux")),
+                "the platform tag is manylinux (installable on any glibc Linux of the policy)",
+            ),
+            Platform::ThisMachine => (
+                platform.starts_with("linux_") || platform.starts_with("manylinux"),
+                "the platform tag is linux_<arch> or manylinux",
+            ),
+        },
     ];
     for (ok, what) in checks {
         if !ok {
@@ -302,20 +409,32 @@ mod tests {
 
     #[test]
     fn wheel_names_are_checked_part_by_part() {
-        assert!(check_wheel_name("daft_doris-2.0.0-cp310-abi3-manylinux_2_28_x86_64.whl").is_ok());
+        let many = Platform::Manylinux;
         assert!(
             check_wheel_name(
-                "daft_doris-2.0.0-cp310-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+                "daft_doris-2.0.0-cp310-abi3-manylinux_2_28_x86_64.whl",
+                many
             )
             .is_ok()
         );
+        assert!(
+            check_wheel_name(
+                "daft_doris-2.0.0-cp310-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+                many
+            )
+            .is_ok()
+        );
+        // pip's build of the sdist is for this machine only.
+        let local = "daft_doris-2.0.0-cp310-abi3-linux_x86_64.whl";
+        assert!(check_wheel_name(local, Platform::ThisMachine).is_ok());
+        assert!(check_wheel_name(local, many).is_err());
         for bad in [
             "daft_doris-2.0.0-cp311-cp311-manylinux_2_28_x86_64.whl",
             "daft_doris-2.0.0-cp310-abi3-linux_x86_64.whl",
             "other-2.0.0-cp310-abi3-manylinux_2_28_x86_64.whl",
             "daft_doris-2.0.0.tar.gz",
         ] {
-            assert!(check_wheel_name(bad).is_err(), "{bad}");
+            assert!(check_wheel_name(bad, many).is_err(), "{bad}");
         }
     }
 

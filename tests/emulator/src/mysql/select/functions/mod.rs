@@ -5,7 +5,7 @@
 //! skips NULLs where Doris returns NULL, `length` counts characters where Doris counts
 //! bytes, `left(s, -5)` cuts from the end where Doris returns ''). So every query is
 //! checked before DataFusion plans it: each function it calls must be one the emulator
-//! runs as Doris does, either one of its own (`strings`, `dates`, `conditional`,
+//! runs as Doris does, either one of its own (`strings`, `math`, `dates`, `conditional`,
 //! registered over DataFusion's of the same name) or a DataFusion built-in listed in [`SAME_AS_DORIS`]. Anything else is
 //! refused by name in Doris's error shape, never answered with DataFusion's meaning.
 
@@ -18,6 +18,7 @@ use sqlparser::ast::{Expr, FunctionArguments, Statement, visit_expressions};
 
 mod conditional;
 mod dates;
+mod math;
 mod row_fn;
 mod strings;
 
@@ -60,9 +61,7 @@ pub const SAME_AS_DORIS: &[&str] = &[
     "ceil",
     "floor",
     "round",
-    "sqrt",
     "exp",
-    "ln",
     "log10",
     "log2",
     "pow",
@@ -89,8 +88,13 @@ pub const SAME_AS_DORIS: &[&str] = &[
     "current_date",
 ];
 
-static DORIS_FUNCTIONS: LazyLock<Vec<Arc<RowFn>>> =
-    LazyLock::new(|| strings::all().into_iter().map(Arc::new).collect());
+static DORIS_FUNCTIONS: LazyLock<Vec<Arc<RowFn>>> = LazyLock::new(|| {
+    strings::all()
+        .into_iter()
+        .chain(math::all())
+        .map(Arc::new)
+        .collect()
+});
 
 static DATE_FUNCTIONS: LazyLock<Vec<Arc<DateFn>>> =
     LazyLock::new(|| dates::all().into_iter().map(Arc::new).collect());

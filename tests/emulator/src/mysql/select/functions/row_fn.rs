@@ -8,8 +8,10 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanBuilder, Int32Builder, StringBuilder};
-use arrow::datatypes::{DataType, Int64Type};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanBuilder, Float64Builder, Int32Builder, StringBuilder,
+};
+use arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
@@ -24,6 +26,8 @@ pub enum Kind {
     Int,
     /// An integer when the argument is of an integer type, text otherwise.
     IntOrText,
+    /// A `DOUBLE`.
+    Float,
 }
 
 /// The type a function returns.
@@ -35,6 +39,8 @@ pub enum Out {
     Int32,
     /// `BOOLEAN`.
     Bool,
+    /// `DOUBLE`.
+    Double,
 }
 
 impl Out {
@@ -43,6 +49,7 @@ impl Out {
             Out::Text => DataType::Utf8,
             Out::Int32 => DataType::Int32,
             Out::Bool => DataType::Boolean,
+            Out::Double => DataType::Float64,
         }
     }
 }
@@ -58,6 +65,8 @@ pub enum Value {
     Int(i64),
     /// A boolean.
     Bool(bool),
+    /// A double.
+    Float(f64),
 }
 
 impl Value {
@@ -73,6 +82,14 @@ impl Value {
     pub fn int(&self) -> Option<i64> {
         match self {
             Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The double, when the value is one.
+    pub fn float(&self) -> Option<f64> {
+        match self {
+            Value::Float(f) => Some(*f),
             _ => None,
         }
     }
@@ -174,6 +191,7 @@ fn cell(array: &ArrayRef, row: usize) -> Value {
     }
     match array.data_type() {
         DataType::Int64 => Value::Int(array.as_primitive::<Int64Type>().value(row)),
+        DataType::Float64 => Value::Float(array.as_primitive::<Float64Type>().value(row)),
         _ => Value::Text(array.as_string::<i32>().value(row).to_owned()),
     }
 }
@@ -204,6 +222,7 @@ impl ScalarUDFImpl for RowFn {
                 Kind::IntOrText if array.data_type().is_integer() => DataType::Int64,
                 Kind::Text | Kind::IntOrText => DataType::Utf8,
                 Kind::Int => DataType::Int64,
+                Kind::Float => DataType::Float64,
             };
             columns.push(arrow::compute::cast(&array, &target)?);
         }
@@ -244,6 +263,17 @@ fn collect(out: Out, values: Vec<Value>) -> Result<ArrayRef> {
                 match v {
                     Value::Null => b.append_null(),
                     Value::Int(i) => b.append_value(i32::try_from(*i).map_err(|_| wrong(v))?),
+                    other => return Err(wrong(other)),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        Out::Double => {
+            let mut b = Float64Builder::new();
+            for v in &values {
+                match v {
+                    Value::Null => b.append_null(),
+                    Value::Float(x) => b.append_value(*x),
                     other => return Err(wrong(other)),
                 }
             }
