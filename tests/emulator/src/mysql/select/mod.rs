@@ -166,8 +166,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .map_err(|e| analysis(e.to_string()))?;
     let extracts = functions::rewrite_extracts(&mut statements);
     let units = functions::rewrite_timestamp_units(&mut statements);
+    let literals = functions::rewrite_datetime_literals(&mut statements);
     functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
-    let sql = if functions::rewrite_quarters(&mut statements) | extracts | units {
+    let sql = if functions::rewrite_quarters(&mut statements) | extracts | units | literals {
         statements
             .iter()
             .map(ToString::to_string)

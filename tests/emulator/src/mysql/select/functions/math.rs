@@ -1,11 +1,12 @@
 //! Doris's math functions whose domain DataFusion answers differently: outside it Doris
-//! returns NULL (`sqrt(-1)`, `ln(0)`, `acos(1.1)`), where DataFusion returns NaN or
-//! infinity. Each rule is checked by a case of `tests/emulator/corpus/function_math.txt`
+//! returns NULL (`sqrt(-1)`, `ln(0)`, `acos(1.1)`, `fmod(x, 0)`), where DataFusion returns
+//! NaN or infinity. Each rule is checked by a case of `tests/emulator/corpus/function_math.txt`
 //! (Doris's own `.out` results).
 
 use super::row_fn::{Kind, Out, RowFn, Value};
 
 const FLOAT: &[Kind] = &[Kind::Float];
+const FLOAT_FLOAT: &[Kind] = &[Kind::Float, Kind::Float];
 
 /// The math functions the emulator defines.
 pub fn all() -> Vec<RowFn> {
@@ -16,6 +17,7 @@ pub fn all() -> Vec<RowFn> {
         RowFn::new("asin", &[1], FLOAT, Out::Double, asin),
         RowFn::new("acosh", &[1], FLOAT, Out::Double, acosh),
         RowFn::new("atanh", &[1], FLOAT, Out::Double, atanh),
+        RowFn::new("fmod", &[2], FLOAT_FLOAT, Out::Double, fmod),
     ]
 }
 
@@ -51,6 +53,19 @@ fn atanh(args: &[Value]) -> Result<Value, String> {
     within(args, |x| x > -1.0 && x < 1.0, libm::atanh)
 }
 
+/// The remainder of `x / y` with the sign of `x`; NULL for `y = 0` (DataFusion: NaN).
+fn fmod(args: &[Value]) -> Result<Value, String> {
+    Ok(
+        match (
+            args.first().and_then(Value::float),
+            args.get(1).and_then(Value::float),
+        ) {
+            (Some(x), Some(y)) if y != 0.0 => Value::Float(x % y),
+            _ => Value::Null,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +91,9 @@ mod tests {
         assert_eq!(one(sqrt, 1.1), Value::Float(1.0488088481701516));
         assert_eq!(one(acosh, 1.1), Value::Float(0.4435682543851154));
         assert_eq!(one(acos, 0.0), Value::Float(std::f64::consts::FRAC_PI_2));
+        let two = |x: f64, y: f64| fmod(&[Value::Float(x), Value::Float(y)]).unwrap();
+        assert_eq!(two(10.1, 3.2), Value::Float(0.4999999999999991));
+        assert_eq!(two(-7.0, 2.0), Value::Float(-1.0));
+        assert_eq!(two(10.1, 0.0), Value::Null);
     }
 }

@@ -24,7 +24,9 @@ mod strings;
 
 use conditional::DorisIf;
 use dates::DateFn;
-pub use dates::{rewrite_extracts, rewrite_quarters, rewrite_timestamp_units};
+pub use dates::{
+    rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_timestamp_units,
+};
 use row_fn::RowFn;
 
 /// DataFusion built-ins that answer as Doris's functions of the same name do, for the
@@ -313,5 +315,21 @@ mod tests {
             panic!("accepted: {sql}");
         };
         assert!(why.contains("'timestampdiff'"), "{why}");
+    }
+
+    #[test]
+    fn datetime_literals_round_to_their_precision() {
+        let mut statements = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::MySqlDialect {},
+            "SELECT CAST('2020-01-01 12:30:45.956' AS DATETIME), \
+             CAST('2020-12-31 23:59:59.9996' AS DATETIME(3)), \
+             CAST('2020-01-01 12:30:45.123' AS DATETIME(6))",
+        )
+        .unwrap();
+        assert!(rewrite_datetime_literals(&mut statements));
+        let sql = statements[0].to_string();
+        assert!(sql.contains("'2020-01-01 12:30:46.000000'"), "{sql}");
+        assert!(sql.contains("'2021-01-01 00:00:00.000000'"), "{sql}");
+        assert!(sql.contains("'2020-01-01 12:30:45.123'"), "{sql}");
     }
 }

@@ -324,6 +324,50 @@ pub(super) fn next_day(date: NaiveDate, day: chrono::Weekday) -> NaiveDate {
         .unwrap_or(last)
 }
 
+/// The DATE an ISO 8601 date names: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, `YYYY-DDD`
+/// (ordinal), `YYYY-Www` and `YYYY-Www-D` (ISO week, Monday first), or their basic forms
+/// without hyphens; `None` for anything else, a time of day included.
+pub(super) fn parse_iso_date(text: &str) -> Option<NaiveDate> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let year: i32 = text.get(..4).filter(|y| digits(y))?.parse().ok()?;
+    let rest = &text[4..];
+    let extended = rest.starts_with('-');
+    let rest = rest.strip_prefix('-').unwrap_or(rest);
+    if rest.is_empty() {
+        return NaiveDate::from_ymd_opt(year, 1, 1);
+    }
+    if let Some(week) = rest.strip_prefix('W') {
+        let (week, day) = match week.split_once('-') {
+            Some((w, d)) if extended => (w, Some(d)),
+            Some(_) => return None,
+            None if !extended && week.len() == 3 => (&week[..2], Some(&week[2..])),
+            None => (week, None),
+        };
+        if week.len() != 2 || !digits(week) || day.is_some_and(|d| d.len() != 1 || !digits(d)) {
+            return None;
+        }
+        let weekday = match day.map_or(Some(1), |d| d.parse::<u8>().ok())? {
+            d @ 1..=7 => chrono::Weekday::try_from(d - 1).ok()?,
+            _ => return None,
+        };
+        return NaiveDate::from_isoywd_opt(year, week.parse().ok()?, weekday);
+    }
+    match (rest.len(), extended) {
+        // MM: the extended form only (`YYYYMM` is not ISO 8601).
+        (2, true) if digits(rest) => NaiveDate::from_ymd_opt(year, rest.parse().ok()?, 1),
+        // DDD, ordinal.
+        (3, _) if digits(rest) => NaiveDate::from_yo_opt(year, rest.parse().ok()?),
+        // MM-DD or MMDD.
+        (5, true) if rest.as_bytes()[2] == b'-' && digits(&rest[..2]) && digits(&rest[3..]) => {
+            NaiveDate::from_ymd_opt(year, rest[..2].parse().ok()?, rest[3..].parse().ok()?)
+        }
+        (4, false) if digits(rest) => {
+            NaiveDate::from_ymd_opt(year, rest[..2].parse().ok()?, rest[2..].parse().ok()?)
+        }
+        _ => None,
+    }
+}
+
 /// `at` cut down to the start of its `unit` (a week starts on Monday).
 pub(super) fn truncate(at: NaiveDateTime, unit: Unit) -> Option<NaiveDateTime> {
     let day = at.date();
@@ -505,6 +549,32 @@ mod tests {
         assert_eq!(next("2023-07-13", "Fr"), "2023-07-14");
         assert_eq!(next("9999-12-31", "SU"), "9999-12-31");
         assert!(weekday_named("Mondays").is_none());
+    }
+
+    #[test]
+    fn iso_dates_are_read_in_each_form() {
+        let iso = |t: &str| parse_iso_date(t).map(|d| d.to_string());
+        let day = |s: &str| Some(s.to_owned());
+        assert_eq!(iso("2023"), day("2023-01-01"));
+        assert_eq!(iso("2023-10"), day("2023-10-01"));
+        assert_eq!(iso("2023-10-05"), day("2023-10-05"));
+        assert_eq!(iso("20231005"), day("2023-10-05"));
+        assert_eq!(iso("2021-060"), day("2021-03-01"));
+        assert_eq!(iso("2024366"), day("2024-12-31"));
+        assert_eq!(iso("0522-W01-1"), day("0521-12-29"));
+        assert_eq!(iso("0522-W01-4"), day("0522-01-01"));
+        assert_eq!(iso("0522W014"), day("0522-01-01"));
+        assert_eq!(iso("0522-W01"), day("0521-12-29"));
+        for bad in [
+            "2023-10-01T12:34:10",
+            "0522-W61",
+            "0522-661",
+            "202310",
+            "2023-1-5",
+            "x",
+        ] {
+            assert_eq!(iso(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -31,13 +31,16 @@ use datafusion::logical_expr::{
 
 mod calendar;
 mod cells;
+mod parse_format;
 mod rewrite;
 
-pub use rewrite::{rewrite_extracts, rewrite_quarters, rewrite_timestamp_units};
+pub use rewrite::{
+    rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_timestamp_units,
+};
 
 use calendar::{
     DAYS, MONTHS, Unit, add, day_number, format_moment, from_day_number, monday_of, months_between,
-    next_day, round, truncate, week_of, weekday_named, weekday0, whole_months,
+    next_day, parse_iso_date, round, truncate, week_of, weekday_named, weekday0, whole_months,
 };
 use cells::{Cell, Shape, collect, integer, interval, moment, text};
 
@@ -98,6 +101,15 @@ enum Op {
     MonthsBetween,
     /// `next_day(moment, 'weekday')`: the DATE of the first such weekday after the moment.
     NextDay,
+    /// `str_to_date(text, format)`: the text read by MySQL's format specifiers; a DATE or
+    /// a DATETIME as the format reads a time of day ([`parse_format`]).
+    StrToDate,
+    /// `to_iso8601(moment)`: `YYYY-MM-DD` for a DATE, `YYYY-MM-DDTHH:MM:SS.ffffff` for a
+    /// DATETIME.
+    ToIso8601,
+    /// `from_iso8601_date(text)`: the DATE an ISO 8601 date names (calendar, ordinal or
+    /// week form, extended or basic).
+    FromIso8601Date,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -188,7 +200,9 @@ impl DateFn {
                 | Op::LastDay
                 | Op::Name(_)
                 | Op::ToMonday
-                | Op::FromDays => 1,
+                | Op::FromDays
+                | Op::ToIso8601
+                | Op::FromIso8601Date => 1,
                 Op::DateDiff
                 | Op::Diff(_)
                 | Op::Format
@@ -200,7 +214,8 @@ impl DateFn {
                 | Op::RoundInterval(_)
                 | Op::AddMicros(..)
                 | Op::DiffMicros(_)
-                | Op::NextDay => 2,
+                | Op::NextDay
+                | Op::StrToDate => 2,
                 Op::Week | Op::YearWeek | Op::Round(..) | Op::MonthsBetween => 1,
             }
     }
@@ -211,11 +226,17 @@ impl DateFn {
             Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
             Op::Diff(_) | Op::MonthsDiff(_) | Op::DiffMicros(_) => DataType::Int64,
             Op::MonthsBetween => DataType::Float64,
+            // Decided from the format when it is a constant (`return_field_from_args`).
+            Op::StrToDate => DataType::Timestamp(TimeUnit::Microsecond, None),
             Op::AddMicros(..) => DataType::Timestamp(TimeUnit::Microsecond, None),
-            Op::Name(_) | Op::Format => DataType::Utf8,
-            Op::ToDate | Op::LastDay | Op::MakeDate | Op::ToMonday | Op::FromDays | Op::NextDay => {
-                DataType::Date32
-            }
+            Op::Name(_) | Op::Format | Op::ToIso8601 => DataType::Utf8,
+            Op::ToDate
+            | Op::LastDay
+            | Op::MakeDate
+            | Op::ToMonday
+            | Op::FromDays
+            | Op::NextDay
+            | Op::FromIso8601Date => DataType::Date32,
             // A DATE stays a DATE where the bucket is whole days (Doris's `day_ceil` of a
             // DATE); text is a DATETIME, as for `date_trunc`.
             Op::Round(unit, _) if first == Shape::Date && !unit.has_time() => DataType::Date32,
@@ -288,6 +309,9 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("milliseconds_diff", DiffMicros(1_000)),
         DateFn::new("months_between", MonthsBetween),
         DateFn::new("next_day", NextDay),
+        DateFn::new("str_to_date", StrToDate),
+        DateFn::new("to_iso8601", ToIso8601),
+        DateFn::new("from_iso8601_date", FromIso8601Date),
     ];
     for (unit, floor, ceil) in [
         (Unit::Second, "second_floor", "second_ceil"),
@@ -391,7 +415,16 @@ impl ScalarUDFImpl for DateFn {
             }
             _ => Shape::of(&first, constant(0)),
         };
-        let out = self.output(shape);
+        let out = match (self.op, constant(1)) {
+            (Op::StrToDate, Some(format)) => match parse_format::reads(format) {
+                parse_format::Reads::Date => DataType::Date32,
+                parse_format::Reads::DateTime => DataType::Timestamp(TimeUnit::Second, None),
+                parse_format::Reads::DateTimeMicros => {
+                    DataType::Timestamp(TimeUnit::Microsecond, None)
+                }
+            },
+            _ => self.output(shape),
+        };
         Ok(Arc::new(Field::new(self.name, out, true)))
     }
 
@@ -405,6 +438,41 @@ impl ScalarUDFImpl for DateFn {
             .collect::<Result<Vec<_>>>()?;
         let mut values = Vec::with_capacity(rows);
         for row in 0..rows {
+            if self.op == Op::FromIso8601Date {
+                let day = text(&arrays[0], row).and_then(|t| parse_iso_date(&t));
+                values.push(
+                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                        .map_or(Cell::Null, Cell::At),
+                );
+                continue;
+            }
+            if self.op == Op::ToIso8601 {
+                // A DATE (or text of one) prints as a date, anything else with its time.
+                let date_only = match arrays[0].data_type() {
+                    DataType::Date32 | DataType::Date64 => true,
+                    DataType::Timestamp(..) => false,
+                    _ => text(&arrays[0], row)
+                        .and_then(|t| cells::parse_text(&t))
+                        .is_some_and(|(_, shape)| shape == Shape::Date),
+                };
+                values.push(match moment(&arrays[0], row) {
+                    None => Cell::Null,
+                    Some(at) if date_only => Cell::Text(at.format("%Y-%m-%d").to_string()),
+                    Some(at) => Cell::Text(at.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()),
+                });
+                continue;
+            }
+            if self.op == Op::StrToDate {
+                let at = match (
+                    text(&arrays[0], row),
+                    arrays.get(1).and_then(|a| text(a, row)),
+                ) {
+                    (Some(value), Some(format)) => parse_format::str_to_date(&value, &format),
+                    _ => None,
+                };
+                values.push(at.map_or(Cell::Null, Cell::At));
+                continue;
+            }
             if self.op == Op::FromDays {
                 let day = integer(&arrays[0], row).and_then(from_day_number);
                 values.push(
@@ -523,7 +591,7 @@ impl DateFn {
             Op::ToMonday => monday_of(at.date())
                 .and_then(|d| d.and_hms_opt(0, 0, 0))
                 .map_or(Cell::Null, Cell::At),
-            Op::FromDays => Cell::Null,
+            Op::FromDays | Op::StrToDate | Op::ToIso8601 | Op::FromIso8601Date => Cell::Null,
             Op::Part(part) => Cell::Int(part.of(&at)),
             Op::ToDate => Cell::At(at.date().and_time(chrono::NaiveTime::MIN)),
             Op::LastDay => {

@@ -155,3 +155,44 @@ pub fn rewrite_timestamp_units(statements: &mut [sqlparser::ast::Statement]) -> 
     }
     changed
 }
+
+/// Rewrites `CAST('text' AS DATETIME[(p)])` whose text carries more fraction digits than
+/// `p` with the text rounded to `p` digits, half up, as Doris casts it (`'12:30:45.956'` as
+/// a DATETIME is `12:30:46`); Arrow's cast would cut the digits. Whether any changed.
+pub fn rewrite_datetime_literals(statements: &mut [sqlparser::ast::Statement]) -> bool {
+    use sqlparser::ast::{DataType, Expr, Value, visit_expressions_mut};
+    let mut changed = false;
+    for statement in statements {
+        let _ = visit_expressions_mut(statement, |expr| {
+            if let Expr::Cast {
+                expr: inner,
+                data_type: DataType::Datetime(precision),
+                ..
+            } = expr
+                && let Expr::Value(v) = inner.as_mut()
+                && let Value::SingleQuotedString(text) = &mut v.value
+                && let Some(rounded) = rounded(text, precision.unwrap_or(0))
+            {
+                *text = rounded;
+                changed = true;
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    changed
+}
+
+/// `text` (a DATETIME) rounded half up to `digits` fraction digits, when it has more.
+fn rounded(text: &str, digits: u64) -> Option<String> {
+    let fraction = text.trim().split_once('.').map_or(0, |(_, f)| f.len());
+    let digits = u32::try_from(digits.min(6)).ok()?;
+    if fraction <= digits as usize {
+        return None;
+    }
+    let (at, _) = super::cells::parse_text(text)?;
+    let step = 10i64.pow(6 - digits);
+    let micros = i64::from(chrono::Timelike::nanosecond(&at) / 1_000);
+    let up = (micros + step / 2) / step * step - micros;
+    let at = at.checked_add_signed(chrono::TimeDelta::microseconds(up))?;
+    Some(at.format("%Y-%m-%d %H:%M:%S%.6f").to_string())
+}
