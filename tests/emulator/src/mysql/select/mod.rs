@@ -168,7 +168,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
     let units = functions::rewrite_timestamp_units(&mut statements);
     let literals = functions::rewrite_datetime_literals(&mut statements);
     functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
-    let sql = if functions::rewrite_quarters(&mut statements) | extracts | units | literals {
+    let zoned = functions::rewrite_session_time_zone(&mut statements, &session.time_zone);
+    let sql = if functions::rewrite_quarters(&mut statements) | extracts | units | literals | zoned
+    {
         statements
             .iter()
             .map(ToString::to_string)

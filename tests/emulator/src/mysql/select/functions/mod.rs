@@ -25,7 +25,8 @@ mod strings;
 use conditional::DorisIf;
 use dates::DateFn;
 pub use dates::{
-    rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_timestamp_units,
+    rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_session_time_zone,
+    rewrite_timestamp_units,
 };
 use row_fn::RowFn;
 

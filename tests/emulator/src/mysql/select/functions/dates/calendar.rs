@@ -368,6 +368,39 @@ pub(super) fn parse_iso_date(text: &str) -> Option<NaiveDate> {
     }
 }
 
+/// A session's `time_zone`: a name (`Asia/Shanghai`, `UTC`) or an offset (`+08:00`).
+fn zone_offset(zone: &str, at_utc: chrono::DateTime<chrono::Utc>) -> Option<chrono::FixedOffset> {
+    use chrono::Offset as _;
+    if let Ok(offset) = zone.parse::<chrono::FixedOffset>() {
+        return Some(offset);
+    }
+    let tz: chrono_tz::Tz = zone.parse().ok()?;
+    Some(at_utc.with_timezone(&tz).offset().fix())
+}
+
+/// The local time in `zone` at `seconds` since 1970 (`from_unixtime`).
+pub(super) fn local_time(seconds: i64, zone: &str) -> Option<NaiveDateTime> {
+    let utc = chrono::DateTime::from_timestamp(seconds, 0)?;
+    Some(utc.with_timezone(&zone_offset(zone, utc)?).naive_local())
+}
+
+/// Microseconds since 1970 of `local`, a time of day in `zone` (`unix_timestamp`); a
+/// local time a clock change skipped or repeated reads with the earlier offset.
+pub(super) fn epoch_micros(local: NaiveDateTime, zone: &str) -> Option<i64> {
+    use chrono::TimeZone as _;
+    let micros = |at: chrono::DateTime<chrono::FixedOffset>| at.timestamp_micros();
+    if let Ok(offset) = zone.parse::<chrono::FixedOffset>() {
+        return offset.from_local_datetime(&local).single().map(micros);
+    }
+    let tz: chrono_tz::Tz = zone.parse().ok()?;
+    let at = tz.from_local_datetime(&local).earliest().or_else(|| {
+        // A skipped local time: read an hour later, as the clock would show it.
+        tz.from_local_datetime(&(local + chrono::TimeDelta::hours(1)))
+            .earliest()
+    })?;
+    Some(at.timestamp_micros())
+}
+
 /// `at` cut down to the start of its `unit` (a week starts on Monday).
 pub(super) fn truncate(at: NaiveDateTime, unit: Unit) -> Option<NaiveDateTime> {
     let day = at.date();

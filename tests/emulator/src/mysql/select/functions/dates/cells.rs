@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, Date32Builder, Float64Builder, Int32Builder, Int64Builder,
-    StringBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
+    Array, ArrayRef, AsArray, Date32Builder, Decimal128Builder, Float64Builder, Int32Builder,
+    Int64Builder, StringBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
     TimestampSecondBuilder,
 };
 use arrow::datatypes::{DataType, TimeUnit};
@@ -85,6 +85,8 @@ pub(super) enum Cell {
     Null,
     Int(i64),
     Float(f64),
+    /// Microseconds, for a DECIMAL of 0, 3 or 6 fraction digits (or an integer).
+    Micros(i64),
     Text(String),
     At(NaiveDateTime),
 }
@@ -203,7 +205,25 @@ pub(super) fn collect(out: &DataType, values: Vec<Cell>) -> Result<ArrayRef> {
     Ok(match out {
         DataType::Int32 => column!(Int32Builder::new(), Cell::Int(i) =>
             i32::try_from(i).map_err(|_| wrong())?),
-        DataType::Int64 => column!(Int64Builder::new(), Cell::Int(i) => i),
+        DataType::Int64 => {
+            let mut b = Int64Builder::new();
+            for cell in values {
+                match cell {
+                    Cell::Int(i) => b.append_value(i),
+                    Cell::Micros(m) => b.append_value(m / 1_000_000),
+                    Cell::Null => b.append_null(),
+                    _ => return Err(wrong()),
+                }
+            }
+            Arc::new(b.finish()) as ArrayRef
+        }
+        DataType::Decimal128(precision, scale) => {
+            let per = 10i128.pow(6 - u32::from(scale.unsigned_abs().min(6)));
+            let b = Decimal128Builder::new()
+                .with_precision_and_scale(*precision, *scale)
+                .map_err(|e| DataFusionError::Internal(e.to_string()))?;
+            column!(b, Cell::Micros(m) => i128::from(m) / per)
+        }
         DataType::Float64 => column!(Float64Builder::new(), Cell::Float(f) => f),
         DataType::Utf8 => column!(StringBuilder::new(), Cell::Text(s) => s),
         DataType::Date32 => column!(Date32Builder::new(), Cell::At(at) =>

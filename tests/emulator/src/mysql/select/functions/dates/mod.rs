@@ -35,12 +35,14 @@ mod parse_format;
 mod rewrite;
 
 pub use rewrite::{
-    rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_timestamp_units,
+    rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_session_time_zone,
+    rewrite_timestamp_units,
 };
 
 use calendar::{
-    DAYS, MONTHS, Unit, add, day_number, format_moment, from_day_number, monday_of, months_between,
-    next_day, parse_iso_date, round, truncate, week_of, weekday_named, weekday0, whole_months,
+    DAYS, MONTHS, Unit, add, day_number, epoch_micros, format_moment, from_day_number, local_time,
+    monday_of, months_between, next_day, parse_iso_date, round, truncate, week_of, weekday_named,
+    weekday0, whole_months,
 };
 use cells::{Cell, Shape, collect, integer, interval, moment, text};
 
@@ -110,6 +112,13 @@ enum Op {
     /// `from_iso8601_date(text)`: the DATE an ISO 8601 date names (calendar, ordinal or
     /// week form, extended or basic).
     FromIso8601Date,
+    /// `from_unixtime(seconds[, format])`: the moment as text in the session's time zone
+    /// (appended as the last argument by `rewrite_session_time_zone`).
+    FromUnixtime,
+    /// `unix_timestamp(moment)`: its seconds since 1970 read in the session's time zone
+    /// (appended likewise); a DECIMAL with the moment's fraction digits; 0 outside
+    /// 1970–3000.
+    UnixTimestamp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,6 +202,9 @@ impl DateFn {
         if self.op == Op::MonthsBetween {
             return count == 2 || count == 3;
         }
+        if self.op == Op::FromUnixtime {
+            return count == 1 || count == 2;
+        }
         count
             == match self.op {
                 Op::Part(_)
@@ -202,7 +214,8 @@ impl DateFn {
                 | Op::ToMonday
                 | Op::FromDays
                 | Op::ToIso8601
-                | Op::FromIso8601Date => 1,
+                | Op::FromIso8601Date
+                | Op::UnixTimestamp => 1,
                 Op::DateDiff
                 | Op::Diff(_)
                 | Op::Format
@@ -216,7 +229,7 @@ impl DateFn {
                 | Op::DiffMicros(_)
                 | Op::NextDay
                 | Op::StrToDate => 2,
-                Op::Week | Op::YearWeek | Op::Round(..) | Op::MonthsBetween => 1,
+                Op::Week | Op::YearWeek | Op::Round(..) | Op::MonthsBetween | Op::FromUnixtime => 1,
             }
     }
 
@@ -229,7 +242,14 @@ impl DateFn {
             // Decided from the format when it is a constant (`return_field_from_args`).
             Op::StrToDate => DataType::Timestamp(TimeUnit::Microsecond, None),
             Op::AddMicros(..) => DataType::Timestamp(TimeUnit::Microsecond, None),
-            Op::Name(_) | Op::Format | Op::ToIso8601 => DataType::Utf8,
+            Op::Name(_) | Op::Format | Op::ToIso8601 | Op::FromUnixtime => DataType::Utf8,
+            Op::UnixTimestamp => match first {
+                Shape::DateTime(TimeUnit::Millisecond) => DataType::Decimal128(18, 3),
+                Shape::DateTime(TimeUnit::Microsecond | TimeUnit::Nanosecond) => {
+                    DataType::Decimal128(18, 6)
+                }
+                _ => DataType::Int64,
+            },
             Op::ToDate
             | Op::LastDay
             | Op::MakeDate
@@ -312,6 +332,8 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("str_to_date", StrToDate),
         DateFn::new("to_iso8601", ToIso8601),
         DateFn::new("from_iso8601_date", FromIso8601Date),
+        DateFn::new("from_unixtime", FromUnixtime),
+        DateFn::new("unix_timestamp", UnixTimestamp),
     ];
     for (unit, floor, ceil) in [
         (Unit::Second, "second_floor", "second_ceil"),
@@ -438,6 +460,23 @@ impl ScalarUDFImpl for DateFn {
             .collect::<Result<Vec<_>>>()?;
         let mut values = Vec::with_capacity(rows);
         for row in 0..rows {
+            if self.op == Op::FromUnixtime {
+                let seconds = integer(&arrays[0], row);
+                let format = arrays.get(1).and_then(|a| text(a, row));
+                let zone = arrays.get(2).and_then(|a| text(a, row));
+                values.push(match (seconds, format, zone) {
+                    (Some(n), Some(format), Some(zone)) if (0..=32_536_771_199).contains(&n) => {
+                        let local = local_time(n, &zone).ok_or_else(|| {
+                            DataFusionError::Execution(format!(
+                                "from_unixtime: unknown time zone {zone}"
+                            ))
+                        })?;
+                        Cell::Text(format_moment(&local, parse_format::mysql_form(&format)))
+                    }
+                    _ => Cell::Null,
+                });
+                continue;
+            }
             if self.op == Op::FromIso8601Date {
                 let day = text(&arrays[0], row).and_then(|t| parse_iso_date(&t));
                 values.push(
@@ -591,7 +630,25 @@ impl DateFn {
             Op::ToMonday => monday_of(at.date())
                 .and_then(|d| d.and_hms_opt(0, 0, 0))
                 .map_or(Cell::Null, Cell::At),
-            Op::FromDays | Op::StrToDate | Op::ToIso8601 | Op::FromIso8601Date => Cell::Null,
+            Op::FromDays
+            | Op::StrToDate
+            | Op::ToIso8601
+            | Op::FromIso8601Date
+            | Op::FromUnixtime => Cell::Null,
+            Op::UnixTimestamp => match rest.last().and_then(|a| text(a, row)) {
+                None => Cell::Null,
+                Some(zone) => {
+                    let micros =
+                        epoch_micros(at, &zone).ok_or_else(|| fail("unknown time zone"))?;
+                    // Doris answers 0 outside 1970-01-01 to 3001-01-19.
+                    let micros = if (0..=32_536_771_199_000_000).contains(&micros) {
+                        micros
+                    } else {
+                        0
+                    };
+                    Cell::Micros(micros)
+                }
+            },
             Op::Part(part) => Cell::Int(part.of(&at)),
             Op::ToDate => Cell::At(at.date().and_time(chrono::NaiveTime::MIN)),
             Op::LastDay => {

@@ -21,7 +21,7 @@ pub(super) enum Reads {
 }
 
 /// The MySQL form of Doris's Java-style formats; others as they are.
-fn mysql_form(format: &str) -> &str {
+pub(super) fn mysql_form(format: &str) -> &str {
     match format {
         "yyyyMMdd" => "%Y%m%d",
         "yyyy-MM-dd" => "%Y-%m-%d",

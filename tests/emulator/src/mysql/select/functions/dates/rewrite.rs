@@ -196,3 +196,43 @@ fn rounded(text: &str, digits: u64) -> Option<String> {
     let at = at.checked_add_signed(chrono::TimeDelta::microseconds(up))?;
     Some(at.format("%Y-%m-%d %H:%M:%S%.6f").to_string())
 }
+
+/// Appends the session's time zone (`time_zone`) as a last argument to the calls whose
+/// answer depends on it (`from_unixtime`, `unix_timestamp`), with `from_unixtime`'s
+/// default format made explicit, so that the functions see the zone the session set.
+/// Runs after the calls were checked against Doris's argument counts. Whether any
+/// changed.
+pub fn rewrite_session_time_zone(statements: &mut [sqlparser::ast::Statement], zone: &str) -> bool {
+    use sqlparser::ast::{
+        Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value, visit_expressions_mut,
+    };
+    let mut changed = false;
+    let text = |s: &str| {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::value(
+            Value::SingleQuotedString(s.to_owned()),
+        )))
+    };
+    for statement in statements {
+        let _ = visit_expressions_mut(statement, |expr| {
+            if let Expr::Function(f) = expr
+                && let Some(name) = f.name.0.last().and_then(|p| p.as_ident())
+                && let FunctionArguments::List(list) = &mut f.args
+            {
+                match name.value.to_ascii_lowercase().as_str() {
+                    "from_unixtime" if list.args.len() == 1 => {
+                        list.args.push(text("%Y-%m-%d %H:%i:%s"));
+                        list.args.push(text(zone));
+                        changed = true;
+                    }
+                    "from_unixtime" | "unix_timestamp" if list.args.len() <= 2 => {
+                        list.args.push(text(zone));
+                        changed = true;
+                    }
+                    _ => {}
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    changed
+}
