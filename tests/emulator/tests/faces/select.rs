@@ -205,6 +205,34 @@ async fn select_needs_select_privilege_and_an_existing_table() {
 /// NULL; `length` in bytes), and a function the emulator does not run is refused by name
 /// in Doris's error shape, not answered with DataFusion's meaning.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_functions_read_the_sessions_time_zone() {
+    let e = emulator(1).await;
+    // Doris's default zone (the FE's), then a zone the session sets, by offset and by name;
+    // `unix_timestamp` reads a local time in the same zone.
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "SELECT from_unixtime(0), unix_timestamp('1970-01-01 08:00:00'); \
+         SET time_zone = '+00:00'; SELECT from_unixtime(0), unix_timestamp('1970-01-01 08:00:00'); \
+         SET time_zone = 'America/New_York'; SELECT from_unixtime(1700000000, '%H:%i')",
+    );
+    assert_eq!(err, "");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.contains("from_unixtime"))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "1970-01-01 08:00:00\t0",
+            "1970-01-01 00:00:00\t28800",
+            "17:13"
+        ],
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doris_functions_run_over_columns_and_others_are_refused_by_name() {
     let e = emulator(6).await;
     let (out, err) = mariadb(

@@ -141,6 +141,17 @@ impl ExprPlanner for DorisSubstring {
     }
 }
 
+/// A call's function name in lower case (the last part of a qualified name; empty when
+/// it is not an identifier).
+pub(crate) fn function_name(f: &sqlparser::ast::Function) -> String {
+    f.name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(|i| i.value.to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
 /// Why a call cannot run: Doris's error text (after `errCode = 2, detailMessage = `).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
@@ -152,13 +163,7 @@ pub fn check_calls(statements: &[Statement]) -> Result<(), Refused> {
         let _ = visit_expressions(statement, |expr| {
             let call = match expr {
                 Expr::Function(f) => {
-                    let name = f
-                        .name
-                        .0
-                        .last()
-                        .and_then(|p| p.as_ident())
-                        .map(|i| i.value.to_ascii_lowercase())
-                        .unwrap_or_default();
+                    let name = function_name(f);
                     let count = match &f.args {
                         FunctionArguments::List(list) => list.args.len(),
                         FunctionArguments::None | FunctionArguments::Subquery(_) => 0,

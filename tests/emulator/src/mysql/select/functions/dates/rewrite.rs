@@ -96,14 +96,7 @@ pub fn rewrite_timestamp_units(statements: &mut [sqlparser::ast::Statement]) -> 
             let Expr::Function(f) = expr else {
                 return std::ops::ControlFlow::<()>::Continue(());
             };
-            let name = f
-                .name
-                .0
-                .last()
-                .and_then(|p| p.as_ident())
-                .map(|i| i.value.to_ascii_lowercase())
-                .unwrap_or_default();
-            let suffix = match name.as_str() {
+            let suffix = match super::super::function_name(f).as_str() {
                 "timestampdiff" => "diff",
                 "timestampadd" => "add",
                 _ => return std::ops::ControlFlow::Continue(()),
@@ -214,17 +207,22 @@ pub fn rewrite_session_time_zone(statements: &mut [sqlparser::ast::Statement], z
     };
     for statement in statements {
         let _ = visit_expressions_mut(statement, |expr| {
-            if let Expr::Function(f) = expr
-                && let Some(name) = f.name.0.last().and_then(|p| p.as_ident())
-                && let FunctionArguments::List(list) = &mut f.args
-            {
-                match name.value.to_ascii_lowercase().as_str() {
+            if let Expr::Function(f) = expr {
+                let name = super::super::function_name(f);
+                let FunctionArguments::List(list) = &mut f.args else {
+                    return std::ops::ControlFlow::<()>::Continue(());
+                };
+                match name.as_str() {
                     "from_unixtime" if list.args.len() == 1 => {
                         list.args.push(text("%Y-%m-%d %H:%i:%s"));
                         list.args.push(text(zone));
                         changed = true;
                     }
-                    "from_unixtime" | "unix_timestamp" if list.args.len() <= 2 => {
+                    "from_unixtime" if list.args.len() == 2 => {
+                        list.args.push(text(zone));
+                        changed = true;
+                    }
+                    "unix_timestamp" if list.args.len() == 1 => {
                         list.args.push(text(zone));
                         changed = true;
                     }
