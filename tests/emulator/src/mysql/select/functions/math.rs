@@ -13,6 +13,7 @@ pub fn all() -> Vec<RowFn> {
     vec![
         RowFn::new("sqrt", &[1], FLOAT, Out::Double, sqrt).aliases(&["dsqrt"]),
         RowFn::new("ln", &[1], FLOAT, Out::Double, ln).aliases(&["dlog1"]),
+        RowFn::new("log10", &[1], FLOAT, Out::Double, log10).aliases(&["dlog10"]),
         RowFn::new("acos", &[1], FLOAT, Out::Double, acos),
         RowFn::new("asin", &[1], FLOAT, Out::Double, asin),
         RowFn::new("acosh", &[1], FLOAT, Out::Double, acosh),
@@ -35,6 +36,10 @@ fn sqrt(args: &[Value]) -> Result<Value, String> {
 
 fn ln(args: &[Value]) -> Result<Value, String> {
     within(args, |x| x > 0.0, f64::ln)
+}
+
+fn log10(args: &[Value]) -> Result<Value, String> {
+    within(args, |x| x > 0.0, f64::log10)
 }
 
 fn acos(args: &[Value]) -> Result<Value, String> {
@@ -80,6 +85,9 @@ mod tests {
             (sqrt as fn(&[Value]) -> Result<Value, String>, -1.0),
             (ln, 0.0),
             (ln, -1.1),
+            (log10, 0.0),
+            (log10, -1.0),
+            (log10, f64::NAN),
             (acos, 1.1),
             (asin, -1.1),
             (acosh, 0.0),

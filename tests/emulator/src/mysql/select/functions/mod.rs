@@ -65,7 +65,6 @@ pub const SAME_AS_DORIS: &[&str] = &[
     "floor",
     "round",
     "exp",
-    "log10",
     "log2",
     "pow",
     "power",
