@@ -380,7 +380,12 @@ fn zone_offset(zone: &str, at_utc: chrono::DateTime<chrono::Utc>) -> Option<chro
 
 /// The local time in `zone` at `seconds` since 1970 (`from_unixtime`).
 pub(super) fn local_time(seconds: i64, zone: &str) -> Option<NaiveDateTime> {
-    let utc = chrono::DateTime::from_timestamp(seconds, 0)?;
+    local_time_micros(seconds.checked_mul(1_000_000)?, zone)
+}
+
+/// The local time in `zone` at `micros` microseconds since 1970 (`convert_tz`).
+pub(super) fn local_time_micros(micros: i64, zone: &str) -> Option<NaiveDateTime> {
+    let utc = chrono::DateTime::from_timestamp_micros(micros)?;
     Some(utc.with_timezone(&zone_offset(zone, utc)?).naive_local())
 }
 

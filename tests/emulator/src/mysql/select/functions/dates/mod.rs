@@ -41,8 +41,8 @@ pub use rewrite::{
 
 use calendar::{
     DAYS, MONTHS, Unit, add, day_number, epoch_micros, format_moment, from_day_number, local_time,
-    monday_of, months_between, next_day, parse_iso_date, round, truncate, week_of, weekday_named,
-    weekday0, whole_months,
+    local_time_micros, monday_of, months_between, next_day, parse_iso_date, round, truncate,
+    week_of, weekday_named, weekday0, whole_months,
 };
 use cells::{Cell, Shape, collect, integer, interval, moment, text};
 
@@ -119,6 +119,9 @@ enum Op {
     /// (appended likewise); a DECIMAL with the moment's fraction digits; 0 outside
     /// 1970–3000.
     UnixTimestamp,
+    /// `convert_tz(moment, from_zone, to_zone)`: the local time in `to_zone` of the moment
+    /// read in `from_zone` (names or offsets); NULL for a zone it does not know.
+    ConvertTz,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -229,6 +232,7 @@ impl DateFn {
                 | Op::DiffMicros(_)
                 | Op::NextDay
                 | Op::StrToDate => 2,
+                Op::ConvertTz => 3,
                 Op::Week | Op::YearWeek | Op::Round(..) | Op::MonthsBetween | Op::FromUnixtime => 1,
             }
     }
@@ -268,6 +272,11 @@ impl DateFn {
                 DataType::Timestamp(TimeUnit::Second, None)
             }
             Op::Add(..) | Op::AddInterval(_) => first.data_type(),
+            // A DATE becomes a DATETIME: its midnight moves.
+            Op::ConvertTz => match first {
+                Shape::Date => DataType::Timestamp(TimeUnit::Second, None),
+                Shape::DateTime(unit) => DataType::Timestamp(unit, None),
+            },
             Op::Trunc => match first {
                 Shape::Date => DataType::Date32,
                 Shape::DateTime(_) => DataType::Timestamp(TimeUnit::Second, None),
@@ -334,6 +343,7 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("from_iso8601_date", FromIso8601Date),
         DateFn::new("from_unixtime", FromUnixtime),
         DateFn::new("unix_timestamp", UnixTimestamp),
+        DateFn::new("convert_tz", ConvertTz),
     ];
     for (unit, floor, ceil) in [
         (Unit::Second, "second_floor", "second_ceil"),
@@ -635,6 +645,15 @@ impl DateFn {
             | Op::ToIso8601
             | Op::FromIso8601Date
             | Op::FromUnixtime => Cell::Null,
+            Op::ConvertTz => {
+                let zone = |i: usize| rest.get(i).and_then(|a| text(a, row));
+                match (zone(0), zone(1)) {
+                    (Some(from), Some(to)) => epoch_micros(at, &from)
+                        .and_then(|micros| local_time_micros(micros, &to))
+                        .map_or(Cell::Null, Cell::At),
+                    _ => Cell::Null,
+                }
+            }
             Op::UnixTimestamp => match rest.last().and_then(|a| text(a, row)) {
                 None => Cell::Null,
                 Some(zone) => {
