@@ -470,11 +470,30 @@ impl ScalarUDFImpl for DateFn {
             .collect::<Result<Vec<_>>>()?;
         let mut values = Vec::with_capacity(rows);
         for row in 0..rows {
-            if self.op == Op::FromUnixtime {
+            let value = match self.eval_whole_row(&arrays, row)? {
+                Some(value) => value,
+                None => match moment(&arrays[0], row) {
+                    None => Cell::Null,
+                    Some(at) => self.eval(at, arrays.get(1..).unwrap_or(&[]), row)?,
+                },
+            };
+            values.push(value);
+        }
+        Ok(ColumnarValue::Array(collect(&out, values)?))
+    }
+}
+
+impl DateFn {
+    /// The functions whose first argument is not a moment (a number, text, a format), a
+    /// whole row at a time; `None` for the others, which [`DateFn::eval`] computes from
+    /// the moment.
+    fn eval_whole_row(&self, arrays: &[ArrayRef], row: usize) -> Result<Option<Cell>> {
+        Ok(Some(match self.op {
+            Op::FromUnixtime => {
                 let seconds = integer(&arrays[0], row);
                 let format = arrays.get(1).and_then(|a| text(a, row));
                 let zone = arrays.get(2).and_then(|a| text(a, row));
-                values.push(match (seconds, format, zone) {
+                match (seconds, format, zone) {
                     (Some(n), Some(format), Some(zone)) if (0..=32_536_771_199).contains(&n) => {
                         let local = local_time(n, &zone).ok_or_else(|| {
                             DataFusionError::Execution(format!(
@@ -484,18 +503,14 @@ impl ScalarUDFImpl for DateFn {
                         Cell::Text(format_moment(&local, parse_format::mysql_form(&format)))
                     }
                     _ => Cell::Null,
-                });
-                continue;
+                }
             }
-            if self.op == Op::FromIso8601Date {
+            Op::FromIso8601Date => {
                 let day = text(&arrays[0], row).and_then(|t| parse_iso_date(&t));
-                values.push(
-                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .map_or(Cell::Null, Cell::At),
-                );
-                continue;
+                day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .map_or(Cell::Null, Cell::At)
             }
-            if self.op == Op::ToIso8601 {
+            Op::ToIso8601 => {
                 // A DATE (or text of one) prints as a date, anything else with its time.
                 let date_only = match arrays[0].data_type() {
                     DataType::Date32 | DataType::Date64 => true,
@@ -504,14 +519,13 @@ impl ScalarUDFImpl for DateFn {
                         .and_then(|t| cells::parse_text(&t))
                         .is_some_and(|(_, shape)| shape == Shape::Date),
                 };
-                values.push(match moment(&arrays[0], row) {
+                match moment(&arrays[0], row) {
                     None => Cell::Null,
                     Some(at) if date_only => Cell::Text(at.format("%Y-%m-%d").to_string()),
                     Some(at) => Cell::Text(at.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()),
-                });
-                continue;
+                }
             }
-            if self.op == Op::StrToDate {
+            Op::StrToDate => {
                 let at = match (
                     text(&arrays[0], row),
                     arrays.get(1).and_then(|a| text(a, row)),
@@ -519,18 +533,14 @@ impl ScalarUDFImpl for DateFn {
                     (Some(value), Some(format)) => parse_format::str_to_date(&value, &format),
                     _ => None,
                 };
-                values.push(at.map_or(Cell::Null, Cell::At));
-                continue;
+                at.map_or(Cell::Null, Cell::At)
             }
-            if self.op == Op::FromDays {
+            Op::FromDays => {
                 let day = integer(&arrays[0], row).and_then(from_day_number);
-                values.push(
-                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .map_or(Cell::Null, Cell::At),
-                );
-                continue;
+                day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .map_or(Cell::Null, Cell::At)
             }
-            if self.op == Op::MakeDate {
+            Op::MakeDate => {
                 let day = match (
                     integer(&arrays[0], row),
                     arrays.get(1).and_then(|a| integer(a, row)),
@@ -544,23 +554,13 @@ impl ScalarUDFImpl for DateFn {
                         .filter(|d| d.year() <= 9999),
                     _ => None,
                 };
-                values.push(
-                    day.and_then(|d| d.and_hms_opt(0, 0, 0))
-                        .map_or(Cell::Null, Cell::At),
-                );
-                continue;
+                day.and_then(|d| d.and_hms_opt(0, 0, 0))
+                    .map_or(Cell::Null, Cell::At)
             }
-            let value = match moment(&arrays[0], row) {
-                None => Cell::Null,
-                Some(at) => self.eval(at, arrays.get(1..).unwrap_or(&[]), row)?,
-            };
-            values.push(value);
-        }
-        Ok(ColumnarValue::Array(collect(&out, values)?))
+            _ => return Ok(None),
+        }))
     }
-}
 
-impl DateFn {
     /// The function at `at`, `rest` holding the other arguments' columns.
     fn eval(&self, at: NaiveDateTime, rest: &[ArrayRef], row: usize) -> Result<Cell> {
         let fail = |why: &str| DataFusionError::Execution(format!("{}: {why}", self.name));
@@ -640,11 +640,13 @@ impl DateFn {
             Op::ToMonday => monday_of(at.date())
                 .and_then(|d| d.and_hms_opt(0, 0, 0))
                 .map_or(Cell::Null, Cell::At),
+            // Whole-row functions: `eval_whole_row` computes them before a moment is read.
             Op::FromDays
             | Op::StrToDate
             | Op::ToIso8601
             | Op::FromIso8601Date
-            | Op::FromUnixtime => Cell::Null,
+            | Op::FromUnixtime
+            | Op::MakeDate => Cell::Null,
             Op::ConvertTz => {
                 let zone = |i: usize| rest.get(i).and_then(|a| text(a, row));
                 match (zone(0), zone(1)) {
@@ -720,7 +722,6 @@ impl DateFn {
                 None => Cell::Null,
                 Some(other) => Cell::Int(whole_months(&at, &other) / per),
             },
-            Op::MakeDate => Cell::Null,
             Op::Week | Op::YearWeek => {
                 let mode = match second {
                     None => Some(0),
