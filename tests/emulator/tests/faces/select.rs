@@ -233,6 +233,76 @@ async fn time_functions_read_the_sessions_time_zone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn now_is_the_local_time_in_the_sessions_zone() {
+    let e = emulator(1).await;
+    // Seconds from `now()` read back in the session's zone to the clock's, and the minutes
+    // from UTC's clock to the session's: 8 hours in Doris's default zone, -5 in the zone
+    // set (a second may tick between the calls); `now(p)` keeps `p` digits.
+    let query = "SELECT unix_timestamp(now()) - unix_timestamp(), \
+                 timestampdiff(MINUTE, utc_timestamp(), now(6)), \
+                 datediff(curdate(), CURRENT_DATE), now(), now(3), CURRENT_TIMESTAMP";
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        &format!("{query}; SET time_zone = '-05:00'; {query}"),
+    );
+    assert_eq!(err, "");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| !l.contains("unix_timestamp"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for (row, hours) in rows.iter().zip([8i64, -5]) {
+        let number = |i: usize| row[i].parse::<i64>().unwrap();
+        assert!(number(0).abs() <= 1, "{out}");
+        assert!((number(1) - hours * 60).abs() <= 1, "{out}");
+        assert_eq!(number(2), 0, "{out}");
+        assert_eq!(
+            [row[3].len(), row[4].len(), row[5].len()],
+            [19, 23, 19],
+            "{out}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn datetime_text_that_names_its_zone_reads_in_the_sessions_zone() {
+    let e = emulator(1).await;
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "CREATE DATABASE z; CREATE TABLE z.e (id INT, at DATETIME) DUPLICATE KEY(id) \
+         DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ('replication_num' = '1'); \
+         INSERT INTO z.e VALUES (1, '2024-01-01 08:00:00'), (2, '2024-01-01 09:00:00'); \
+         SELECT id FROM z.e WHERE at = '2024-01-01 00:00:00 UTC'; \
+         SELECT id FROM z.e WHERE at IN ('2024-01-01 02:00:00+01:00', '2024-01-01T01:00:00Z'); \
+         SELECT id FROM z.e WHERE at = TIMESTAMP '2024-01-01 01:00:00+01:00'; \
+         SELECT CAST('2024-01-01 00:00:00.125Z' AS DATETIME(3)) AS c, \
+         days_add('2023-12-31 23:00:00 America/New_York', 1) AS d; \
+         SET time_zone = '+00:00'; \
+         SELECT id FROM z.e WHERE at BETWEEN '2024-01-01 09:00:00+01:00' AND '2024-01-01 17:00:00 CST'",
+    );
+    assert_eq!(err, "");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("id") && !l.starts_with("c\t"))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "1",
+            "2",
+            "1",
+            "2024-01-01 08:00:00.125\t2024-01-02 12:00:00",
+            "1",
+            "2",
+        ],
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doris_functions_run_over_columns_and_others_are_refused_by_name() {
     let e = emulator(6).await;
     let (out, err) = mariadb(

@@ -166,7 +166,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .map_err(|e| analysis(e.to_string()))?;
     let extracts = functions::rewrite_extracts(&mut statements);
     let units = functions::rewrite_timestamp_units(&mut statements);
-    let literals = functions::rewrite_datetime_literals(&mut statements);
+    // Zoned text first: the rounding below reads the local time it becomes.
+    let local = functions::rewrite_zoned_literals(&mut statements, &session.time_zone);
+    let literals = functions::rewrite_datetime_literals(&mut statements) | local;
     functions::check_calls(&statements).map_err(|functions::Refused(why)| analysis(why))?;
     let zoned = functions::rewrite_session_time_zone(&mut statements, &session.time_zone);
     let sql = if functions::rewrite_quarters(&mut statements) | extracts | units | literals | zoned

@@ -26,7 +26,7 @@ use conditional::DorisIf;
 use dates::DateFn;
 pub use dates::{
     rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_session_time_zone,
-    rewrite_timestamp_units,
+    rewrite_timestamp_units, rewrite_zoned_literals,
 };
 use row_fn::RowFn;
 
@@ -85,9 +85,6 @@ pub const SAME_AS_DORIS: &[&str] = &[
     "concat_ws",
     "find_in_set",
     "md5",
-    "now",
-    "current_timestamp",
-    "current_date",
 ];
 
 static DORIS_FUNCTIONS: LazyLock<Vec<Arc<RowFn>>> = LazyLock::new(|| {
@@ -160,6 +157,17 @@ pub fn check_calls(statements: &[Statement]) -> Result<(), Refused> {
     let mut refused = None;
     for statement in statements {
         let _ = visit_expressions(statement, |expr| {
+            // MySQL's `_utf8mb4'…'`: Doris's grammar has no charset introducer (its
+            // string constant is `BINARY? STRING_LITERAL`), so Doris refuses the text.
+            if let Expr::Prefixed { prefix, value } = expr
+                && matches!(value.as_ref(), Expr::Value(_))
+            {
+                refused = Some(Refused(format!(
+                    "Syntax error: a charset introducer ({}) before a string; Doris takes none",
+                    prefix.value
+                )));
+                return std::ops::ControlFlow::Break(());
+            }
             let call = match expr {
                 Expr::Function(f) => {
                     let name = function_name(f);
@@ -284,6 +292,18 @@ mod tests {
         assert_eq!(why, "Can not found function 'datediff' which has 1 arity.");
         check("SELECT date_add(d, INTERVAL 1 QUARTER), year(d) FROM t WHERE hours_diff(d, e) > 1")
             .unwrap();
+    }
+
+    #[test]
+    fn charset_introducers_are_refused_as_doris_refuses_them() {
+        let Err(Refused(why)) = check("SELECT * FROM t WHERE k = _utf8mb4'x'") else {
+            panic!("accepted");
+        };
+        assert!(
+            why.starts_with("Syntax error") && why.contains("_utf8mb4"),
+            "{why}"
+        );
+        check("SELECT * FROM t WHERE k = 'x'").unwrap();
     }
 
     #[test]

@@ -80,6 +80,58 @@ pub(super) fn parse_text(text: &str) -> Option<(NaiveDateTime, Shape)> {
     Some((at, Shape::DateTime(unit)))
 }
 
+/// Text that names its time zone after its time, as Doris's cast reads it: `'…
+/// 10:30:19 +09:00'`, `'…23:59:59+08:00'`, `'…00:00:00Z'`, `'… 00:00:00  UTC'`, `'…
+/// America/New_York'` (an offset of `±h[h][[:]mm]` up to 14 hours, `Z`, `UTC`, `GMT`,
+/// `ZULU`, `CST` for Asia/Shanghai as Doris aliases it, or a zone name; spaces before it
+/// allowed). Returns the time as written, its shape and the zone as `calendar` reads zones
+/// (`±HH:MM` or a name); `None` for text without a zone, text that is no DATETIME (a zone
+/// after a date alone is not Doris's form) and a zone Doris does not know.
+pub(super) fn parse_zoned(text: &str) -> Option<(NaiveDateTime, Shape, String)> {
+    let text = text.trim();
+    let (date, rest) = text.split_once([' ', 'T'])?;
+    let rest = rest.trim_start();
+    let clock_end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.'))
+        .unwrap_or(rest.len());
+    let (clock, zone) = rest.split_at(clock_end);
+    let zone = zone.trim();
+    if clock.is_empty() || zone.is_empty() {
+        return None;
+    }
+    let zone = zone_name(zone)?;
+    let (at, shape) = parse_text(&format!("{date} {clock}"))?;
+    Some((at, shape, zone))
+}
+
+/// A zone written in DATETIME text, as `calendar` reads zones (see [`parse_zoned`]).
+fn zone_name(written: &str) -> Option<String> {
+    match written.to_ascii_uppercase().as_str() {
+        "Z" | "UTC" | "GMT" | "ZULU" => return Some("+00:00".to_owned()),
+        "CST" => return Some("Asia/Shanghai".to_owned()),
+        _ => {}
+    }
+    if let Some(sign) = written.chars().next().filter(|c| matches!(c, '+' | '-')) {
+        let digits: String = written[1..].chars().filter(|c| *c != ':').collect();
+        let colons = written[1..].matches(':').count();
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || colons > 1 {
+            return None;
+        }
+        let (hours, minutes) = match digits.len() {
+            1 | 2 if colons == 0 => (digits.as_str(), "00"),
+            3 | 4 => digits.split_at(digits.len() - 2),
+            _ => return None,
+        };
+        let (hours, minutes): (u32, u32) = (hours.parse().ok()?, minutes.parse().ok()?);
+        if hours > 14 || minutes > 59 {
+            return None;
+        }
+        return Some(format!("{sign}{hours:02}:{minutes:02}"));
+    }
+    written.parse::<chrono_tz::Tz>().ok()?;
+    Some(written.to_owned())
+}
+
 /// One result value.
 pub(super) enum Cell {
     Null,
@@ -246,6 +298,44 @@ pub(super) fn collect(out: &DataType, values: Vec<Cell>) -> Result<ArrayRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_names_its_zone_after_its_time() {
+        let zoned = |t: &str| parse_zoned(t).map(|(at, shape, zone)| (at.to_string(), shape, zone));
+        assert_eq!(
+            zoned("2007-11-30 10:30:19 +09:00"),
+            Some((
+                "2007-11-30 10:30:19".to_owned(),
+                Shape::DateTime(TimeUnit::Second),
+                "+09:00".to_owned()
+            ))
+        );
+        assert_eq!(zoned("2024-02-29 12:34:56.123-05:00").unwrap().2, "-05:00");
+        assert_eq!(
+            zoned("2024-02-29 12:34:56.123-05:00").unwrap().1,
+            Shape::DateTime(TimeUnit::Millisecond)
+        );
+        assert_eq!(zoned("2023-01-01 00:00:00Z").unwrap().2, "+00:00");
+        assert_eq!(zoned("1960-01-01 00:00:00  UTC").unwrap().2, "+00:00");
+        assert_eq!(zoned("2023-03-15 10:20:30+0530").unwrap().2, "+05:30");
+        assert_eq!(zoned("2023-03-15 10:20:30+8").unwrap().2, "+08:00");
+        assert_eq!(zoned("2023-03-15T10:20:30 cst").unwrap().2, "Asia/Shanghai");
+        assert_eq!(
+            zoned("2023-03-15 10:20:30 America/New_York").unwrap().2,
+            "America/New_York"
+        );
+        for not_zoned in [
+            "2023-03-15 10:20:30",
+            "1970-01-01 +08:00",
+            "2023-03-15 10:20:30 Mars/Olympus",
+            "2023-03-15 10:20:30+15:00",
+            "2023-03-15 10:20:30+08:75",
+            "2023-02-30 10:20:30 UTC",
+            "2023-03-15",
+        ] {
+            assert_eq!(zoned(not_zoned), None, "{not_zoned}");
+        }
+    }
 
     #[test]
     fn text_reads_as_doris_casts_it() {

@@ -26,7 +26,8 @@ use arrow::datatypes::{DataType, Field, FieldRef, TimeUnit};
 use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, Timelike};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::{
-    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
 };
 
 mod calendar;
@@ -36,7 +37,7 @@ mod rewrite;
 
 pub use rewrite::{
     rewrite_datetime_literals, rewrite_extracts, rewrite_quarters, rewrite_session_time_zone,
-    rewrite_timestamp_units,
+    rewrite_timestamp_units, rewrite_zoned_literals,
 };
 
 use calendar::{
@@ -117,8 +118,17 @@ enum Op {
     FromUnixtime,
     /// `unix_timestamp(moment)`: its seconds since 1970 read in the session's time zone
     /// (appended likewise); a DECIMAL with the moment's fraction digits; 0 outside
-    /// 1970–3000.
+    /// 1970–3000. `unix_timestamp(text, format)`: the text read as `str_to_date` reads it,
+    /// a DECIMAL with six (Doris's `DECIMAL(18, 6)`). `unix_timestamp()`: now, a BIGINT.
     UnixTimestamp,
+    /// `second_timestamp(moment)` (`per` 1,000,000), `millisecond_timestamp` (1,000) and
+    /// `microsecond_timestamp` (1): whole `per`-microsecond units since 1970 of the moment
+    /// read in the session's time zone (appended likewise), negative before 1970 (BIGINT).
+    EpochUnits(i64),
+    /// `now([p])`, `current_timestamp`, `localtime`, `localtimestamp` (a DATETIME(p)) and
+    /// `curdate()`/`current_date` (`true`, a DATE): the local time in the session's time
+    /// zone (appended likewise; `utc_timestamp()` gets UTC's).
+    Now(bool),
     /// `convert_tz(moment, from_zone, to_zone)`: the local time in `to_zone` of the moment
     /// read in `from_zone` (names or offsets); NULL for a zone it does not know.
     ConvertTz,
@@ -176,11 +186,21 @@ pub struct DateFn {
 
 impl DateFn {
     fn new(name: &'static str, op: Op) -> Self {
+        // `unix_timestamp()` is the one call without arguments (the `now` family gets the
+        // session's zone appended).
+        let signature = if op == Op::UnixTimestamp {
+            Signature::one_of(
+                vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+                Volatility::Immutable,
+            )
+        } else {
+            Signature::variadic_any(Volatility::Immutable)
+        };
         Self {
             name,
             aliases: Vec::new(),
             op,
-            signature: Signature::variadic_any(Volatility::Immutable),
+            signature,
         }
     }
 
@@ -208,6 +228,12 @@ impl DateFn {
         if self.op == Op::FromUnixtime {
             return count == 1 || count == 2;
         }
+        if self.op == Op::UnixTimestamp {
+            return count <= 2;
+        }
+        if self.op == Op::Now(false) {
+            return count <= 1;
+        }
         count
             == match self.op {
                 Op::Part(_)
@@ -218,7 +244,7 @@ impl DateFn {
                 | Op::FromDays
                 | Op::ToIso8601
                 | Op::FromIso8601Date
-                | Op::UnixTimestamp => 1,
+                | Op::EpochUnits(_) => 1,
                 Op::DateDiff
                 | Op::Diff(_)
                 | Op::Format
@@ -233,7 +259,13 @@ impl DateFn {
                 | Op::NextDay
                 | Op::StrToDate => 2,
                 Op::ConvertTz => 3,
-                Op::Week | Op::YearWeek | Op::Round(..) | Op::MonthsBetween | Op::FromUnixtime => 1,
+                Op::Now(_) => 0,
+                Op::Week
+                | Op::YearWeek
+                | Op::Round(..)
+                | Op::MonthsBetween
+                | Op::FromUnixtime
+                | Op::UnixTimestamp => 1,
             }
     }
 
@@ -241,12 +273,17 @@ impl DateFn {
     fn output(&self, first: Shape) -> DataType {
         match self.op {
             Op::Part(_) | Op::DateDiff | Op::Week | Op::YearWeek => DataType::Int32,
-            Op::Diff(_) | Op::MonthsDiff(_) | Op::DiffMicros(_) => DataType::Int64,
+            Op::Diff(_) | Op::MonthsDiff(_) | Op::DiffMicros(_) | Op::EpochUnits(_) => {
+                DataType::Int64
+            }
             Op::MonthsBetween => DataType::Float64,
             // Decided from the format when it is a constant (`return_field_from_args`).
             Op::StrToDate => DataType::Timestamp(TimeUnit::Microsecond, None),
             Op::AddMicros(..) => DataType::Timestamp(TimeUnit::Microsecond, None),
             Op::Name(_) | Op::Format | Op::ToIso8601 | Op::FromUnixtime => DataType::Utf8,
+            // Decided from the precision when it is given (`return_field_from_args`).
+            Op::Now(false) => DataType::Timestamp(TimeUnit::Second, None),
+            Op::Now(true) => DataType::Date32,
             Op::UnixTimestamp => match first {
                 Shape::DateTime(TimeUnit::Millisecond) => DataType::Decimal128(18, 3),
                 Shape::DateTime(TimeUnit::Microsecond | TimeUnit::Nanosecond) => {
@@ -283,6 +320,17 @@ impl DateFn {
             },
         }
     }
+}
+
+/// Whether `name` (lower case) is one of the date and time functions.
+pub(super) fn is_date_function(name: &str) -> bool {
+    static NAMES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        all()
+            .iter()
+            .flat_map(|f| f.names().map(str::to_owned).collect::<Vec<_>>())
+            .collect()
+    });
+    NAMES.iter().any(|n| n == name)
 }
 
 /// The finer of two DATETIME precisions.
@@ -343,7 +391,17 @@ pub fn all() -> Vec<DateFn> {
         DateFn::new("from_iso8601_date", FromIso8601Date),
         DateFn::new("from_unixtime", FromUnixtime),
         DateFn::new("unix_timestamp", UnixTimestamp),
+        DateFn::new("second_timestamp", EpochUnits(1_000_000)),
+        DateFn::new("millisecond_timestamp", EpochUnits(1_000)),
+        DateFn::new("microsecond_timestamp", EpochUnits(1)),
         DateFn::new("convert_tz", ConvertTz),
+        DateFn::new("now", Now(false)).aliases(&[
+            "current_timestamp",
+            "localtime",
+            "localtimestamp",
+            "utc_timestamp",
+        ]),
+        DateFn::new("curdate", Now(true)).aliases(&["current_date"]),
     ];
     for (unit, floor, ceil) in [
         (Unit::Second, "second_floor", "second_ceil"),
@@ -448,6 +506,30 @@ impl ScalarUDFImpl for DateFn {
             _ => Shape::of(&first, constant(0)),
         };
         let out = match (self.op, constant(1)) {
+            // `(text, format, zone)` once the session's zone is appended.
+            (Op::UnixTimestamp, _) if args.arg_fields.len() == 3 => DataType::Decimal128(18, 6),
+            // `(precision, zone)` once the session's zone is appended.
+            (Op::Now(false), _) if args.arg_fields.len() == 2 => {
+                let digits = match args.scalar_arguments.first() {
+                    Some(Some(value)) => {
+                        value.cast_to(&DataType::Int64).ok().and_then(|v| match v {
+                            ScalarValue::Int64(Some(n)) => Some(n),
+                            _ => None,
+                        })
+                    }
+                    _ => None,
+                };
+                match digits {
+                    Some(0) => DataType::Timestamp(TimeUnit::Second, None),
+                    Some(1..=3) => DataType::Timestamp(TimeUnit::Millisecond, None),
+                    Some(4..=6) => DataType::Timestamp(TimeUnit::Microsecond, None),
+                    _ => {
+                        return Err(DataFusionError::Plan(
+                            "now: the precision must be a constant from 0 to 6".to_owned(),
+                        ));
+                    }
+                }
+            }
             (Op::StrToDate, Some(format)) => match parse_format::reads(format) {
                 parse_format::Reads::Date => DataType::Date32,
                 parse_format::Reads::DateTime => DataType::Timestamp(TimeUnit::Second, None),
@@ -489,6 +571,28 @@ impl DateFn {
     /// the moment.
     fn eval_whole_row(&self, arrays: &[ArrayRef], row: usize) -> Result<Option<Cell>> {
         Ok(Some(match self.op {
+            Op::UnixTimestamp if arrays.is_empty() => Cell::Int(chrono::Utc::now().timestamp()),
+            Op::Now(date_only) => {
+                let zone = arrays.last().and_then(|a| text(a, row));
+                let now =
+                    zone.and_then(|z| local_time_micros(chrono::Utc::now().timestamp_micros(), &z));
+                match now {
+                    None => Cell::Null,
+                    Some(at) if date_only => Cell::At(at.date().and_time(chrono::NaiveTime::MIN)),
+                    // The column's precision cuts the digits it does not hold.
+                    Some(at) => Cell::At(at),
+                }
+            }
+            Op::UnixTimestamp if arrays.len() == 3 => {
+                let read = match (text(&arrays[0], row), text(&arrays[1], row)) {
+                    (Some(value), Some(format)) => parse_format::str_to_date(&value, &format),
+                    _ => None,
+                };
+                match (read, text(&arrays[2], row)) {
+                    (Some(at), Some(zone)) => Cell::Micros(self.seconds_since_1970(at, &zone)?),
+                    _ => Cell::Null,
+                }
+            }
             Op::FromUnixtime => {
                 let seconds = integer(&arrays[0], row);
                 let format = arrays.get(1).and_then(|a| text(a, row));
@@ -559,6 +663,19 @@ impl DateFn {
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// `unix_timestamp`'s answer for the local time `at` in `zone`, in microseconds: 0
+    /// outside 1970-01-01 to 3001-01-19, as Doris answers.
+    fn seconds_since_1970(&self, at: NaiveDateTime, zone: &str) -> Result<i64> {
+        let micros = epoch_micros(at, zone).ok_or_else(|| {
+            DataFusionError::Execution(format!("{}: unknown time zone", self.name))
+        })?;
+        Ok(if (0..=32_536_771_199_000_000).contains(&micros) {
+            micros
+        } else {
+            0
+        })
     }
 
     /// The function at `at`, `rest` holding the other arguments' columns.
@@ -646,7 +763,8 @@ impl DateFn {
             | Op::ToIso8601
             | Op::FromIso8601Date
             | Op::FromUnixtime
-            | Op::MakeDate => Cell::Null,
+            | Op::MakeDate
+            | Op::Now(_) => Cell::Null,
             Op::ConvertTz => {
                 let zone = |i: usize| rest.get(i).and_then(|a| text(a, row));
                 match (zone(0), zone(1)) {
@@ -658,16 +776,14 @@ impl DateFn {
             }
             Op::UnixTimestamp => match rest.last().and_then(|a| text(a, row)) {
                 None => Cell::Null,
+                Some(zone) => Cell::Micros(self.seconds_since_1970(at, &zone)?),
+            },
+            Op::EpochUnits(per) => match rest.last().and_then(|a| text(a, row)) {
+                None => Cell::Null,
                 Some(zone) => {
                     let micros =
                         epoch_micros(at, &zone).ok_or_else(|| fail("unknown time zone"))?;
-                    // Doris answers 0 outside 1970-01-01 to 3001-01-19.
-                    let micros = if (0..=32_536_771_199_000_000).contains(&micros) {
-                        micros
-                    } else {
-                        0
-                    };
-                    Cell::Micros(micros)
+                    Cell::Int(micros.div_euclid(per))
                 }
             },
             Op::Part(part) => Cell::Int(part.of(&at)),

@@ -191,7 +191,7 @@ fn rounded(text: &str, digits: u64) -> Option<String> {
 }
 
 /// Appends the session's time zone (`time_zone`) as a last argument to the calls whose
-/// answer depends on it (`from_unixtime`, `unix_timestamp`), with `from_unixtime`'s
+/// answer depends on it (`from_unixtime`, `unix_timestamp`, `second_timestamp`, `now`, …), with `from_unixtime`'s
 /// default format made explicit, so that the functions see the zone the session set.
 /// Runs after the calls were checked against Doris's argument counts. Whether any
 /// changed.
@@ -209,6 +209,35 @@ pub fn rewrite_session_time_zone(statements: &mut [sqlparser::ast::Statement], z
         let _ = visit_expressions_mut(statement, |expr| {
             if let Expr::Function(f) = expr {
                 let name = super::super::function_name(f);
+                let now = matches!(
+                    name.as_str(),
+                    "now"
+                        | "current_timestamp"
+                        | "localtime"
+                        | "localtimestamp"
+                        | "utc_timestamp"
+                        | "curdate"
+                        | "current_date"
+                );
+                if now {
+                    // `CURRENT_TIMESTAMP` without parentheses has no argument list.
+                    if matches!(f.args, FunctionArguments::None) {
+                        f.args = FunctionArguments::List(sqlparser::ast::FunctionArgumentList {
+                            duplicate_treatment: None,
+                            args: Vec::new(),
+                            clauses: Vec::new(),
+                        });
+                    }
+                    if let FunctionArguments::List(list) = &mut f.args {
+                        list.args.push(text(if name == "utc_timestamp" {
+                            "+00:00"
+                        } else {
+                            zone
+                        }));
+                        changed = true;
+                    }
+                    return std::ops::ControlFlow::<()>::Continue(());
+                }
                 let FunctionArguments::List(list) = &mut f.args else {
                     return std::ops::ControlFlow::<()>::Continue(());
                 };
@@ -222,7 +251,16 @@ pub fn rewrite_session_time_zone(statements: &mut [sqlparser::ast::Statement], z
                         list.args.push(text(zone));
                         changed = true;
                     }
-                    "unix_timestamp" if list.args.len() == 1 => {
+                    "unix_timestamp"
+                    | "second_timestamp"
+                    | "millisecond_timestamp"
+                    | "microsecond_timestamp"
+                        if list.args.len() == 1 =>
+                    {
+                        list.args.push(text(zone));
+                        changed = true;
+                    }
+                    "unix_timestamp" if list.args.len() == 2 => {
                         list.args.push(text(zone));
                         changed = true;
                     }
@@ -233,4 +271,129 @@ pub fn rewrite_session_time_zone(statements: &mut [sqlparser::ast::Statement], z
         });
     }
     changed
+}
+
+/// Rewrites DATETIME text that names its time zone (`'2023-12-31 23:59:59+08:00'`,
+/// `'… UTC'`) as the local time it is in the session's time zone `zone`, where Doris reads
+/// the text as a DATETIME: a `CAST` to DATE or DATETIME, a `TIMESTAMP '…'` literal, a
+/// date function's argument, and a comparison (`=`, `<`, …, `BETWEEN`, `IN`) with it.
+/// The fraction keeps its digits, except in `unix_timestamp(text)`, which Doris reads
+/// through its text signature as a DECIMAL with six. Text whose zone Doris does not know
+/// stays as it is (and reads as NULL). Whether any changed.
+///
+/// Not covered: such text in a column (a function reads it as NULL), or compared with a
+/// string column (Doris compares the text as written).
+pub fn rewrite_zoned_literals(statements: &mut [sqlparser::ast::Statement], zone: &str) -> bool {
+    use sqlparser::ast::{
+        BinaryOperator, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
+        visit_expressions_mut,
+    };
+    let mut changed = false;
+    for statement in statements {
+        let _ = visit_expressions_mut(statement, |expr| {
+            let mut convert = |e: &mut Expr, digits: Option<usize>| {
+                changed |= convert_zoned(e, zone, digits);
+            };
+            match expr {
+                Expr::Cast {
+                    expr: inner,
+                    data_type: DataType::Datetime(_) | DataType::Timestamp(..) | DataType::Date,
+                    ..
+                } => convert(inner, None),
+                Expr::TypedString(typed)
+                    if matches!(
+                        typed.data_type,
+                        DataType::Datetime(_) | DataType::Timestamp(..) | DataType::Date
+                    ) =>
+                {
+                    if let sqlparser::ast::Value::SingleQuotedString(text) = &mut typed.value.value
+                        && let Some(local) = zoned_as_local(text, zone, None)
+                    {
+                        *text = local;
+                        changed = true;
+                    }
+                }
+                Expr::BinaryOp {
+                    left,
+                    op:
+                        BinaryOperator::Eq
+                        | BinaryOperator::NotEq
+                        | BinaryOperator::Lt
+                        | BinaryOperator::LtEq
+                        | BinaryOperator::Gt
+                        | BinaryOperator::GtEq
+                        | BinaryOperator::Spaceship,
+                    right,
+                } => {
+                    convert(left, None);
+                    convert(right, None);
+                }
+                Expr::Between { low, high, .. } => {
+                    convert(low, None);
+                    convert(high, None);
+                }
+                Expr::InList { list, .. } => {
+                    for item in list {
+                        convert(item, None);
+                    }
+                }
+                Expr::Function(f) => {
+                    let name = super::super::function_name(f);
+                    // `str_to_date` reads its text with its format, not as a DATETIME.
+                    if name == "str_to_date" || !super::is_date_function(&name) {
+                        return std::ops::ControlFlow::<()>::Continue(());
+                    }
+                    let FunctionArguments::List(list) = &mut f.args else {
+                        return std::ops::ControlFlow::Continue(());
+                    };
+                    let count = list.args.len();
+                    if name == "unix_timestamp" && count != 1 {
+                        return std::ops::ControlFlow::Continue(());
+                    }
+                    let digits = (name == "unix_timestamp").then_some(6);
+                    for arg in &mut list.args {
+                        if let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = arg {
+                            convert(e, digits);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+    }
+    changed
+}
+
+/// Replaces `expr`, when it is zoned DATETIME text, with its local time in `zone`;
+/// whether it did.
+fn convert_zoned(expr: &mut sqlparser::ast::Expr, zone: &str, digits: Option<usize>) -> bool {
+    use sqlparser::ast::{Expr, Value};
+    if let Expr::Value(v) = expr
+        && let Value::SingleQuotedString(text) = &mut v.value
+        && let Some(local) = zoned_as_local(text, zone, digits)
+    {
+        *text = local;
+        return true;
+    }
+    false
+}
+
+/// `text`, zoned DATETIME text, as the local time in `zone`, with `digits` fraction digits
+/// (default: as many as the text has).
+fn zoned_as_local(text: &str, zone: &str, digits: Option<usize>) -> Option<String> {
+    let (at, shape, written_zone) = super::cells::parse_zoned(text)?;
+    let micros = super::calendar::epoch_micros(at, &written_zone)?;
+    let local = super::calendar::local_time_micros(micros, zone)?;
+    let digits = digits.unwrap_or(match shape {
+        super::cells::Shape::DateTime(arrow::datatypes::TimeUnit::Second) => 0,
+        _ => text
+            .split_once('.')
+            .map_or(0, |(_, f)| f.bytes().take_while(u8::is_ascii_digit).count())
+            .min(6),
+    });
+    let full = local.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    // `%.6f` writes a dot and six digits: keep the dot and `digits` of them, or neither.
+    let keep = full.len() - 6 + digits - usize::from(digits == 0);
+    Some(full[..keep].to_owned())
 }
