@@ -233,6 +233,34 @@ async fn time_functions_read_the_sessions_time_zone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn division_and_remainder_answer_as_doris() {
+    let e = emulator(6).await;
+    // Whole numbers divide into a DOUBLE; a zero divisor answers NULL; DIV divides whole
+    // numbers; a filter on a quotient sees the fraction (ids 0…5: id / 2 > 1.5 is 4, 5).
+    let (out, err) = mariadb(
+        &e,
+        "root",
+        "SELECT 5 / 2 AS a, 1 / 3 AS b, 5 / 0 AS c, 7 % 0 AS d, 7 % 3 AS e, 7 DIV 2 AS f, \
+         -7 DIV 2 AS g, 7 DIV 0 AS h, 1.5 / 0 AS i; \
+         SELECT id FROM demo.t WHERE id / 2 > 1.5 AND id % 0 IS NULL ORDER BY id",
+    );
+    assert_eq!(err, "");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("a\t") && *l != "id")
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "2.5\t0.3333333333333333\tNULL\tNULL\t1\t3\t-3\tNULL\tNULL",
+            "4",
+            "5"
+        ],
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn now_is_the_local_time_in_the_sessions_zone() {
     let e = emulator(1).await;
     // Seconds from `now()` read back in the session's zone to the clock's, and the minutes

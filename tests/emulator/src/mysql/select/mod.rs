@@ -200,10 +200,9 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .with_config(config)
         .with_default_features()
         .with_type_planner(Arc::new(DorisTypes));
-    builder
-        .expr_planners()
-        .get_or_insert_with(Vec::new)
-        .insert(0, Arc::new(functions::DorisSubstring));
+    let planners = builder.expr_planners().get_or_insert_with(Vec::new);
+    planners.insert(0, Arc::new(functions::DorisSubstring));
+    planners.insert(0, Arc::new(functions::DorisArithmetic));
     let state = builder.build();
     let ctx = SessionContext::new_with_state(state);
     for udf in functions::udfs() {

@@ -1,7 +1,9 @@
 //! Doris's math functions whose domain DataFusion answers differently: outside it Doris
 //! returns NULL (`sqrt(-1)`, `ln(0)`, `acos(1.1)`, `fmod(x, 0)`), where DataFusion returns
 //! NaN or infinity. Each rule is checked by a case of `tests/emulator/corpus/function_math.txt`
-//! (Doris's own `.out` results).
+//! (Doris's own `.out` results), except `log2` and `log(b, x)`, whose rules are read from
+//! Doris's BE source (`log2` is the same `FunctionMathLog` template as `ln` and `log10`;
+//! `log`'s `LogImpl` answers NULL for a base ≤ 0 or within 1e-9 of 1, and for x ≤ 0).
 
 use super::row_fn::{Kind, Out, RowFn, Value};
 
@@ -14,6 +16,8 @@ pub fn all() -> Vec<RowFn> {
         RowFn::new("sqrt", &[1], FLOAT, Out::Double, sqrt).aliases(&["dsqrt"]),
         RowFn::new("ln", &[1], FLOAT, Out::Double, ln).aliases(&["dlog1"]),
         RowFn::new("log10", &[1], FLOAT, Out::Double, log10).aliases(&["dlog10"]),
+        RowFn::new("log2", &[1], FLOAT, Out::Double, log2),
+        RowFn::new("log", &[2], FLOAT_FLOAT, Out::Double, log),
         RowFn::new("acos", &[1], FLOAT, Out::Double, acos),
         RowFn::new("asin", &[1], FLOAT, Out::Double, asin),
         RowFn::new("acosh", &[1], FLOAT, Out::Double, acosh),
@@ -40,6 +44,26 @@ fn ln(args: &[Value]) -> Result<Value, String> {
 
 fn log10(args: &[Value]) -> Result<Value, String> {
     within(args, |x| x > 0.0, f64::log10)
+}
+
+fn log2(args: &[Value]) -> Result<Value, String> {
+    within(args, |x| x > 0.0, f64::log2)
+}
+
+/// `log(b, x)`: the logarithm of `x` to base `b`; NULL for `b ≤ 0`, `b` within 1e-9 of 1
+/// and `x ≤ 0`.
+fn log(args: &[Value]) -> Result<Value, String> {
+    Ok(
+        match (
+            args.first().and_then(Value::float),
+            args.get(1).and_then(Value::float),
+        ) {
+            (Some(b), Some(x)) if b > 0.0 && (b - 1.0).abs() >= 1e-9 && x > 0.0 => {
+                Value::Float(x.ln() / b.ln())
+            }
+            _ => Value::Null,
+        },
+    )
 }
 
 fn acos(args: &[Value]) -> Result<Value, String> {
@@ -88,6 +112,8 @@ mod tests {
             (log10, 0.0),
             (log10, -1.0),
             (log10, f64::NAN),
+            (log2, 0.0),
+            (log2, -8.0),
             (acos, 1.1),
             (asin, -1.1),
             (acosh, 0.0),
@@ -103,5 +129,17 @@ mod tests {
         assert_eq!(two(10.1, 3.2), Value::Float(0.4999999999999991));
         assert_eq!(two(-7.0, 2.0), Value::Float(-1.0));
         assert_eq!(two(10.1, 0.0), Value::Null);
+        assert_eq!(one(log2, 8.0), Value::Float(3.0));
+        let log = |b: f64, x: f64| log(&[Value::Float(b), Value::Float(x)]).unwrap();
+        assert_eq!(log(2.0, 8.0), Value::Float(3.0));
+        for (b, x) in [
+            (0.0, 8.0),
+            (-2.0, 8.0),
+            (1.0, 8.0),
+            (1.0 + 1e-10, 8.0),
+            (2.0, 0.0),
+        ] {
+            assert_eq!(log(b, x), Value::Null, "log({b}, {x})");
+        }
     }
 }

@@ -16,12 +16,14 @@ use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult};
 use sqlparser::ast::{Expr, FunctionArguments, Statement, visit_expressions};
 
+mod arithmetic;
 mod conditional;
 mod dates;
 mod math;
 mod row_fn;
 mod strings;
 
+pub use arithmetic::DorisArithmetic;
 use conditional::DorisIf;
 use dates::DateFn;
 pub use dates::{
@@ -65,7 +67,6 @@ pub const SAME_AS_DORIS: &[&str] = &[
     "floor",
     "round",
     "exp",
-    "log2",
     "pow",
     "power",
     "pi",

@@ -4,12 +4,14 @@
 //! two), a name specifier (`%b`, `%M`, `%W`, `%a`, `%p`) a word, and every other format
 //! character must match the text's. Text left after the format is ignored (`'2023-01-01
 //! 10:00:00 (GMT)'`); the date's year, month and day must all be read, else the answer is
-//! NULL (`'15:30:45'` with `'%H:%i:%s'`), and so is a mismatch. Doris also takes three
+//! NULL (`'15:30:45'` with `'%H:%i:%s'`), and so is a mismatch. A week (`%U`/`%u` in
+//! `%Y`'s year, `%V`/`%v` in `%X`/`%x`'s) and a weekday (`%W`, `%a`, `%w`) name the day
+//! instead, as MySQL reads them (`'200442 Monday'` with `'%X%V %W'` is 2004-10-18). Doris also takes three
 //! Java-style formats, `yyyyMMdd`, `yyyy-MM-dd` and `yyyy-MM-dd HH:mm:ss`.
 
 use chrono::{NaiveDate, NaiveDateTime};
 
-use super::calendar::MONTHS;
+use super::calendar::{DAYS, MONTHS};
 
 /// What a format makes of its text: a DATE when it reads no time of day, a DATETIME
 /// otherwise, with six fraction digits when it reads `%f`.
@@ -57,6 +59,10 @@ pub(super) fn str_to_date(text: &str, format: &str) -> Option<NaiveDateTime> {
     let (mut year, mut month, mut day) = (None, None, None);
     let (mut hour, mut minute, mut second, mut micros) = (0u32, 0u32, 0u32, 0u32);
     let (mut twelve_hour, mut pm) = (false, false);
+    // `%U`/`%u`/`%V`/`%v`: the week and whether it starts on Sunday (and whether it is
+    // counted in `%X`/`%x`'s year); `%X`/`%x`: that year; `%W`/`%a`/`%w`: Monday 1 …
+    // Sunday 7.
+    let (mut week, mut week_year, mut weekday) = (None, None, None);
     let mut spec = format.chars();
     while let Some(c) = spec.next() {
         if rest.is_empty() {
@@ -107,9 +113,33 @@ pub(super) fn str_to_date(text: &str, format: &str) -> Option<NaiveDateTime> {
                 })?;
                 month = Some(u32::try_from(at).ok()? + 1);
             }
-            // A weekday's name is read and checked by nothing else here.
             'W' | 'a' => {
-                word(&mut rest);
+                let name = word(&mut rest).to_ascii_lowercase();
+                let at = DAYS.iter().position(|d| {
+                    let d = d.to_ascii_lowercase();
+                    if s == 'a' { d[..3] == name } else { d == name }
+                })?;
+                // DAYS starts on Sunday.
+                weekday = Some(if at == 0 { 7 } else { u32::try_from(at).ok()? });
+            }
+            'w' => {
+                let n = number(&mut rest, 1)?;
+                weekday = Some(match n {
+                    0 => 7,
+                    1..=6 => n,
+                    _ => return None,
+                });
+            }
+            'U' | 'u' | 'V' | 'v' => {
+                let n = number(&mut rest, 2)?;
+                let strict = matches!(s, 'V' | 'v');
+                if n > 53 || (strict && n == 0) {
+                    return None;
+                }
+                week = Some((n, matches!(s, 'U' | 'V'), strict));
+            }
+            'X' | 'x' => {
+                week_year = Some((i32::try_from(number(&mut rest, 4)?).ok()?, s == 'X'));
             }
             '%' => rest = rest.strip_prefix('%')?,
             _ => return None,
@@ -121,7 +151,39 @@ pub(super) fn str_to_date(text: &str, format: &str) -> Option<NaiveDateTime> {
         }
         hour = hour % 12 + if pm { 12 } else { 0 };
     }
-    NaiveDate::from_ymd_opt(year?, month?, day?)?.and_hms_micro_opt(hour, minute, second, micros)
+    let date = match (week, weekday) {
+        // A week and a weekday name the day (MySQL's rule): `%V`/`%v` count in `%X`/`%x`'s
+        // year of the same first day, `%U`/`%u` in `%Y`'s.
+        (Some((week, sunday_first, strict)), Some(weekday)) => {
+            let year = match (strict, week_year) {
+                (true, Some((y, sunday))) if sunday == sunday_first => y,
+                (false, None) => year?,
+                _ => return None,
+            };
+            day_of_week(year, week, weekday, sunday_first)?
+        }
+        _ => NaiveDate::from_ymd_opt(year?, month?, day?)?,
+    };
+    date.and_hms_micro_opt(hour, minute, second, micros)
+}
+
+/// The day `weekday` (Monday 1 … Sunday 7) of week `week` of `year`: with Sunday first,
+/// week 1 starts on the year's first Sunday; with Monday first, on the Monday of the first
+/// week holding four days of the year.
+fn day_of_week(year: i32, week: u32, weekday: u32, sunday_first: bool) -> Option<NaiveDate> {
+    use chrono::Datelike as _;
+    let first = NaiveDate::from_ymd_opt(year, 1, 1)?;
+    let weeks = (i64::from(week) - 1) * 7;
+    let days = if sunday_first {
+        let before = i64::from(first.weekday().num_days_from_sunday());
+        let to_sunday = if before == 0 { 0 } else { 7 - before };
+        to_sunday + weeks + i64::from(weekday % 7)
+    } else {
+        let before = i64::from(first.weekday().num_days_from_monday());
+        let to_monday = if before <= 3 { -before } else { 7 - before };
+        to_monday + weeks + i64::from(weekday) - 1
+    };
+    first.checked_add_signed(chrono::TimeDelta::days(days))
 }
 
 /// Up to `width` digits from the front of `rest` (at least one).
@@ -186,7 +248,29 @@ mod tests {
             read("2023-07-13 12:34:56.789", "%Y-%m-%d %H:%i:%s.%f"),
             at("2023-07-13 12:34:56.789")
         );
+        // MySQL's manual's example, and the ISO weeks (`%x %v`) against chrono's: week 1
+        // of 2020 starts on 2019-12-30 (2020-01-01 is a Wednesday), 2021's on 2021-01-04
+        // (a Friday first: 2021-01-01 is in 2020's week 53).
+        assert_eq!(read("200442 Monday", "%X%V %W"), at("2004-10-18 00:00:00"));
+        assert_eq!(read("2020 01 Mon", "%x %v %a"), at("2019-12-30 00:00:00"));
+        assert_eq!(read("2021 01 Mon", "%x %v %a"), at("2021-01-04 00:00:00"));
+        for day in 0..365 {
+            let date = NaiveDate::from_ymd_opt(2021, 1, 1).unwrap() + chrono::Days::new(day);
+            let iso = chrono::Datelike::iso_week(&date);
+            let text = format!("{} {} {}", iso.year(), iso.week(), date.format("%A"));
+            assert_eq!(
+                str_to_date(&text, "%x %v %W").map(|at| at.date()),
+                Some(date),
+                "{text}"
+            );
+        }
+        assert_eq!(read("2023 00 0", "%Y %U %w"), at("2022-12-25 00:00:00"));
+        assert_eq!(read("2023 01 0", "%Y %U %w"), at("2023-01-01 00:00:00"));
         for (text, format) in [
+            ("2004 42 Monday", "%Y %V %W"),
+            ("2004 42 Monday", "%x %V %W"),
+            ("2004 00 Monday", "%X %V %W"),
+            ("2004 42 Funday", "%X %V %W"),
             ("15:30:45", "%H:%i:%s"),
             ("2023/01/01", "%Y-%m-%d"),
             ("2023-01-01", ""),
