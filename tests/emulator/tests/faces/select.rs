@@ -236,12 +236,14 @@ async fn time_functions_read_the_sessions_time_zone() {
 async fn division_and_remainder_answer_as_doris() {
     let e = emulator(6).await;
     // Whole numbers divide into a DOUBLE; a zero divisor answers NULL; DIV divides whole
-    // numbers; a filter on a quotient sees the fraction (ids 0…5: id / 2 > 1.5 is 4, 5).
+    // numbers; `mod` is `%`, `pmod` Doris's `(x % y + y) % y` (its manual's -13, 5 is 2);
+    // a filter on a quotient sees the fraction (ids 0…5: id / 2 > 1.5 is 4, 5).
     let (out, err) = mariadb(
         &e,
         "root",
         "SELECT 5 / 2 AS a, 1 / 3 AS b, 5 / 0 AS c, 7 % 0 AS d, 7 % 3 AS e, 7 DIV 2 AS f, \
-         -7 DIV 2 AS g, 7 DIV 0 AS h, 1.5 / 0 AS i; \
+         -7 DIV 2 AS g, 7 DIV 0 AS h, 1.5 / 0 AS i, mod(-13, 5) AS j, pmod(-13, 5) AS k, \
+         pmod(13, -5) AS l, pmod(13, 0) AS m; \
          SELECT id FROM demo.t WHERE id / 2 > 1.5 AND id % 0 IS NULL ORDER BY id",
     );
     assert_eq!(err, "");
@@ -252,7 +254,7 @@ async fn division_and_remainder_answer_as_doris() {
     assert_eq!(
         rows,
         [
-            "2.5\t0.3333333333333333\tNULL\tNULL\t1\t3\t-3\tNULL\tNULL",
+            "2.5\t0.3333333333333333\tNULL\tNULL\t1\t3\t-3\tNULL\tNULL\t-3\t2\t-2\tNULL",
             "4",
             "5"
         ],

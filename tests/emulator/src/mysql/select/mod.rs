@@ -165,7 +165,8 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
     let mut statements = sqlparser::parser::Parser::parse_sql(&MySqlDialect {}, &sql)
         .map_err(|e| analysis(e.to_string()))?;
     let extracts = functions::rewrite_extracts(&mut statements);
-    let units = functions::rewrite_timestamp_units(&mut statements);
+    let units = functions::rewrite_timestamp_units(&mut statements)
+        | functions::rewrite_mod_calls(&mut statements);
     // Zoned text first: the rounding below reads the local time it becomes.
     let local = functions::rewrite_zoned_literals(&mut statements, &session.time_zone);
     let literals = functions::rewrite_datetime_literals(&mut statements) | local;

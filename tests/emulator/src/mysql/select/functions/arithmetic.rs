@@ -53,3 +53,54 @@ impl ExprPlanner for DorisArithmetic {
         Ok(PlannerResult::Planned(planned))
     }
 }
+
+/// Rewrites `mod(a, b)` as `a % b` and `pmod(a, b)` as `(a % b + b) % b` (Doris's manual
+/// gives both forms), which [`DorisArithmetic`] then plans: NULL for a zero divisor.
+/// Calls with another argument count stay, and are refused by name. Whether any changed.
+pub fn rewrite_mod_calls(statements: &mut [sqlparser::ast::Statement]) -> bool {
+    use sqlparser::ast::{
+        BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
+        visit_expressions_mut,
+    };
+    let remainder = |a: Expr, b: Expr| {
+        Expr::Nested(Box::new(Expr::BinaryOp {
+            left: Box::new(a),
+            op: BinaryOperator::Modulo,
+            right: Box::new(b),
+        }))
+    };
+    let mut changed = false;
+    for statement in statements {
+        let _ = visit_expressions_mut(statement, |expr| {
+            if let Expr::Function(f) = expr {
+                let name = super::function_name(f);
+                if (name == "mod" || name == "pmod")
+                    && let FunctionArguments::List(list) = &f.args
+                    && let [
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(a)),
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(b)),
+                    ] = list.args.as_slice()
+                {
+                    let (a, b) = (
+                        Expr::Nested(Box::new(a.clone())),
+                        Expr::Nested(Box::new(b.clone())),
+                    );
+                    *expr = if name == "mod" {
+                        remainder(a, b)
+                    } else {
+                        // Parenthesised: the statement is planned from its text again.
+                        let shifted = Expr::Nested(Box::new(Expr::BinaryOp {
+                            left: Box::new(remainder(a, b.clone())),
+                            op: BinaryOperator::Plus,
+                            right: Box::new(b.clone()),
+                        }));
+                        remainder(shifted, b)
+                    };
+                    changed = true;
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    changed
+}

@@ -23,7 +23,7 @@ mod math;
 mod row_fn;
 mod strings;
 
-pub use arithmetic::DorisArithmetic;
+pub use arithmetic::{DorisArithmetic, rewrite_mod_calls};
 use conditional::DorisIf;
 use dates::DateFn;
 pub use dates::{
