@@ -150,7 +150,9 @@ pub(super) fn unescape_separator(text: &str) -> String {
 /// emulate: a load that sets one is refused (a `Fail` naming the header) rather than run
 /// as if the header were absent. Headers that only tune Doris (`timeout`,
 /// `exec_mem_limit`, `send_batch_parallelism`, `load_to_single_tablet`,
-/// `memtable_on_sink_node`, `timezone`) are accepted.
+/// `memtable_on_sink_node`) are accepted, and so is `timezone`, though DATETIME text that
+/// names its zone loads as UTC's wall time whatever it says (docs/emulator.md, "Not
+/// emulated").
 pub const NOT_EMULATED_HEADERS: [&str; 6] = [
     "partitions",
     "temporary_partitions",
