@@ -388,6 +388,9 @@ fn install_and_run(python: &Path, wheel: &Path) -> Result<(), String> {
         )
         .env("DORIS_PORTS", &emulator.ports)
         .env("DAFT_PROGRESS_BAR", "0")
+        // A crash prints every thread's stack (one SIGSEGV at exit was seen once, after
+        // the demo had finished; not reproduced in 225 runs).
+        .args(["-X", "faulthandler"])
         .arg("-c")
         .arg(format!(
             "import shutil, sys, runpy, daft_doris\n\
