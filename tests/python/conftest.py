@@ -66,3 +66,22 @@ def emulator():
         "CREATE USER 'alice'@'%' IDENTIFIED BY 'pw';\n"
     ) as ports:
         yield ports
+
+
+def key_label(key, prefix="daft_doris"):
+    """The label an atomic write takes for ``key``, written here from the rule in
+    docs/consistency.md (not from the code): letters and digits of the key stand, every
+    other byte becomes ``_`` and two upper-case hex digits."""
+    out = "".join(chr(b) if chr(b).isascii() and chr(b).isalnum() else f"_{b:02X}" for b in key.encode())
+    return f"{prefix}_{out}"
+
+
+def label_shown(run_sql, database, label):
+    """Whether Doris knows ``label`` (``SHOW TRANSACTION``): an unknown label is an error,
+    ``transaction with label … does not exist``, which is False here."""
+    try:
+        return bool(run_sql(f"SHOW TRANSACTION FROM {database} WHERE LABEL = '{label}'"))
+    except Exception as e:  # noqa: BLE001 - the driver's error class varies
+        if "does not exist" in str(e):
+            return False
+        raise

@@ -24,7 +24,7 @@ def connect(ports, user="root", password="", database=None):
 def test_metadata_statements_in_doris_shapes(emulator):
     with connect(emulator, database="demo") as conn, conn.cursor() as cur:
         cur.execute("SELECT @@version_comment")
-        assert cur.fetchone() == ("Doris version doris-4.0.6-emulator",)
+        assert cur.fetchone() == ("Doris version doris-4.1.0-emulator",)
         cur.execute("DESC orders")
         assert [d[0] for d in cur.description] == ["Field", "Type", "Null", "Key", "Default", "Extra"]
         rows = cur.fetchall()
@@ -150,17 +150,22 @@ def test_a_setup_script_written_for_doris_runs_unchanged(emulator):
 
 
 def test_names_with_doubled_backticks_work_in_every_statement(emulator):
+    """A backtick in a table name is refused by Doris's name rule (FeNameFormat); a table
+    named with '-' (which needs quoting) and a column with a doubled backtick work in every
+    statement, and daft_doris reads them."""
     c = connect(emulator)
     with c, c.cursor() as cur:
         cur.execute("CREATE DATABASE IF NOT EXISTS bt")
+        with pytest.raises(pymysql.err.OperationalError, match="Incorrect table name 't`x'"):
+            cur.execute("CREATE TABLE bt.`t``x` (`id` INT NOT NULL) DISTRIBUTED BY HASH(`id`) BUCKETS 1")
         cur.execute(
-            "CREATE TABLE bt.`t``x` (`id` INT NOT NULL, `tick``col` VARCHAR(8) NULL) "
+            "CREATE TABLE bt.`t-x` (`id` INT NOT NULL, `tick``col` VARCHAR(8) NULL) "
             "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
         )
-        cur.execute("INSERT INTO bt.`t``x` (`id`, `tick``col`) VALUES (1, 'a'), (2, 'b')")
-        cur.execute("SELECT `id`, `tick``col` FROM bt.`t``x` WHERE `tick``col` = 'b'")
+        cur.execute("INSERT INTO bt.`t-x` (`id`, `tick``col`) VALUES (1, 'a'), (2, 'b')")
+        cur.execute("SELECT `id`, `tick``col` FROM bt.`t-x` WHERE `tick``col` = 'b'")
         assert cur.fetchall() == ((2, "b"),)
-        cur.execute("DESC bt.`t``x`")
+        cur.execute("DESC bt.`t-x`")
         assert [r[0] for r in cur.fetchall()] == ["id", "tick`col"]
     # And daft_doris reads such a table (its SELECT quotes them the same way).
     from daft_doris import read_doris
@@ -170,7 +175,7 @@ def test_names_with_doubled_backticks_work_in_every_statement(emulator):
         mysql_port=emulator["query_port"],
         http_port=emulator["fe_http_port"],
         database="bt",
-        table="t`x",
+        table="t-x",
         transport="mysql",
     ).to_pydict()
     assert sorted(back["tick`col"]) == ["a", "b"]

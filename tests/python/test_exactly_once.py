@@ -26,7 +26,7 @@ import daft
 import pyarrow as pa
 import pymysql
 import pytest
-from conftest import run_emulator
+from conftest import key_label, label_shown, run_emulator
 from daft_doris import DaftOlapError, DorisConnection, DorisTable, write_doris
 
 CASES = int(os.environ.get("DAFT_DORIS_EXACTLY_ONCE_CASES", "200"))
@@ -114,7 +114,7 @@ def compare(got, want):
 
 
 def label_known(ports, key):
-    return bool(sql(ports, f"SHOW TRANSACTION FROM x WHERE LABEL = 'daft_doris_{key}'"))
+    return label_shown(lambda q: sql(ports, q), "x", key_label(key))
 
 
 def keyed_frame(rows, columns, parts, rng):
@@ -268,7 +268,7 @@ def test_generated_faults_and_reruns_leave_exactly_the_input(doris, capsys):
             tally["duplicated"] += duplicated
             tally["lost"] += lost
             tally["second_copies"] += 1
-    leftovers = [t for (t,) in sql(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+    leftovers = [t for (t,) in sql(doris, "SHOW TABLES") if t.startswith("daft_doris_stage_")]
     with capsys.disabled():
         ops = ", ".join(f"{k[3:]} {v}" for k, v in sorted(tally.items()) if k.startswith("op:"))
         print(
@@ -373,7 +373,7 @@ def txns(ports):
 
 
 def key_label_is(state):
-    return lambda ts, fired, key: any(t["label"] == f"daft_doris_{key}" and t["state"] == state for t in ts)
+    return lambda ts, fired, key: any(t["label"] == key_label(key) and t["state"] == state for t in ts)
 
 
 def fired_and(kind, state):
@@ -390,7 +390,7 @@ KILL_POINTS = {
         "atomic",
         {"kind": "delay", "ms": 40, "times": 10_000},
         lambda ts, fired, key: (
-            sum(t["table"].startswith("__dd_stage_") and t["state"] == "VISIBLE" for t in ts) >= 2
+            sum(t["table"].startswith("daft_doris_stage_") and t["state"] == "VISIBLE" for t in ts) >= 2
         ),
     ),
     "publish transaction begun, before COMMIT": (
@@ -453,7 +453,7 @@ def test_writers_killed_at_chosen_points_are_completed_exactly_once_by_a_rerun(d
         ).to_pydict()
         duplicated, lost = compare(table_rows(doris), Counter((i, "k") for i in range(n)))
         left = [t for t in txns(doris) if t["state"] in ("PRECOMMITTED", "PREPARE")]
-        staging = [t for (t,) in sql(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+        staging = [t for (t,) in sql(doris, "SHOW TABLES") if t.startswith("daft_doris_stage_")]
         report.append((point, summary["status"][0], duplicated, lost, len(left), len(staging)))
         assert (duplicated, lost, left, staging) == (0, 0, [], []), (point, summary, left, staging)
         # The rerun's status proves where the kill landed: before the COMMIT nothing

@@ -107,7 +107,7 @@ KILL_SCRIPT = textwrap.dedent(
 
     def staging_txns():
         txns = json.load(urllib.request.urlopen(f"{fe}/_emulator/txns/w", timeout=10))["txns"]
-        return [t for t in txns if t["table"].startswith("__dd_stage_")]
+        return [t for t in txns if t["table"].startswith("daft_doris_stage_")]
 
     earlier = {t["txn_id"] for t in staging_txns()}
 
@@ -214,7 +214,7 @@ def emulator_faults(ports, method, body=None):
 
 def staging_loads_of(ports, earlier):
     txns = emulator_get(ports, "/_emulator/txns/w")["txns"]
-    return [t for t in txns if t["table"].startswith("__dd_stage_") and t["txn_id"] not in earlier]
+    return [t for t in txns if t["table"].startswith("daft_doris_stage_") and t["txn_id"] not in earlier]
 
 
 def test_an_atomic_write_whose_ray_driver_is_killed_is_completed_once_by_a_rerun(doris, capsys):
@@ -290,7 +290,7 @@ CLUSTER_SCRIPT = textwrap.dedent(
 
     def staging_loads():
         txns = json.load(urllib.request.urlopen(f"{fe}/_emulator/txns/w", timeout=10))["txns"]
-        return [t for t in txns if t["table"].startswith("__dd_stage_") and t["state"] == "VISIBLE"]
+        return [t for t in txns if t["table"].startswith("daft_doris_stage_") and t["state"] == "VISIBLE"]
 
     earlier = len(staging_loads())
     removed = []

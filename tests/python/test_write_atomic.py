@@ -10,7 +10,7 @@ import urllib.request
 import daft
 import pymysql
 import pytest
-from conftest import ROOT_PASSWORD, run_emulator
+from conftest import ROOT_PASSWORD, key_label, label_shown, run_emulator
 from daft_doris import (
     ConfigurationError,
     DorisConnection,
@@ -114,7 +114,7 @@ def test_a_rerun_with_the_key_after_a_partitioning_change_writes_nothing(doris):
     )
     assert ids_in(doris, "dup") == sorted(list(range(400)) * 2)
     # No staging table is left behind.
-    assert not [t for (t,) in query(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+    assert not [t for (t,) in query(doris, "SHOW TABLES") if t.startswith("daft_doris_stage_")]
     query(doris, "TRUNCATE TABLE dup")
 
 
@@ -151,7 +151,7 @@ def test_a_failed_atomic_write_changes_nothing_and_its_rerun_writes_every_row_on
         idempotence_key="k-fail",
     )
     assert ids_in(doris, "dup") == list(range(55))
-    assert not [t for (t,) in query(doris, "SHOW TABLES") if t.startswith("__dd_stage_")]
+    assert not [t for (t,) in query(doris, "SHOW TABLES") if t.startswith("daft_doris_stage_")]
     query(doris, "TRUNCATE TABLE dup")
 
 
@@ -194,7 +194,7 @@ def test_an_overwrite_replaces_the_table_in_one_labelled_transaction(doris):
     empty = frame(1).where(daft.col("id") < 0)
     write_doris(empty, connection=conn(doris), table=table, write_mode="overwrite")
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
-    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    assert not query(doris, "SHOW TABLES LIKE 'daft_doris_stage%'")
     with pytest.raises(ConfigurationError, match="overwrite"):
         write_doris(frame(1), connection=conn(doris), table=table, write_mode="overwrite", atomic=False)
     with pytest.raises(ConfigurationError, match="overwrite"):
@@ -239,7 +239,7 @@ def test_an_atomic_partial_update_changes_only_its_columns_once_per_key(doris):
     )
     assert rerun["status"] == "already_committed"
     assert sorted(query(doris, "SELECT id, name, score FROM uniq")) == expected
-    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    assert not query(doris, "SHOW TABLES LIKE 'daft_doris_stage%'")
     query(doris, "TRUNCATE TABLE uniq")
 
 
@@ -337,7 +337,7 @@ def test_an_interrupt_before_the_commit_leaves_nothing_behind(doris, monkeypatch
     if mode == "two_phase":
         ours = {label: state for label, state in states.items() if label.startswith("ctrl-c")}
         assert len(ours) >= 4 and set(ours.values()) == {"ABORTED"}, ours
-    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    assert not query(doris, "SHOW TABLES LIKE 'daft_doris_stage%'")
     monkeypatch.undo()
     done = summary(
         write_doris(frame(20), connection=conn(doris), table=DorisTable("w", "dup"), batch_rows=5, **settings)
@@ -369,10 +369,10 @@ def test_a_staging_table_left_after_the_commit_is_named_in_a_warning(doris, monk
         )
     assert done["status"] == "success" and done["loaded_rows"] == 7, done
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 7
-    named = re.findall(r"__dd_stage\w+", str(caught[0].message))
-    assert [r[0] for r in query(doris, "SHOW TABLES LIKE '__dd_stage%'")] == named and len(named) == 1
+    named = re.findall(r"daft_doris_stage\w+", str(caught[0].message))
+    assert [r[0] for r in query(doris, "SHOW TABLES LIKE 'daft_doris_stage%'")] == named and len(named) == 1
     assert cleanup_staging(conn(doris), "w", older_than_seconds=0) == named
-    assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+    assert not query(doris, "SHOW TABLES LIKE 'daft_doris_stage%'")
     query(doris, "TRUNCATE TABLE dup")
 
 
@@ -408,8 +408,9 @@ def test_a_settlement_stopped_part_way_lists_each_load_and_chains_its_cause(dori
 
 
 def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
-    """DROP and CREATE in the database, LOAD on the target and SELECT in the database are
-    each checked before anything is loaded; a missing one raises DorisWritePermissionError
+    """SELECT on the ledger, LOAD on the database (SHOW TRANSACTION, Doris 3.1+), DROP and
+    CREATE in the database and SELECT in the database are each checked before anything is
+    loaded; a missing one raises DorisWritePermissionError
     naming it, the table is unchanged and no staging table is left."""
     from daft_doris import DorisWritePermissionError
 
@@ -429,18 +430,19 @@ def test_an_atomic_write_checks_every_privilege_before_the_first_byte(doris):
             write_doris(frame(5, 9000), connection=stager, table=DorisTable("w", "dup"), atomic=True)
         assert "st4ger-pw" not in str(raised.value)
         assert query(doris, "SELECT count(*) FROM dup")[0][0] == before
-        assert not query(doris, "SHOW TABLES LIKE '__dd_stage%'")
+        assert not query(doris, "SHOW TABLES LIKE 'daft_doris_stage%'")
 
     # Any privilege on the table lets the writer read its metadata (SHOW CREATE TABLE).
     query(doris, "GRANT ALTER_PRIV ON w.dup TO 'stager'@'%'")
     attempt("SELECT on the commit ledger")
-    query(doris, "GRANT SELECT_PRIV ON w.__daft_doris_commits TO 'stager'@'%'")
+    query(doris, "GRANT SELECT_PRIV ON w.daft_doris_commits TO 'stager'@'%'")
+    # The key's label is looked up with SHOW TRANSACTION: LOAD on the database from 3.1.
+    attempt(r"LOAD on the database \(SHOW TRANSACTION\)")
+    query(doris, "GRANT LOAD_PRIV ON w.* TO 'stager'@'%'")
     attempt(r"\(DROP\) privilege")
     query(doris, "GRANT DROP_PRIV ON w.* TO 'stager'@'%'")
     attempt(r"\(CREATE\) privilege")
     query(doris, "GRANT CREATE_PRIV ON w.* TO 'stager'@'%'")
-    attempt(r"\(LOAD\) privilege")
-    query(doris, "GRANT LOAD_PRIV ON w.* TO 'stager'@'%'")
     attempt(r"SELECT command denied|\(SELECT\) privilege")
     query(doris, "GRANT SELECT_PRIV ON w.* TO 'stager'@'%'")
     done = write_doris(frame(5, 9000), connection=stager, table=DorisTable("w", "dup"), atomic=True)
@@ -467,13 +469,13 @@ def test_a_rerun_after_doris_forgot_the_label_writes_nothing():
                 return cur.fetchall()
 
         def label_known(label):
-            return bool(sql(f"SHOW TRANSACTION FROM w WHERE LABEL = '{label}'"))
+            return label_shown(sql, "w", label)
 
         def forget():
             for i in range(10):
                 sql(f"INSERT INTO carried VALUES ({i}, 'noise')")
 
-        for ledger, second_copy in (("__daft_doris_commits", False), (None, True)):
+        for ledger, second_copy in (("daft_doris_commits", False), (None, True)):
             sql("TRUNCATE TABLE dup")
             key = f"job-42-{'ledger' if ledger else 'label'}"
             first = summary(
@@ -483,7 +485,7 @@ def test_a_rerun_after_doris_forgot_the_label_writes_nothing():
             )
             assert first["status"] == "success" and first["loaded_rows"] == 100
             forget()
-            assert not label_known(f"daft_doris_{key}"), "Doris forgot the key's label"
+            assert not label_known(key_label(key)), "Doris forgot the key's label"
             again = summary(
                 write_doris(
                     frame(100), connection=connection, table=table, idempotence_key=key, commit_ledger=ledger
@@ -495,8 +497,8 @@ def test_a_rerun_after_doris_forgot_the_label_writes_nothing():
             else:
                 assert again["status"] == "already_committed" and again["uploaded_bytes"] == 0
                 assert sorted(r[0] for r in sql("SELECT id FROM dup")) == list(range(100))
-        records = sql("SELECT key_label, target_table, row_count FROM __daft_doris_commits")
-        assert records == (("daft_doris_job-42-ledger", "dup", 100),), records
+        records = sql("SELECT key_label, target_table, row_count FROM daft_doris_commits")
+        assert records == ((key_label("job-42-ledger"), "dup", 100),), records
 
 
 def test_cleanup_commit_ledger_deletes_only_records_older_than_the_age(doris):
@@ -508,11 +510,11 @@ def test_cleanup_commit_ledger_deletes_only_records_older_than_the_age(doris):
     write_doris(rows, connection=conn(doris), table=table, idempotence_key="kept-key")
     query(
         doris,
-        "INSERT INTO __daft_doris_commits VALUES ('daft_doris_ancient', 'carried', 5, '2020-01-01 00:00:00')",
+        "INSERT INTO daft_doris_commits VALUES ('daft_doris_ancient', 'carried', 5, '2020-01-01 00:00:00')",
     )
     assert cleanup_commit_ledger(conn(doris), "w", older_than_seconds=86_400) == 1
-    labels = {r[0] for r in query(doris, "SELECT key_label FROM __daft_doris_commits")}
-    assert "daft_doris_ancient" not in labels and "daft_doris_kept-key" in labels
+    labels = {r[0] for r in query(doris, "SELECT key_label FROM daft_doris_commits")}
+    assert "daft_doris_ancient" not in labels and key_label("kept-key") in labels
     again = summary(write_doris(rows, connection=conn(doris), table=table, idempotence_key="kept-key"))
     assert again["status"] == "already_committed"
     assert cleanup_commit_ledger(conn(doris), "w", older_than_seconds=86_400) == 0
@@ -524,10 +526,10 @@ def test_cleanup_staging_drops_only_staging_tables_older_than_the_age(doris):
     from daft_doris import cleanup_staging
 
     now = int(time.time())
-    old = f"__dd_stage_{0x1234:016x}_{now - 2 * 86_400:x}_{7:08x}"
-    fresh = f"__dd_stage_{0x1234:016x}_{now:x}_{8:08x}"
+    old = f"daft_doris_stage_{0x1234:016x}_{now - 2 * 86_400:x}_{7:08x}"
+    fresh = f"daft_doris_stage_{0x1234:016x}_{now:x}_{8:08x}"
     # Looks like a staging name but is not one of ours: never touched.
-    foreign = "__dd_stage_not_ours"
+    foreign = "daft_doris_stage_not_ours"
     for name in (old, fresh, foreign):
         query(
             doris,

@@ -333,6 +333,7 @@ fn check_sdist(sdist: &Path) -> Result<(), String> {
         "crates/doris-plan/Cargo.toml",
         "crates/doris-read/Cargo.toml",
         "crates/doris-streamload/Cargo.toml",
+        "crates/doris-write/Cargo.toml",
         "crates/doris-jobs/Cargo.toml",
         "crates/daft-doris-py/Cargo.toml",
         "python/daft_doris/__init__.py",

@@ -16,7 +16,7 @@ const NO_IO: &[&str] = &[
 
 /// The layering rules (docs/architecture.md, "Crates and layering"): per library crate, the workspace crates
 /// it may use and the crates that must not appear anywhere in its normal dependency tree.
-pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 7] = [
+pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 8] = [
     ("doris-connection", &[], NO_IO),
     ("doris-sql", &[], NO_IO),
     (
@@ -27,17 +27,28 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 7] = [
     (
         "doris-read",
         &["doris-connection", "doris-sql", "doris-plan"],
-        &["datafusion", "doris-streamload"],
+        &["datafusion", "doris-streamload", "doris-write"],
     ),
     (
         "doris-streamload",
         &["doris-connection", "doris-sql"],
+        &["sqlx", "tonic", "arrow-flight", "datafusion", "doris-write"],
+    ),
+    (
+        "doris-write",
+        &["doris-connection", "doris-sql", "doris-streamload"],
         &["sqlx", "tonic", "arrow-flight", "datafusion"],
     ),
     (
         "doris-jobs",
         &["doris-connection", "doris-sql", "doris-plan", "doris-read"],
-        &["datafusion", "doris-streamload", "tonic", "arrow-flight"],
+        &[
+            "datafusion",
+            "doris-streamload",
+            "doris-write",
+            "tonic",
+            "arrow-flight",
+        ],
     ),
     (
         "daft-doris-py",
@@ -47,6 +58,7 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 7] = [
             "doris-plan",
             "doris-read",
             "doris-streamload",
+            "doris-write",
             "doris-jobs",
         ],
         &["datafusion", "doris-emulator"],
@@ -68,6 +80,7 @@ pub(crate) fn deps() -> Result<(), String> {
         "doris-plan",
         "doris-read",
         "doris-streamload",
+        "doris-write",
         "doris-jobs",
         "daft-doris-py",
     ];

@@ -7,7 +7,7 @@ use crate::run::{cargo, step};
 /// The files `cargo xtask mutants` mutates, by package: what renders values and names into
 /// SQL, what decides where credentials go, and the label grammar (docs/testing.md has the
 /// last score). Each package's own tests judge its mutants.
-pub(crate) const MUTATED: [(&str, &[&str], &[&str]); 3] = [
+pub(crate) const MUTATED: [(&str, &[&str], &[&str]); 4] = [
     (
         "doris-sql",
         &[
@@ -29,6 +29,14 @@ pub(crate) const MUTATED: [(&str, &[&str], &[&str]); 3] = [
             "crates/doris-streamload/src/retry.rs",
         ],
         // Unit tests only (the integration tests start emulators: minutes per mutant).
+        &["--lib"],
+    ),
+    (
+        "doris-write",
+        &[
+            "crates/doris-write/src/atomic/key.rs",
+            "crates/doris-write/src/atomic/release.rs",
+        ],
         &["--lib"],
     ),
 ];

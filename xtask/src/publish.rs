@@ -25,12 +25,13 @@ use std::path::{Path, PathBuf};
 use crate::run::{cargo, niced, root, shared_target, step};
 
 /// The crates published separately, in dependency order.
-pub(crate) const PUBLISHED: [&str; 6] = [
+pub(crate) const PUBLISHED: [&str; 7] = [
     "doris-connection",
     "doris-sql",
     "doris-plan",
     "doris-read",
     "doris-streamload",
+    "doris-write",
     "doris-jobs",
 ];
 

@@ -1,12 +1,12 @@
 //! Atomic, idempotent writes: the Python sink's `start`, `finalize` and cleanup steps, over
-//! `doris_streamload::atomic` (every decision), `doris_streamload::write` (the spec and
+//! `doris_write::atomic` (every decision), `doris_write` (the spec and
 //! the tasks' reports) and `doris_read`'s SQL session.
 
 use doris_read::mysql::session::Session;
 use doris_sql::WriteOperation;
 use doris_streamload::StreamLoadError;
-use doris_streamload::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommittedBy};
-use doris_streamload::write::{WriteSpec, WriteSummary};
+use doris_write::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommittedBy};
+use doris_write::{WriteSpec, WriteSummary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 

@@ -48,9 +48,15 @@ fn run(
             Call::ListDatabases(p) => {
                 Answer::Names(catalog::list_databases(&mut s, p.as_deref()).await?)
             }
-            Call::ListTables(db, p) => {
-                Answer::Names(catalog::list_tables(&mut s, &db, p.as_deref()).await?)
-            }
+            Call::ListTables(db, p) => Answer::Names(
+                catalog::list_tables(
+                    &mut s,
+                    &db,
+                    p.as_deref(),
+                    doris_write::staging::is_internal_table,
+                )
+                .await?,
+            ),
             Call::HasDatabase(db) => Answer::Flag(catalog::has_database(&mut s, &db).await?),
             Call::HasTable(db, t) => Answer::Flag(catalog::has_table(&mut s, &db, &t).await?),
             Call::CreateDatabase(db, if_not) => {

@@ -6,8 +6,8 @@ use doris_connection::{ConnectionSettings, SslMode};
 use doris_plan::DiscoveryPolicy;
 use doris_read::{BatchLimits, SplitKind, TaskCounts};
 use doris_sql::WriteOperation;
-use doris_streamload::atomic::CommitRecord;
-use doris_streamload::write::{WriteDisposition, WriteSpec};
+use doris_write::atomic::CommitRecord;
+use doris_write::{WriteDisposition, WriteSpec};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

@@ -20,6 +20,7 @@ mod classes {
     pyo3::import_exception!(daft_doris.errors, DorisLabelExistsError);
     pyo3::import_exception!(daft_doris.errors, DorisMetadataError);
     pyo3::import_exception!(daft_doris.errors, DorisPartialCommitError);
+    pyo3::import_exception!(daft_doris.errors, DorisReleaseError);
     pyo3::import_exception!(daft_doris.errors, DorisStreamingJobError);
     pyo3::import_exception!(daft_doris.errors, DorisTableCompatibilityError);
     pyo3::import_exception!(daft_doris.errors, DorisTimeoutError);
@@ -55,6 +56,8 @@ pub(crate) enum ErrorClass {
     DorisMetadataError,
     /// `daft_doris.errors.DorisPartialCommitError`.
     DorisPartialCommitError,
+    /// `daft_doris.errors.DorisReleaseError`.
+    DorisReleaseError,
     /// `daft_doris.errors.DorisStreamingJobError`.
     DorisStreamingJobError,
     /// `daft_doris.errors.DorisTableCompatibilityError`.
@@ -90,6 +93,7 @@ impl ErrorClass {
             Self::DorisLabelExistsError => classes::DorisLabelExistsError::new_err(message),
             Self::DorisMetadataError => classes::DorisMetadataError::new_err(message),
             Self::DorisPartialCommitError => classes::DorisPartialCommitError::new_err(message),
+            Self::DorisReleaseError => classes::DorisReleaseError::new_err(message),
             Self::DorisStreamingJobError => classes::DorisStreamingJobError::new_err(message),
             Self::DorisTableCompatibilityError => {
                 classes::DorisTableCompatibilityError::new_err(message)
@@ -276,6 +280,7 @@ pub(crate) fn load_error_class(e: &StreamLoadError) -> ErrorClass {
         }
         StreamLoadError::PartialCommit { .. } => ErrorClass::DorisPartialCommitError,
         StreamLoadError::Privilege { .. } => ErrorClass::DorisWritePermissionError,
+        StreamLoadError::UnsupportedRelease { .. } => ErrorClass::DorisReleaseError,
         StreamLoadError::Encode(_) | StreamLoadError::ValueRejected { .. } => {
             ErrorClass::DorisTableCompatibilityError
         }

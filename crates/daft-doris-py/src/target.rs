@@ -12,7 +12,7 @@ use pyo3_arrow::PySchema;
 
 use crate::args::{from_python, to_python};
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, raise, write_metadata_error};
+use crate::errors::{ErrorClass, load_error, raise, write_metadata_error};
 use crate::runtime::block_on;
 
 /// A checked write target. It pickles (a write checks its table once, on the driver, and
@@ -49,7 +49,8 @@ impl WriteTarget {
 }
 
 /// Checks the data's schema against the table, for the operation of the write's `options`
-/// (`DorisWriteOptions`), before anything is uploaded.
+/// (`DorisWriteOptions`), and the write against the server's Doris release, before anything
+/// is uploaded.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_write_target(
@@ -62,12 +63,16 @@ pub(crate) fn check_write_target(
     options: Bound<'_, PyDict>,
 ) -> PyResult<WriteTarget> {
     let connection: &Connection = &connection;
-    let operation = crate::write_options::write_spec(&options)?.operation;
+    let spec = crate::write_options::write_spec(&options)?;
+    let operation = spec.operation;
     let endpoint = connection.mysql(password, None);
-    let table_schema = block_on(py, || {
-        doris_read::fetch_table_schema(&endpoint, database, table)
+    let (table_schema, release) = block_on(py, || {
+        doris_read::fetch_table_schema_and_release(&endpoint, database, table)
     })
     .map_err(write_metadata_error)?;
+    // What the server's release cannot run is refused here, before any table is created
+    // or any byte is loaded.
+    spec.check_release(release).map_err(|e| load_error(&e))?;
     let data: Arc<Schema> = schema.into_inner();
     let target = doris_sql::check_write_target(&table_schema, &data, operation)
         .map_err(|e| raise(ErrorClass::DorisTableCompatibilityError, e.to_string()))?;

@@ -1,14 +1,14 @@
 //! Writes: a writer that loads one Daft micropartition at a time through
 //! `doris-streamload`, with the rules of a checked table (`crate::target`) and of the
-//! write's spec (`doris_streamload::write`); the tasks' reports folded into the summary.
+//! write's spec (`doris_write`); the tasks' reports folded into the summary.
 
 use std::sync::Arc;
 
 use doris_streamload::prepare::BatchRules;
-use doris_streamload::write::{PartitionLabels, TaskReport, WriteSpec, WriteSummary};
 use doris_streamload::{
     Label, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef,
 };
+use doris_write::{PartitionLabels, TaskReport, WriteSpec, WriteSummary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
@@ -83,7 +83,7 @@ impl TableWriter {
             rules,
             tag: staging_table
                 .is_some()
-                .then(doris_streamload::atomic::attempt_tag),
+                .then(doris_write::atomic::attempt_tag),
             staging_table,
         })
     }
@@ -131,7 +131,7 @@ impl TableWriter {
             self.options.clone(),
         );
         if let (Some(tag), Some(staging)) = (&self.tag, &self.staging_table) {
-            options = doris_streamload::atomic::staging_load_options(&options, &fields, tag)
+            options = doris_write::atomic::staging_load_options(&options, &fields, tag)
                 .map_err(|e| load_error(&e))?;
             table = staging.clone();
         }
@@ -251,7 +251,7 @@ pub(crate) fn report_from_dict(item: &Bound<'_, PyAny>) -> PyResult<TaskReport> 
         filtered_rows: get("filtered_rows")?.extract()?,
         unselected_rows: get("unselected_rows")?.extract()?,
         uploaded_bytes: get("uploaded_bytes")?.extract()?,
-        statuses: doris_streamload::write::StatusCounts {
+        statuses: doris_write::StatusCounts {
             success,
             publish_timeout,
             precommitted,

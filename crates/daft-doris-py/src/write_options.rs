@@ -1,5 +1,5 @@
 //! `_native.check_write_options` and the write spec every writer is built from: the
-//! options Python was given (only those), converted into `doris_streamload::write::WriteSpec`, whose
+//! options Python was given (only those), converted into `doris_write::WriteSpec`, whose
 //! `check` holds every rule (ranges, combinations, the label grammar, the Stream Load
 //! options). A value of the wrong type is converted into one the rule refuses, so it is
 //! named by the same message as a wrong value.
@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use doris_sql::WriteOperation;
-use doris_streamload::atomic::CommitRecord;
-use doris_streamload::write::{WriteDisposition, WriteSpec, parse_format};
+use doris_write::atomic::CommitRecord;
+use doris_write::{WriteDisposition, WriteSpec, parse_format};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 

@@ -2,13 +2,12 @@
 //! [`Session`]. What a catalog implementation of an engine (Daft's `Catalog`) calls.
 //!
 //! Listing hides Doris's system databases (`information_schema`, `mysql`,
-//! `__internal_schema`), the staging tables of atomic writes (`__dd_stage_…`) and their
-//! default commit ledger (`__daft_doris_commits`; a ledger under another name is listed);
+//! `__internal_schema`), the staging tables of atomic writes (`daft_doris_stage_…`) and their
+//! default commit ledger (`daft_doris_commits`; a ledger under another name is listed);
 //! patterns are prefixes, matched case-sensitively as Doris names are. Creating a table builds its
 //! DDL from an Arrow schema ([`doris_sql::create_table_ddl`]).
 
 use arrow_schema::Schema;
-use doris_sql::staging::{DEFAULT_LEDGER_TABLE, STAGING_PREFIX};
 use doris_sql::{CreateTableOptions, TableRef, create_table_ddl, quote_ident};
 
 use crate::error::ReadError;
@@ -42,12 +41,14 @@ pub async fn list_databases(
     Ok(names)
 }
 
-/// The tables of `database` whose names start with `prefix`, sorted; the staging tables
-/// and the default commit ledger of atomic writes are left out.
+/// The tables of `database` whose names start with `prefix`, sorted, without those
+/// `hidden` names (e.g. `doris_write::staging::is_internal_table`: the staging tables and
+/// commit ledger of atomic writes).
 pub async fn list_tables(
     session: &mut Session,
     database: &str,
     prefix: Option<&str>,
+    hidden: impl Fn(&str) -> bool,
 ) -> Result<Vec<String>, ReadError> {
     let sql = format!(
         "SHOW TABLES FROM {}",
@@ -55,7 +56,7 @@ pub async fn list_tables(
     );
     let mut names: Vec<String> = first_column(session.query(&sql).await?)
         .into_iter()
-        .filter(|t| !t.starts_with(STAGING_PREFIX) && t != DEFAULT_LEDGER_TABLE)
+        .filter(|t| !hidden(t))
         .filter(|t| prefix.is_none_or(|p| t.starts_with(p)))
         .collect();
     names.sort();
@@ -79,7 +80,7 @@ pub async fn has_table(
     if !has_database(session, database).await? {
         return Ok(false);
     }
-    Ok(list_tables(session, database, Some(table))
+    Ok(list_tables(session, database, Some(table), |_| false)
         .await?
         .iter()
         .any(|t| t == table))

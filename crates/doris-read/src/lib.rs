@@ -88,7 +88,9 @@ pub use error::ReadError;
 pub use flight::FlightSqlEndpoint;
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream};
-pub use schema::{ReadColumn, TableLayout, discover, fetch_table_schema};
+pub use schema::{
+    ReadColumn, TableLayout, discover, fetch_table_schema, fetch_table_schema_and_release,
+};
 pub use table::{
     ReadPlan, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
 };

@@ -154,12 +154,22 @@ pub async fn fetch_table_schema(
     database: &str,
     table: &str,
 ) -> Result<TableSchema, ReadError> {
-    let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let mut conn = endpoint.connect().await?;
+    table_schema_on(endpoint, &mut conn, database, table).await
+}
+
+/// [`fetch_table_schema`] over an open connection.
+async fn table_schema_on(
+    endpoint: &MySqlEndpoint,
+    conn: &mut sqlx::MySqlConnection,
+    database: &str,
+    table: &str,
+) -> Result<TableSchema, ReadError> {
+    let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let sql = format!("SHOW CREATE TABLE {}", table_ref.to_sql());
     let rows = bounded(endpoint.read_timeout, "SHOW CREATE TABLE", async {
         sqlx::raw_sql(&sql)
-            .fetch_all(&mut conn)
+            .fetch_all(&mut *conn)
             .await
             .map_err(ReadError::from_sqlx)
     })
@@ -171,6 +181,33 @@ pub async fn fetch_table_schema(
     .ok_or_else(|| ReadError::Metadata("SHOW CREATE TABLE returned no statement".into()))?;
     // `DESC` names the columns unambiguously; the text is read against it (Doris prints a
     // backtick inside a name undoubled).
-    let desc = describe(endpoint, &mut conn, &table_ref).await?;
+    let desc = describe(endpoint, conn, &table_ref).await?;
     parse_show_create_checked(&text, &desc).map_err(ReadError::MetadataParse)
+}
+
+/// [`fetch_table_schema`], and the server's Doris release (`None` when its
+/// `@@version_comment` names none), over one connection: what a write checks before its
+/// first byte.
+pub async fn fetch_table_schema_and_release(
+    endpoint: &MySqlEndpoint,
+    database: &str,
+    table: &str,
+) -> Result<(TableSchema, Option<doris_sql::release::DorisRelease>), ReadError> {
+    let mut conn = endpoint.connect().await?;
+    let schema = table_schema_on(endpoint, &mut conn, database, table).await?;
+    let rows = bounded(endpoint.read_timeout, "SELECT @@version_comment", async {
+        sqlx::raw_sql(doris_sql::release::RELEASE_QUERY)
+            .fetch_all(&mut conn)
+            .await
+            .map_err(ReadError::from_sqlx)
+    })
+    .await?;
+    let comment = match rows.first() {
+        Some(row) => text_cell(row, 0)?,
+        None => None,
+    };
+    Ok((
+        schema,
+        comment.and_then(|c| doris_sql::release::DorisRelease::from_version_comment(&c)),
+    ))
 }

@@ -34,7 +34,6 @@ use arrow_schema::{DataType, Schema, TimeUnit};
 use crate::error::{Result, SqlError};
 use crate::ident::{TableRef, quote_ident};
 use crate::metadata::KeyModel;
-use crate::staging::double_quoted;
 use crate::types::{DorisType, Spelling, StructField};
 
 /// How the table is keyed, distributed and configured.
@@ -306,7 +305,7 @@ pub fn create_table_ddl(
         let properties = options
             .properties
             .iter()
-            .map(|(k, v)| format!("{} = {}", double_quoted(k), double_quoted(v)))
+            .map(|(k, v)| format!("{} = {}", property_string(k), property_string(v)))
             .collect::<Vec<_>>()
             .join(", ");
         ddl.push_str(&format!(" PROPERTIES ({properties})"));
@@ -321,6 +320,21 @@ fn column_sql(name: &str, ty: &DorisType, nullable: bool) -> Result<String> {
         ty.spell(Spelling::Upper),
         if nullable { "NULL" } else { "NOT NULL" }
     ))
+}
+
+/// A property value or key as `SHOW CREATE TABLE` prints them (`PROPERTIES ("k" = "v")`):
+/// double quotes, with `\` and `"` escaped by a backslash.
+pub fn property_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        if ch == '"' || ch == '\\' {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

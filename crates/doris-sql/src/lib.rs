@@ -19,8 +19,8 @@
 //! | metadata | `SHOW CREATE TABLE` and `DESC` into a table schema | [`parse_show_create`], [`parse_describe`], [`TableSchema`] |
 //! | nested text | Doris's ARRAY/MAP/STRUCT text into JSON | [`nested_to_json`] |
 //! | table creation | `CREATE TABLE` from an Arrow schema (catalogs) | [`create_table_ddl`], [`doris_type_for`] |
-//! | atomic writes | the staging table, its names, the commit ledger, the publishing transaction's statements | [`staging`] |
 //! | SQL sessions | the session trait write coordinators drive, and what a failure may mean | [`session::SqlSession`] |
+//! | releases | which Doris release a server runs (`@@version_comment`) | [`release::DorisRelease`] |
 //!
 //! ## A read task's statement, end to end
 //!
@@ -65,15 +65,17 @@ mod literal;
 mod metadata;
 mod nested;
 mod params;
+pub mod release;
 mod select;
 pub mod session;
-pub mod staging;
 mod translate;
 mod types;
 mod write_compat;
 mod write_target;
 
-pub use create_table::{CreateTableOptions, MAX_BUCKETS, create_table_ddl, doris_type_for};
+pub use create_table::{
+    CreateTableOptions, MAX_BUCKETS, create_table_ddl, doris_type_for, property_string,
+};
 pub use error::{Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use ident::{TableRef, quote_ident, validate_ident};

@@ -1,7 +1,7 @@
 //! The SQL session that write coordinators drive, as a trait (no I/O here: the crates that
 //! speak the MySQL protocol implement it; `doris-read`'s `Session` does, over sqlx).
 //!
-//! A coordinator such as `doris-streamload`'s atomic write decides from a statement's
+//! A coordinator such as `doris-write`'s atomic write decides from a statement's
 //! outcome whether it may have taken effect, so every implementation must report the same
 //! facts the same way: [`SqlFailure::Refused`] only when the server *answered* the
 //! statement with an error (a MySQL ERR packet: the statement did not take effect), and
@@ -21,6 +21,8 @@
 
 use std::future::Future;
 use std::time::Duration;
+
+use crate::release::{DorisRelease, RELEASE_QUERY};
 
 /// The rows of a statement, as text cells, with the column names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -88,4 +90,16 @@ pub trait SqlSession {
     /// Sets how long the session waits for a statement's answer from now on; returns the
     /// previous limit (a coordinator gives a large publish its own, then restores it).
     fn set_timeout(&mut self, timeout: Duration) -> Duration;
+    /// The server's Doris release ([`RELEASE_QUERY`]); `Ok(None)` when its answer names
+    /// none. An implementation may keep the answer for the connection's life.
+    fn release(&mut self) -> impl Future<Output = Result<Option<DorisRelease>, SqlFailure>> {
+        async {
+            let rows = self.query(RELEASE_QUERY).await?;
+            Ok(rows
+                .rows
+                .first()
+                .and_then(|r| r.first().cloned().flatten())
+                .and_then(|text| DorisRelease::from_version_comment(&text)))
+        }
+    }
 }

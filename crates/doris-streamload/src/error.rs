@@ -176,6 +176,18 @@ pub enum StreamLoadError {
         detail: String,
     },
 
+    /// The server's Doris release cannot run what was asked; nothing was created, loaded
+    /// or committed. `detail` says why and what to use instead.
+    #[error("Doris {release} cannot run {feature}: {detail}")]
+    UnsupportedRelease {
+        /// The release (`3.0.2`), or `(unknown release)`.
+        release: String,
+        /// What was asked.
+        feature: &'static str,
+        /// Why not, and what to use instead.
+        detail: String,
+    },
+
     /// A two-phase-commit operation failed.
     #[error("two-phase {operation} of {target} failed: {status}: {message}")]
     TwoPhase {

@@ -40,8 +40,6 @@
 //!   next step ([`decide`]), labels ([`Label`]) and the error and outcome types.
 
 #[cfg(feature = "client")]
-pub mod atomic;
-#[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "client")]
 mod config;
@@ -62,8 +60,6 @@ mod response;
 mod retry;
 #[cfg(feature = "client")]
 mod wire;
-#[cfg(feature = "client")]
-pub mod write;
 
 #[cfg(feature = "client")]
 pub use client::StreamLoadClient;

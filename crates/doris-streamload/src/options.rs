@@ -31,10 +31,6 @@ impl Format {
             Self::Csv(_) => "csv",
         }
     }
-
-    fn is_text(&self) -> bool {
-        matches!(self, Self::Json | Self::Csv(_))
-    }
 }
 
 /// CSV dialect. Doris splits on `column_separator` and `line_delimiter`, honours `enclose`
@@ -314,8 +310,9 @@ impl LoadOptions {
         if !(0.0..=1.0).contains(&self.max_filter_ratio) {
             return bad("max_filter_ratio must be between 0 and 1");
         }
-        if self.compression != Compression::None && !self.format.is_text() {
-            return bad("compress_type applies to csv and json bodies only");
+        // Doris reads compressed CSV only: the BE refuses `compress_type` with JSON.
+        if self.compression != Compression::None && !matches!(self.format, Format::Csv(_)) {
+            return bad("compress_type applies to csv bodies only");
         }
         if self.update_mode == UpdateMode::FlexibleColumns {
             if self.format != Format::Json {

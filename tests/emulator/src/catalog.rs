@@ -477,6 +477,8 @@ impl Catalog {
         schema: doris_sql::TableSchema,
         if_not_exists: bool,
     ) -> Result<Arc<Table>, EmulatorError> {
+        // Doris checks the new name before it looks for the table.
+        crate::names::check_table_name(&schema.name)?;
         let db = db.to_owned();
         let mut state = self.write()?;
         let State { databases, ids } = &mut *state;

@@ -178,12 +178,16 @@ pub fn execute(shared: &Shared, db: &mut Option<String>, stmt: &str) -> Result<(
     };
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
     match w.as_slice() {
-        ["CREATE", "DATABASE", "IF", "NOT", "EXISTS", ..] => shared
-            .catalog
-            .create_database(&qualified_name(&tail(5)).1, true),
-        ["CREATE", "DATABASE", ..] => shared
-            .catalog
-            .create_database(&qualified_name(&tail(2)).1, false),
+        ["CREATE", "DATABASE", "IF", "NOT", "EXISTS", ..] => {
+            let name = qualified_name(&tail(5)).1;
+            crate::names::check_database_name(&name)?;
+            shared.catalog.create_database(&name, true)
+        }
+        ["CREATE", "DATABASE", ..] => {
+            let name = qualified_name(&tail(2)).1;
+            crate::names::check_database_name(&name)?;
+            shared.catalog.create_database(&name, false)
+        }
         ["DROP", "DATABASE", "IF", "EXISTS", ..] => shared
             .catalog
             .drop_database(&qualified_name(&tail(4)).1, true),

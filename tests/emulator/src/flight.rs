@@ -127,7 +127,7 @@ struct Face {
 static FLIGHT_SESSION_IDS: AtomicU32 = AtomicU32::new(1 << 20);
 
 /// A Doris session for one Flight call (Flight keeps no session state across calls).
-fn flight_session(user: String, peer: std::net::SocketAddr) -> Session {
+fn flight_session(shared: &Shared, user: String, peer: std::net::SocketAddr) -> Session {
     Session {
         id: FLIGHT_SESSION_IDS.fetch_add(1, Ordering::Relaxed),
         user,
@@ -138,6 +138,7 @@ fn flight_session(user: String, peer: std::net::SocketAddr) -> Session {
         partial_update: false,
         insert_filter: crate::mysql::InsertFilter::default(),
         txn: None,
+        version_comment: shared.config.profile.version_comment(),
     }
 }
 
@@ -172,7 +173,7 @@ impl Face {
         peer: std::net::SocketAddr,
         sql: &str,
     ) -> Result<(arrow::datatypes::SchemaRef, Vec<String>, Option<usize>), Status> {
-        let mut session = flight_session(user, peer);
+        let mut session = flight_session(&self.shared, user, peer);
         if !crate::mysql::query::runs_on_select_engine(sql) {
             let local = crate::mysql::query::fe_local(&self.shared, &mut session, sql)
                 .map_err(Status::internal)?;
@@ -293,7 +294,7 @@ impl Face {
         peer: std::net::SocketAddr,
         sql: &str,
     ) -> Result<arrow::datatypes::SchemaRef, Status> {
-        let session = flight_session(user, peer);
+        let session = flight_session(&self.shared, user, peer);
         if !crate::mysql::query::runs_on_select_engine(sql) {
             return Ok(Arc::new(arrow::datatypes::Schema::empty()));
         }

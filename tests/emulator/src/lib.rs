@@ -29,6 +29,7 @@ pub mod http;
 pub mod jobs;
 pub mod load;
 pub mod mysql;
+pub mod names;
 pub mod persist;
 pub mod profile;
 pub mod query_plan;

@@ -48,7 +48,7 @@ fn usage() -> ExitCode {
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
          [--label-exists-text current|legacy] [--json-column-type json|string] \
          [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR] [--tls-client-auth none|required] \
-         [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]"
+         [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]] [--doris-version 2.1|3.0|3.1|4.0|4.1|X.Y.Z]"
     );
     ExitCode::from(2)
 }
@@ -116,6 +116,10 @@ async fn main() -> ExitCode {
             "--root-password" => config.root_password = value,
             "--s3-root" => config.s3_root = Some(value.into()),
             "--data-dir" => config.data_dir = Some(value.into()),
+            "--doris-version" => match value.parse::<doris_sql::release::DorisRelease>() {
+                Ok(release) => config.profile.release = release,
+                Err(_) => return usage(),
+            },
             "--json-column-type" => match value.as_str() {
                 "json" => config.profile.json_as_string = false,
                 "string" => config.profile.json_as_string = true,

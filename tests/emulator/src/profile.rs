@@ -4,11 +4,17 @@
 //! seen in real releases; the default is the current 2.1.6+/3.x/4.x behaviour. A test that
 //! pins an older release sets the fields that release differs in.
 
+use doris_sql::release::DorisRelease;
+
 use crate::mysql::prepared::PrepareProfile;
 
 /// The release-dependent behaviours the emulator can take (`EmulatorConfig::profile`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DorisProfile {
+    /// The Doris release emulated (`--doris-version`, default the newest, 4.1): what
+    /// `@@version_comment` names, and the behaviours that follow the release (see
+    /// [`DorisProfile::for_release`] and docs/wire-inventory.md).
+    pub release: DorisRelease,
     /// Which Doris generation's COM_STMT_PREPARE the MySQL face speaks (default: 2.1.5 and
     /// later, server-side prepare with binary rows).
     pub prepare: PrepareProfile,
@@ -26,9 +32,48 @@ pub struct DorisProfile {
     pub json_as_string: bool,
 }
 
+/// The newest release the emulator follows (its default).
+pub const NEWEST: DorisRelease = DorisRelease::new(4, 1, 0);
+
+impl DorisProfile {
+    /// The profile of `release`: the default behaviours with the release set (the
+    /// behaviours that follow the release read it through the methods below).
+    pub fn for_release(release: DorisRelease) -> Self {
+        Self {
+            release,
+            ..Self::default()
+        }
+    }
+
+    /// `SELECT @@version_comment`'s answer.
+    pub fn version_comment(&self) -> String {
+        format!("Doris version doris-{}-emulator", self.release)
+    }
+
+    /// Whether an explicit transaction (`BEGIN` … `COMMIT`) runs `INSERT … SELECT` (from
+    /// 3.0; 2.1 runs `INSERT … VALUES` into one table only).
+    pub fn insert_select_in_transaction(&self) -> bool {
+        self.release >= DorisRelease::new(3, 0, 0)
+    }
+
+    /// Whether `SHOW TRANSACTION` needs the global ADMIN privilege (2.1 and 3.0) rather
+    /// than LOAD on the database (from 3.1).
+    pub fn show_transaction_needs_admin(&self) -> bool {
+        self.release < DorisRelease::new(3, 1, 0)
+    }
+
+    /// Whether Stream Load reads `unique_key_update_mode` and
+    /// `partial_update_new_key_behavior` (flexible partial update, from 3.1); before, both
+    /// headers are ignored.
+    pub fn flexible_partial_update(&self) -> bool {
+        self.release >= DorisRelease::new(3, 1, 0)
+    }
+}
+
 impl Default for DorisProfile {
     fn default() -> Self {
         Self {
+            release: NEWEST,
             prepare: PrepareProfile::default(),
             type_spelling: doris_sql::Spelling::Lower,
             mysql_deprecate_eof: false,

@@ -127,6 +127,13 @@ class DorisTableCompatibilityError(DorisWriteError):
     """The data does not fit the table (columns, keys, types, nulls or lengths)."""
 
 
+class DorisReleaseError(DorisWriteError, CompatibilityError):
+    """The server's Doris release cannot run what the write asked (the atomic mode before
+    3.0.4, ``partial_update_new_key_behavior`` or flexible partial updates before 3.1, group
+    commit on 2.1.0); checked before anything is written. The message names the release,
+    why, and what to use instead (docs/compatibility.md)."""
+
+
 class DorisStreamingJobError(DaftOlapError):
     """A streaming job cannot do what was asked (e.g. a failed task paused it)."""
 
@@ -148,6 +155,7 @@ __all__ = [
     "DorisLabelExistsError",
     "DorisPartialCommitError",
     "DorisMetadataError",
+    "DorisReleaseError",
     "DorisStreamingJobError",
     "DorisTableCompatibilityError",
     "DorisTimeoutError",

@@ -394,7 +394,7 @@ def write_doris(
     Doris forgets a finished label after ``label_keep_max_second`` (3 days by default) and
     beyond ``label_num_threshold`` newer transactions in the database (2,000 by default),
     so an atomic write also records its key in ``commit_ledger``, a table of the target's
-    database (``__daft_doris_commits`` by default, created on first use), in the same
+    database (``daft_doris_commits`` by default, created on first use), in the same
     transaction as the rows: a rerun of a key is a no-op however long after.
     ``commit_ledger=None`` relies on the label alone (a rerun after Doris forgot it writes
     the rows again). See docs/consistency.md for what every mode guarantees.

@@ -59,7 +59,7 @@ class DorisWriteOptions(TypedDict, total=False):
     the same one transaction (atomic, ``operation="load"`` only)."""
     commit_ledger: str | None
     """The table of the target's database an atomic write records its key in (default
-    __daft_doris_commits); ``None`` relies on Doris's label alone."""
+    daft_doris_commits); ``None`` relies on Doris's label alone."""
 
 
 def check_option_names(owner: str, options: Mapping[str, Any]) -> None:

@@ -9,7 +9,6 @@ async fn every_format_and_compression_loads_the_same_rows() {
         (Format::Arrow, Compression::None),
         (Format::Parquet, Compression::None),
         (Format::Json, Compression::None),
-        (Format::Json, Compression::Gzip),
         (Format::Csv(CsvOptions::default()), Compression::None),
         (Format::Csv(CsvOptions::default()), Compression::Lz4),
     ];
@@ -36,7 +35,7 @@ async fn every_format_and_compression_loads_the_same_rows() {
         );
     }
     let all = env.rows("t");
-    assert_eq!(all.num_rows(), 3000);
+    assert_eq!(all.num_rows(), 2500);
     // Text formats carried NULLs, quotes, separators and newlines intact.
     let names = all
         .column(1)
@@ -202,4 +201,17 @@ fn csv_carries_every_string_exactly() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Doris reads compressed CSV only (`compress data of JSON format is not supported.`, the
+/// emulator's curl suite shows the BE's refusal): the client refuses the combination first.
+#[test]
+fn compressed_json_is_refused_before_anything_is_sent() {
+    let options = LoadOptions {
+        format: Format::Json,
+        compression: Compression::Gzip,
+        ..LoadOptions::default()
+    };
+    let err = options.validate().unwrap_err();
+    assert!(err.to_string().contains("csv bodies only"), "{err}");
 }

@@ -1,4 +1,4 @@
-//! What the atomic write relies on (`doris_streamload::atomic`): labelled INSERTs that run
+//! What the atomic write relies on (`doris_write::atomic`): labelled INSERTs that run
 //! once, `SHOW TRANSACTION` by label, `INSERT OVERWRITE … WITH LABEL`, and explicit
 //! transactions (`BEGIN WITH LABEL` … `COMMIT`) that make INSERTs into two tables of one
 //! database visible together, refuse other statements without ending, and free their
@@ -30,14 +30,24 @@ async fn setup(target: &Target, db: &Scratch) -> Session {
     session
 }
 
-/// `TransactionStatus` of `label` in `db` (`None`: no transaction holds it).
+/// `TransactionStatus` of `label` in `db` (`None`: Doris knows no transaction of the label,
+/// which it answers with an error, `transaction with label <l> does not exist`).
 async fn label_status(session: &mut Session, db: &str, label: &str) -> Option<String> {
-    let rows = session
+    let rows = match session
         .query(&format!(
             "SHOW TRANSACTION FROM `{db}` WHERE LABEL = '{label}'"
         ))
         .await
-        .unwrap();
+    {
+        Ok(rows) => rows,
+        Err(e)
+            if e.to_string()
+                .contains(&format!("transaction with label {label} does not exist")) =>
+        {
+            return None;
+        }
+        Err(other) => panic!("SHOW TRANSACTION: {other}"),
+    };
     let at = rows
         .columns
         .iter()

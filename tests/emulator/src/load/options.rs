@@ -95,6 +95,18 @@ pub struct LoadOptions {
     pub mappings: Vec<(String, String)>,
 }
 
+impl LoadOptions {
+    /// The options as a release before flexible partial update (3.1) reads the same
+    /// headers: `partial_columns` alone decides a partial update; `unique_key_update_mode`
+    /// and `partial_update_new_key_behavior` are ignored.
+    pub fn before_flexible_partial_update(mut self, headers: &HeaderMap) -> Result<Self, String> {
+        self.partial = bool_header(headers, "partial_columns")?;
+        self.flexible = false;
+        self.new_key_error = false;
+        Ok(self)
+    }
+}
+
 /// A header as text: its bytes as UTF-8, as Doris's BE reads them (so `columns` may name
 /// non-ASCII columns).
 pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -192,6 +204,11 @@ pub fn parse_options(headers: &HeaderMap) -> Result<LoadOptions, String> {
             ));
         }
     };
+    // `StreamLoadAction::_on_header` (be/src/http/action/stream_load.cpp): a non-empty
+    // `compress_type` with `format: json` is refused before anything is read.
+    if format == Format::Json && header(headers, "compress_type").is_some_and(|c| !c.is_empty()) {
+        return Err("[INTERNAL_ERROR]compress data of JSON format is not supported.".into());
+    }
     let compression = match header(headers, "compress_type")
         .map(str::to_ascii_lowercase)
         .as_deref()

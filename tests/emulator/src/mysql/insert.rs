@@ -305,9 +305,21 @@ pub(crate) fn stage_rows(
 async fn execute(shared: &Shared, session: &Session, sql: &str) -> Result<Inserted, SelectError> {
     let target = parse(shared, session, sql)?;
     let batches = source_rows(shared, session, &target).await?;
-    if target.label.is_none() && !target.overwrite && batches.iter().all(|b| b.num_rows() == 0) {
-        // Doris begins no transaction for an INSERT whose SELECT plans to an empty set
-        // (`WHERE 1 = 0`): `Query OK, 0 rows affected`, no label taken.
+    if batches.iter().all(|b| b.num_rows() == 0) {
+        // Doris begins no transaction for an INSERT whose SELECT yields no row
+        // (`isEmptyInsert`): `Query OK, 0 rows affected`, and no label is taken, even one
+        // the statement names. An INSERT OVERWRITE of no row still replaces the table's
+        // (or the named partitions') rows with none, under no label either.
+        if target.overwrite {
+            let scratch = format!("insert_{}", uuid::Uuid::new_v4().simple());
+            let (staged, _) =
+                stage_rows(shared, session, &target, &batches, &scratch).map_err(analysis)?;
+            target
+                .table
+                .replace(staged, target.named_partitions.as_deref())
+                .map_err(|e| analysis(e.to_string()))?;
+            crate::persist::save(shared);
+        }
         return Ok(Inserted::Nothing);
     }
     let label = target
@@ -361,8 +373,8 @@ pub(crate) fn label_used(label: &str, txn: i64) -> String {
 
 /// Cuts Doris's `WITH LABEL <label>` (between the table name and the column list or the
 /// source) out of an INSERT, which sqlparser does not know. Quoted text is skipped. The
-/// label follows Doris's grammar: 1-128 letters, digits, `-`, `_` and `:`, optionally in
-/// backticks.
+/// label is an identifier of Doris's grammar that its label rule accepts
+/// ([`crate::names::sql_label`]).
 fn take_label(sql: &str) -> Result<(String, Option<String>), SelectError> {
     let bytes = sql.as_bytes();
     let mut at = 0;
@@ -385,17 +397,7 @@ fn take_label(sql: &str) -> Result<(String, Option<String>), SelectError> {
                     let end = tail
                         .find(|c: char| c.is_whitespace() || c == '(')
                         .unwrap_or(tail.len());
-                    let label = tail[..end].trim_matches('`');
-                    let valid = !label.is_empty()
-                        && label.len() <= 128
-                        && label
-                            .bytes()
-                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b':'));
-                    if !valid {
-                        return Err(analysis(
-                            "Label format error. regex: ^[-_A-Za-z0-9:]{1,128}$",
-                        ));
-                    }
+                    let label = crate::names::sql_label(&tail[..end]).map_err(analysis)?;
                     let remainder = format!("{} {}", &sql[..at], &tail[end..]);
                     return Ok((remainder, Some(label.to_owned())));
                 }
@@ -463,15 +465,18 @@ mod tests {
     #[test]
     fn with_label_is_cut_out_of_the_statement() {
         let (sql, label) =
-            take_label("INSERT INTO d.t WITH LABEL my_l-1 (a, b) SELECT a, b FROM s").unwrap();
-        assert_eq!(label.as_deref(), Some("my_l-1"));
+            take_label("INSERT INTO d.t WITH LABEL my_l_1 (a, b) SELECT a, b FROM s").unwrap();
+        assert_eq!(label.as_deref(), Some("my_l_1"));
         assert_eq!(
             sql.split_whitespace().collect::<Vec<_>>().join(" "),
             "INSERT INTO d.t (a, b) SELECT a, b FROM s"
         );
-        let (sql, label) = take_label("insert into t with label `x` values (1)").unwrap();
+        let (sql, label) = take_label("insert into t with label x values (1)").unwrap();
         assert_eq!(label.as_deref(), Some("x"));
         assert!(sql.contains("values (1)"));
+        // The grammar takes an identifier: no '-', and backticks reach the label rule.
+        assert!(take_label("INSERT INTO t WITH LABEL my_l-1 VALUES (1)").is_err());
+        assert!(take_label("insert into t with label `x` values (1)").is_err());
         let (sql, none) = take_label("INSERT INTO t VALUES ('żółw 🐢', 'ünïcödé')").unwrap();
         assert_eq!(
             (sql.as_str(), none),

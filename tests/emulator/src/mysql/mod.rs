@@ -125,6 +125,8 @@ pub struct Session {
     /// The explicit transaction the session is in (`BEGIN` … `COMMIT`).
     #[cfg(feature = "sql")]
     pub txn: Option<transaction::ExplicitTxn>,
+    /// The emulated release's `@@version_comment`.
+    pub version_comment: String,
 }
 
 /// How an INSERT treats rows it must filter (Doris's `enable_insert_strict` and
@@ -324,6 +326,7 @@ async fn session(
         insert_filter: InsertFilter::default(),
         #[cfg(feature = "sql")]
         txn: None,
+        version_comment: shared.config.profile.version_comment(),
     };
     let served = commands(&shared, &mut state, &mut io).await;
     #[cfg(feature = "sql")]

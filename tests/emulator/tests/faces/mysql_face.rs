@@ -71,7 +71,7 @@ async fn mariadb_client_reads_metadata_in_doris_shapes() {
     assert!(err.is_empty(), "{err}");
     assert_eq!(
         out,
-        "@@version_comment\nDoris version doris-4.0.6-emulator\nDatabase\ninformation_schema\ndemo\nTables_in_demo\norders\nvisits\n"
+        "@@version_comment\nDoris version doris-4.1.0-emulator\nDatabase\ninformation_schema\ndemo\nTables_in_demo\norders\nvisits\n"
     );
 
     // SHOW CREATE TABLE parses back, with doris-sql, into the table that was created.

@@ -5,13 +5,13 @@
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
-#[path = "../../../../crates/doris-streamload/examples/atomic_write.rs"]
+#[path = "../../../../crates/doris-write/examples/atomic_write.rs"]
 mod example;
 
 use doris_emulator::faults::Fault;
 use doris_emulator::txn::Retention;
 use doris_emulator::{Emulator, EmulatorConfig};
-use doris_streamload::atomic::CommittedBy;
+use doris_write::atomic::CommittedBy;
 use example::Outcome;
 
 fn ids(e: &Emulator) -> Vec<i64> {
@@ -112,7 +112,7 @@ async fn a_rerun_writes_nothing_also_after_doris_forgot_the_label() {
     tables.sort();
     assert_eq!(
         tables,
-        ["__daft_doris_commits", "events", "other"],
+        ["daft_doris_commits", "events", "other"],
         "no staging table is left"
     );
 }
@@ -176,7 +176,7 @@ async fn a_lost_commit_answer_is_settled_by_the_key_never_written_twice() {
 async fn a_publish_slower_than_the_request_timeout_is_answered() {
     use std::time::Duration;
 
-    use doris_streamload::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
+    use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
 
     let e = emulator(2000).await;
     let mut endpoint =
@@ -235,9 +235,9 @@ async fn staged_run(
     key: &str,
 ) -> (
     doris_read::mysql::session::Session,
-    doris_streamload::atomic::AtomicWrite,
+    doris_write::atomic::AtomicWrite,
 ) {
-    use doris_streamload::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
+    use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
     let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
         .await
@@ -305,7 +305,7 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
         assert_eq!(ids(&e), [7, 8, 9], "{key}: the old rows are still there");
         let records = admin
             .query(&format!(
-                "SELECT key_label FROM demo.__daft_doris_commits WHERE key_label = 'svc_{key}'"
+                "SELECT key_label FROM demo.daft_doris_commits WHERE key_label = 'svc_{key}'"
             ))
             .await
             .unwrap();

@@ -67,7 +67,7 @@ pub(super) async fn be_stream_load(
     maybe_delay(&shared).await;
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let asked = match asked(&parts.headers) {
+    let asked = match asked(&parts.headers, &shared.config.profile) {
         Ok(a) => a,
         Err(refusal) => return refusal,
     };
@@ -170,7 +170,7 @@ pub(super) async fn be_stream_load(
 
 /// Step 1: the headers, checked before anything else (answered without `100 Continue`).
 #[allow(clippy::result_large_err)]
-fn asked(headers: &HeaderMap) -> Result<Asked, Response> {
+fn asked(headers: &HeaderMap, profile: &crate::DorisProfile) -> Result<Asked, Response> {
     let label_header = header_str(headers, "label").unwrap_or_default().to_owned();
     let comment = header_str(headers, "comment")
         .unwrap_or_default()
@@ -219,6 +219,13 @@ fn asked(headers: &HeaderMap) -> Result<Asked, Response> {
         ));
     }
     let mut opts = parse_options(headers).map_err(|message| fail(&message))?;
+    if !profile.flexible_partial_update() {
+        // Before flexible partial update (3.1) the BE reads `partial_columns` only:
+        // `unique_key_update_mode` and `partial_update_new_key_behavior` are ignored.
+        opts = opts
+            .before_flexible_partial_update(headers)
+            .map_err(|message| fail(&message))?;
+    }
     // Group commit is silently off for 2PC and partial updates (as in Doris).
     let group_commit = group_commit && !opts.two_phase_commit && !opts.partial;
     if group_commit {

@@ -49,7 +49,7 @@ pub(super) fn show_backends(shared: &Shared) -> Outcome {
         Some("0".into()),
         Some(tag),
         Some(String::new()),
-        Some("doris-4.0.6-emulator".into()),
+        Some(format!("doris-{}-emulator", shared.config.profile.release)),
         Some("{\"lastSuccessReportTabletsTime\":\"N/A\",\"isQueryDisabled\":false,\"isLoadDisabled\":false}".into()),
     ];
     Outcome::Rows(columns, vec![row])

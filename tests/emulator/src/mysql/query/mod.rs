@@ -562,6 +562,28 @@ fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) 
         Some(at) => split_dotted(sql[at + 6..].split_whitespace().next().unwrap_or_default()).pop(),
         None => session.database.clone(),
     };
+    // `ShowTransactionCommand.validate`: the privilege first (global ADMIN on 2.1 and 3.0,
+    // LOAD on the database from 3.1), then the database.
+    if shared.config.profile.show_transaction_needs_admin() {
+        if session.user != "root" {
+            return Outcome::Err(
+                1227,
+                b"42000",
+                "Access denied; you need (at least one of) the (ADMIN) privilege(s) for this operation"
+                    .into(),
+            );
+        }
+    } else if let Some(db) = &db
+        && !shared
+            .users
+            .has_in_database(&session.user, db, crate::auth::Privilege::Load)
+    {
+        return Outcome::Err(
+            1227,
+            b"42000",
+            crate::auth::missing_privilege(crate::auth::Privilege::Load),
+        );
+    }
     let Some(db) = db else {
         return from_error(&EmulatorError::NoDatabaseSelected);
     };
@@ -597,6 +619,13 @@ fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) 
     .iter()
     .map(|c| ColumnDef::text(c))
     .collect();
+    // A label Doris does not know (never used, or forgotten) is an error, never an empty
+    // result (`ShowTransactionCommand.handleShowTransaction`).
+    if let crate::txn::TxnRef::Label(label) = &by
+        && shared.txns.resolve(&db, &by).is_none()
+    {
+        return analysis(format!("transaction with label {label} does not exist"));
+    }
     let rows = shared
         .txns
         .resolve(&db, &by)

@@ -14,7 +14,7 @@ pub(super) fn variable(session: &Session, name: &str) -> Option<String> {
         .trim_start_matches("global.")
         .trim_start_matches("local.");
     Some(match name {
-        "version_comment" => "Doris version doris-4.0.6-emulator".into(),
+        "version_comment" => session.version_comment.clone(),
         "version" => "5.7.99".into(),
         "socket" => String::new(),
         "max_allowed_packet" => "67108864".into(),

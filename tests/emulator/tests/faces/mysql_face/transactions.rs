@@ -45,11 +45,17 @@ async fn count(conn: &mut MySqlConnection, table: &str) -> i64 {
         .unwrap()
 }
 
+/// `TransactionStatus` of `label`; `None` for a label Doris does not know, which it
+/// answers with an error (`transaction with label <l> does not exist`).
 async fn label_status(conn: &mut MySqlConnection, label: &str) -> Option<String> {
-    let rows = sqlx::raw_sql(&format!("SHOW TRANSACTION FROM tx WHERE LABEL = '{label}'"))
+    let rows = match sqlx::raw_sql(&format!("SHOW TRANSACTION FROM tx WHERE LABEL = '{label}'"))
         .fetch_all(&mut *conn)
         .await
-        .unwrap();
+    {
+        Ok(rows) => rows,
+        Err(e) if e.to_string().contains("does not exist") => return None,
+        Err(e) => panic!("SHOW TRANSACTION: {e}"),
+    };
     rows.first().map(|r| {
         r.try_get_unchecked::<String, _>("TransactionStatus")
             .unwrap()

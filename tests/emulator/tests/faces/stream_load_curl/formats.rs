@@ -49,10 +49,21 @@ async fn arrow_parquet_gzip_and_partitions() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(b"{\"id\": 20, \"name\": \"gz\", \"score\": 3}\n")
         .unwrap();
+    // The BE reads compressed CSV, never compressed JSON (`StreamLoadAction::_on_header`).
     let (json, _) = h.stream_load(
         "dup",
         &h.file("c.json.gz", &gz.finish().unwrap()),
         &["label:f3", "format:json", "compress_type:gz"],
+        "root:",
+    );
+    assert_eq!(json["Status"], "Fail", "{json}");
+    assert_message_contains(&json, "compress data of JSON format is not supported.");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"20,gz,3\n").unwrap();
+    let (json, _) = h.stream_load(
+        "dup",
+        &h.file("c.csv.gz", &gz.finish().unwrap()),
+        &["label:f3", "column_separator:,", "compress_type:gz"],
         "root:",
     );
     assert_eq!(json["NumberLoadedRows"], 1, "{json}");

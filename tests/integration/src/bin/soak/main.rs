@@ -32,7 +32,7 @@
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code, missing_docs)]
-#[path = "../../../../../crates/doris-streamload/examples/atomic_write.rs"]
+#[path = "../../../../../crates/doris-write/examples/atomic_write.rs"]
 mod atomic_example;
 mod emulator;
 mod faults;

@@ -9,9 +9,9 @@
 //! target changes once, or not at all. See `docs/consistency.md`.
 //!
 //! ```
-//! use doris_sql::staging::*;
+//! use doris_write::staging::*;
 //! let name = StagingName::new("nightly-2024-06-01", 1_717_200_000, 0xabcdef12);
-//! assert!(name.to_string().starts_with("__dd_stage_"));
+//! assert!(name.to_string().starts_with("daft_doris_stage_"));
 //! let parsed = StagingName::parse(&name.to_string()).unwrap();
 //! assert_eq!(parsed, name);
 //! assert!(parsed.belongs_to("nightly-2024-06-01"));
@@ -19,20 +19,18 @@
 
 use std::fmt;
 
-use crate::error::{Result, SqlError};
-use crate::ident::quote_ident;
-use crate::literal::Literal;
-use crate::metadata::TableSchema;
-use crate::types::DorisType;
+use doris_sql::{DorisType, Literal, Result, SqlError, TableSchema, property_string, quote_ident};
 
 /// The staging table's tag column: which task attempt loaded the row.
 pub const LOAD_TAG_COLUMN: &str = "__dd_load";
 
-/// Every staging table's name starts with this.
-pub const STAGING_PREFIX: &str = "__dd_stage_";
+/// Every staging table's name starts with this (a letter first: Doris refuses a table
+/// name that starts with `_`).
+pub const STAGING_PREFIX: &str = "daft_doris_stage_";
 
 /// A staging table's name: the key's hash, the creation time and a random part
-/// (`__dd_stage_<16 hex>_<unix seconds hex>_<8 hex>`, 45 characters at most).
+/// (`daft_doris_stage_<16 hex>_<unix seconds hex>_<8 hex>`, 51 characters at most: a
+/// name Doris's table rule takes, `^[a-zA-Z][a-zA-Z0-9-_]*$` within 64 characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StagingName {
     /// FNV-1a hash of the idempotence key.
@@ -130,7 +128,7 @@ pub fn staging_table_ddl(
         columns.push(format!(
             "{} {} NULL",
             quote_ident("column", &column.name)?,
-            column.ty.spell(crate::types::Spelling::Upper)
+            column.ty.spell(doris_sql::Spelling::Upper)
         ));
     }
     let replication = ["replication_allocation", "replication_num"]
@@ -142,7 +140,7 @@ pub fn staging_table_ddl(
     }
     let properties = properties
         .iter()
-        .map(|(k, v)| format!("{} = {}", double_quoted(k), double_quoted(v)))
+        .map(|(k, v)| format!("{} = {}", property_string(k), property_string(v)))
         .collect::<Vec<_>>()
         .join(", ");
     Ok(format!(
@@ -300,16 +298,18 @@ fn tag_filter_on(qualifier: &str, tags: &[String]) -> Result<String> {
     ))
 }
 
-/// Doris's label grammar: 1-128 letters, digits, `-`, `_` or `:`.
+/// A label as Doris's SQL takes it (`WITH LABEL <identifier>`, unquoted): a letter, then
+/// letters, digits or `_`, 128 characters at most (see `atomic::key_label`).
 fn validate_label(label: &str) -> Result<()> {
-    if label.is_empty()
-        || !label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b':'))
+    let mut chars = label.chars();
+    let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    if !starts_with_letter
+        || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         || label.len() > 128
     {
         return Err(SqlError::InvalidQuery(
-            "a label is 1-128 letters, digits, '-', '_' or ':'".into(),
+            "a label in SQL is a letter, then letters, digits or '_', 128 characters at most"
+                .into(),
         ));
     }
     Ok(())
@@ -317,15 +317,21 @@ fn validate_label(label: &str) -> Result<()> {
 
 /// A DATETIME literal from `YYYY-MM-DD HH:MM:SS` text (checked, so no other text is sent).
 fn datetime(text: &str) -> Result<String> {
-    let parsed: crate::literal::DateTime = text
+    let parsed: doris_sql::DateTime = text
         .parse()
         .map_err(|_| SqlError::InvalidQuery("a ledger time is YYYY-MM-DD HH:MM:SS".into()))?;
     Literal::DateTime(parsed).to_sql()
 }
 
+/// Whether `name` is one of the atomic write's own tables (a staging table, or the default
+/// commit ledger): what a catalog leaves out of its listings.
+pub fn is_internal_table(name: &str) -> bool {
+    name == DEFAULT_LEDGER_TABLE || StagingName::parse(name).is_some()
+}
+
 /// The commit ledger's default name: one table per database, created by the first atomic
 /// write that uses it.
-pub const DEFAULT_LEDGER_TABLE: &str = "__daft_doris_commits";
+pub const DEFAULT_LEDGER_TABLE: &str = "daft_doris_commits";
 
 /// The ledger's columns, in order: the key's label, the table written, the rows published
 /// (NULL when a repaired record does not know them) and when the record was written (UTC).
@@ -339,7 +345,11 @@ pub fn ledger_table_ddl(database: &str, ledger: &str, target: &TableSchema) -> R
         .iter()
         .find_map(|key| target.property(key).map(|v| (*key, v)));
     let properties = match replication {
-        Some((k, v)) => format!(" PROPERTIES ({} = {})", double_quoted(k), double_quoted(v)),
+        Some((k, v)) => format!(
+            " PROPERTIES ({} = {})",
+            property_string(k),
+            property_string(v)
+        ),
         None => String::new(),
     };
     let [label, table, rows, at] = LEDGER_COLUMNS.map(|c| quote_ident("column", c));
@@ -453,7 +463,7 @@ pub fn ledger_insert_values(
 /// (UTC, `YYYY-MM-DD HH:MM:SS`, checked). A plain literal on the right, as Doris's delete
 /// conditions take them.
 pub fn ledger_cleanup_statement(database: &str, ledger: &str, before: &str) -> Result<String> {
-    let _: crate::literal::DateTime = before
+    let _: doris_sql::DateTime = before
         .parse()
         .map_err(|_| SqlError::InvalidQuery("a ledger time is YYYY-MM-DD HH:MM:SS".into()))?;
     Ok(format!(
@@ -561,21 +571,6 @@ fn validate_tag(tag: &str) -> Result<()> {
     Ok(())
 }
 
-/// A property string as `SHOW CREATE TABLE` prints them: double quotes, `\` and `"`
-/// escaped with a backslash.
-pub(crate) fn double_quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for ch in s.chars() {
-        if ch == '"' || ch == '\\' {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out.push('"');
-    out
-}
-
 fn string(s: &str) -> Result<String> {
     Literal::String(s.to_owned()).to_sql()
 }
@@ -587,7 +582,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn target() -> TableSchema {
-        crate::parse_show_create(
+        doris_sql::parse_show_create(
             "CREATE TABLE `t` (`id` BIGINT NOT NULL, `total` BIGINT SUM NULL) \
              AGGREGATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 4 \
              PROPERTIES (\"replication_allocation\" = \"tag.location.default: 1\")",
@@ -600,12 +595,12 @@ mod tests {
         let ddl = staging_table_ddl("d", &StagingName::new("k", 16, 1), &target()).unwrap();
         assert_eq!(
             ddl,
-            "CREATE TABLE `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` (`__dd_load` BIGINT NOT NULL, \
+            "CREATE TABLE `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` (`__dd_load` BIGINT NOT NULL, \
              `id` BIGINT NULL, `total` BIGINT NULL) DUPLICATE KEY(`__dd_load`) \
              DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1 PROPERTIES (\"light_schema_change\" = \"true\", \
              \"replication_allocation\" = \"tag.location.default: 1\")"
         );
-        let parsed = crate::parse_show_create(&ddl).unwrap();
+        let parsed = doris_sql::parse_show_create(&ddl).unwrap();
         assert_eq!(parsed.key_columns, [LOAD_TAG_COLUMN]);
         assert!(
             parsed
@@ -618,13 +613,13 @@ mod tests {
 
     #[test]
     fn aggregate_state_columns_and_a_clashing_name_are_refused() {
-        let hll = crate::parse_show_create(
+        let hll = doris_sql::parse_show_create(
             "CREATE TABLE `t` (`id` INT NOT NULL, `h` HLL HLL_UNION NOT NULL) AGGREGATE KEY(`id`) \
              DISTRIBUTED BY HASH(`id`) BUCKETS 1",
         )
         .unwrap();
         assert!(staging_table_ddl("d", &StagingName::new("k", 1, 1), &hll).is_err());
-        let clash = crate::parse_show_create(
+        let clash = doris_sql::parse_show_create(
             "CREATE TABLE `t` (`__dd_load` INT NOT NULL) DUPLICATE KEY(`__dd_load`) \
              DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1",
         )
@@ -647,7 +642,7 @@ mod tests {
         assert_eq!(
             sql,
             "INSERT INTO `d`.`t` WITH LABEL dd_k (`id`, `na``me`) SELECT `id`, `na``me` FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11, 22)"
+             `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11, 22)"
         );
         assert!(publish_insert("d", "t", &staging, "dd_k", &["id".into()], &[]).is_err());
         assert!(
@@ -672,7 +667,7 @@ mod tests {
         assert_eq!(
             sql,
             "INSERT OVERWRITE TABLE `d`.`t` WITH LABEL dd_k (`id`) SELECT `id` FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
+             `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         let empty = publish_overwrite("d", "t", &staging, "dd_k", &["id".into()], &[]).unwrap();
         assert!(empty.ends_with("WHERE 1 = 0"), "{empty}");
@@ -684,12 +679,13 @@ mod tests {
         let ddl = ledger_table_ddl("d", DEFAULT_LEDGER_TABLE, &target()).unwrap();
         assert_eq!(
             ddl,
-            "CREATE TABLE IF NOT EXISTS `d`.`__daft_doris_commits` (`key_label` VARCHAR(128) NOT NULL, \
+            "CREATE TABLE IF NOT EXISTS `d`.`daft_doris_commits` (`key_label` VARCHAR(128) NOT NULL, \
              `target_table` VARCHAR(256) NOT NULL, `row_count` BIGINT NULL, `committed_at` DATETIME NOT NULL) \
              DUPLICATE KEY(`key_label`) DISTRIBUTED BY HASH(`key_label`) BUCKETS 1 \
              PROPERTIES (\"replication_allocation\" = \"tag.location.default: 1\")"
         );
-        let parsed = crate::parse_show_create(ddl.replace(" IF NOT EXISTS", "").as_str()).unwrap();
+        let parsed =
+            doris_sql::parse_show_create(ddl.replace(" IF NOT EXISTS", "").as_str()).unwrap();
         assert_eq!(parsed.key_columns, ["key_label"]);
         assert!(ledger_table_ddl("d", "bad`name\u{0}", &target()).is_err());
     }
@@ -707,7 +703,7 @@ mod tests {
             sql,
             "INSERT INTO `d`.`l` (`key_label`, `target_table`, `row_count`, `committed_at`) \
              SELECT 'dd_k', 'or\\'ders', COUNT(*), CAST('2026-12-04 10:00:00' AS DATETIME) \
-             FROM `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
+             FROM `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         // COUNT(*) over no tag would still record a commit: refused.
         assert!(ledger_insert_from_staging("d", "l", &staging, &record, &[]).is_err());
@@ -753,7 +749,7 @@ mod tests {
         assert_eq!(
             rows,
             "INSERT INTO `d`.`t` (`id`) SELECT `id` FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
+             `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         assert!(
             !rows.contains("LABEL"),
@@ -776,7 +772,7 @@ mod tests {
         assert_eq!(
             sql,
             "SELECT (SELECT COUNT(*) FROM `d`.`t`) AS `target_rows`, (SELECT COUNT(*) FROM \
-             `d`.`__dd_stage_af63e64c8601fd8a_10_00000001` `__s` WHERE `__s`.`__dd_load` IN (7) \
+             `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` `__s` WHERE `__s`.`__dd_load` IN (7) \
              AND NOT EXISTS (SELECT 1 FROM `d`.`t` `__t` WHERE `__t`.`id` <=> `__s`.`id` AND \
              `__t`.`v` <=> `__s`.`v`)) AS `missing_rows`"
         );
@@ -805,7 +801,7 @@ mod tests {
             prop_assert!(text.len() <= 64);
             prop_assert_eq!(StagingName::parse(&text), Some(name));
             prop_assert!(name.belongs_to(&key));
-            prop_assert!(crate::validate_ident("table", &text).is_ok());
+            prop_assert!(doris_sql::validate_ident("table", &text).is_ok());
             if !other.starts_with(STAGING_PREFIX) {
                 prop_assert_eq!(StagingName::parse(&other), None);
             }

@@ -7,13 +7,13 @@
 
 use std::time::Instant;
 
+use crate::staging::{LedgerRecord, ledger_insert_values, ledger_lookup_query};
 use doris_sql::session::{SqlFailure, SqlSession};
-use doris_sql::staging::{LedgerRecord, ledger_insert_values, ledger_lookup_query};
 
-use super::housekeeping::sql_error;
+use super::housekeeping::{is_privilege_denial, sql_error};
 use super::{AtomicPolicy, CommitRecord};
-use crate::error::StreamLoadError;
-use crate::label::Label;
+use doris_streamload::Label;
+use doris_streamload::StreamLoadError;
 
 /// The state of a label in Doris (`SHOW TRANSACTION … WHERE LABEL = …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,15 @@ pub enum CommittedBy {
     },
 }
 
+/// The privilege a denied label lookup names before the release is known (see
+/// [`super::label_lookup_privilege`]).
+pub(crate) const LABEL_LOOKUP: &str = "the privilege SHOW TRANSACTION needs (global ADMIN on Doris 3.0, LOAD on the database from 3.1)";
+
 /// The label's state from `SHOW TRANSACTION FROM db WHERE LABEL = '…'`.
+///
+/// Doris answers a label it does not know (never used, or forgotten) with an error,
+/// `transaction with label <l> does not exist` (`ShowTransactionCommand`), which is
+/// [`LabelState::Free`]; a missing privilege is [`StreamLoadError::Privilege`].
 pub async fn label_state<S: SqlSession>(
     session: &mut S,
     database: &str,
@@ -50,10 +58,19 @@ pub async fn label_state<S: SqlSession>(
         doris_sql::quote_ident("database", database).map_err(StreamLoadError::Statement)?,
         label.as_str()
     );
-    let rows = session
-        .query(&sql)
-        .await
-        .map_err(|f| sql_error("look the label up", f))?;
+    let rows = match session.query(&sql).await {
+        Ok(rows) => rows,
+        Err(SqlFailure::Refused(message)) if is_unknown_label(&message) => {
+            return Ok(LabelState::Free);
+        }
+        Err(SqlFailure::Refused(message)) if is_privilege_denial(&message) => {
+            return Err(StreamLoadError::Privilege {
+                needed: LABEL_LOOKUP,
+                message,
+            });
+        }
+        Err(f) => return Err(sql_error("look the label up", f)),
+    };
     if rows.rows.is_empty() {
         return Ok(LabelState::Free);
     }
@@ -73,6 +90,12 @@ pub async fn label_state<S: SqlSession>(
             LabelState::Free
         },
     )
+}
+
+/// Doris's answer to `SHOW TRANSACTION … WHERE LABEL` for a label it does not know.
+fn is_unknown_label(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("transaction with label") && lower.contains("does not exist")
 }
 
 /// The label's state once it is no longer running; still running after the policy's
@@ -195,7 +218,7 @@ pub async fn cleanup_ledger<S: SqlSession>(
             .checked_sub(older_than)
             .unwrap_or(std::time::UNIX_EPOCH),
     );
-    let sql = doris_sql::staging::ledger_cleanup_statement(database, ledger, &before)
+    let sql = crate::staging::ledger_cleanup_statement(database, ledger, &before)
         .map_err(StreamLoadError::Statement)?;
     match session.execute(&sql).await {
         Ok(deleted) => Ok(deleted),

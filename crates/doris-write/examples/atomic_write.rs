@@ -1,13 +1,13 @@
 //! `atomic_write`: an exactly-once load of Arrow batches from a Rust service, no Python.
 //!
 //! The whole write is one Doris transaction labelled by an idempotence key
-//! (`doris_streamload::atomic`): rows are staged through Stream Load, then published with
+//! (`doris_write::atomic`): rows are staged through Stream Load, then published with
 //! the key's record in the commit ledger, in one transaction. Running it again with the
 //! same key writes nothing, also after Doris forgot the key's label (it keeps finished
 //! labels 3 days, and only the newest 2,000 per database).
 //!
 //! ```text
-//! cargo run -p doris-streamload --example atomic_write -- \
+//! cargo run -p doris-write --example atomic_write -- \
 //!     http://127.0.0.1:8030 127.0.0.1:9030 root demo events nightly-2026-12-01
 //! ```
 //!
@@ -20,12 +20,10 @@ use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use doris_read::MySqlEndpoint;
 use doris_read::mysql::session::Session;
-use doris_streamload::atomic::{
-    AtomicPolicy, AtomicWrite, Begun, CommitRecord, CommittedBy, key_label,
-};
 use doris_streamload::{
     ClientConfig, Credentials, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient,
 };
+use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, CommittedBy, key_label};
 
 /// Where and what to write.
 pub struct Target<'a> {
@@ -83,7 +81,7 @@ pub async fn run(
     ))?);
     // One task attempt, one tag. A service that loads from several workers gives each
     // attempt its own tag and publishes the tags of the attempts that finished.
-    let tag = doris_streamload::atomic::attempt_tag();
+    let tag = doris_write::atomic::attempt_tag();
     let fields: Vec<String> = batches[0]
         .schema()
         .fields()

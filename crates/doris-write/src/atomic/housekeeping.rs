@@ -3,10 +3,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::staging::{STAGING_PREFIX, StagingName};
 use doris_sql::session::{SqlFailure, SqlSession};
-use doris_sql::staging::{STAGING_PREFIX, StagingName};
 
-use crate::error::StreamLoadError;
+use doris_streamload::StreamLoadError;
 
 /// Staging tables of `database` with their names parsed.
 pub(crate) async fn staging_tables<S: SqlSession>(

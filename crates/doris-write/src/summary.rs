@@ -6,9 +6,9 @@
 //! attempt ([`WriteSummary::attempts_to_publish`]).
 
 use crate::atomic::Published;
-use crate::error::StreamLoadError;
-use crate::loader::LoadSummary;
-use crate::report::{LoadStatus, TxnRef};
+use doris_streamload::LoadSummary;
+use doris_streamload::StreamLoadError;
+use doris_streamload::{LoadStatus, TxnRef};
 
 /// How many loads of a task ended in each status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -84,7 +84,7 @@ impl TaskReport {
                     counts.precommitted += 1;
                     report
                         .precommitted
-                        .push(crate::loader::txn_ref(&entry.report)?);
+                        .push(doris_streamload::txn_ref(&entry.report)?);
                 }
                 LoadStatus::CommittedByEarlierAttempt => counts.committed_by_earlier_attempt += 1,
                 LoadStatus::AlreadyLoaded => counts.already_loaded += 1,

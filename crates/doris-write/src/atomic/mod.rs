@@ -2,6 +2,8 @@
 //! under a label that comes from an idempotence key, recorded in a commit ledger that
 //! outlives the label.
 //!
+//! 0. [`AtomicWrite::begin`] reads the server's Doris release and refuses, before
+//!    anything is written, a release that cannot run the write ([`check_release`]).
 //! 1. [`AtomicWrite::begin`] asks whether the key committed: its label's state in Doris,
 //!    then the commit ledger ([`CommitRecord`]), since Doris forgets finished labels
 //!    after `label_keep_max_second` (3 days) and beyond `label_num_threshold` (2,000 per
@@ -26,21 +28,25 @@
 //! `docs/consistency.md`.
 
 mod housekeeping;
+mod key;
 mod publish;
 mod record;
+mod release;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use doris_sql::TableSchema;
-pub use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
-use doris_sql::staging::{
+use crate::staging::{
     DEFAULT_LEDGER_TABLE, LedgerRecord, StagingName, begin_with_label, ledger_insert_from_staging,
     ledger_probe_insert, ledger_table_ddl, overwrite_check_query, privilege_probe_insert,
     publish_insert, publish_overwrite, publish_rows_insert, staged_counts_query,
     staging_columns_header, staging_table_ddl,
 };
+use doris_sql::TableSchema;
+pub use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
 pub use housekeeping::cleanup;
+pub use key::{check_prefix, key_label};
 pub use record::{CommittedBy, LabelState, cleanup_ledger, label_state};
+pub use release::{ATOMIC_WRITE_FLOOR, check_release, label_lookup_privilege};
 
 use housekeeping::{
     drop_staging_of, drop_statement, drop_table, is_privilege_denial, privilege_error, sql_error,
@@ -48,9 +54,9 @@ use housekeeping::{
 use publish::{Publish, Statements};
 use record::{committed, now_utc, record_alone};
 
-use crate::error::StreamLoadError;
-use crate::label::Label;
-use crate::options::{Columns, LoadOptions, MergeType, NewKeyBehavior, UpdateMode};
+use doris_streamload::Label;
+use doris_streamload::StreamLoadError;
+use doris_streamload::{Columns, LoadOptions, MergeType, NewKeyBehavior, UpdateMode};
 
 /// Where a committed key is remembered besides its Doris label.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,11 +156,6 @@ pub fn attempt_tag() -> String {
     (rand::random::<u64>() >> 5).max(1).to_string()
 }
 
-/// The key's label: `<prefix>_<key>`.
-pub fn key_label(prefix: &str, key: &str) -> Result<Label, StreamLoadError> {
-    Label::new(format!("{prefix}_{key}"))
-}
-
 impl AtomicWrite {
     /// Starts a run of the write named by `label` into `database.table` (whose schema is
     /// `target`), its commit remembered as `record` says: see the module docs.
@@ -167,10 +168,17 @@ impl AtomicWrite {
         policy: AtomicPolicy,
     ) -> Result<Begun, StreamLoadError> {
         let config = StreamLoadError::Statement;
+        let release = session
+            .release()
+            .await
+            .map_err(|f| sql_error("read the server's Doris release", f))?;
+        let release = check_release(release)?;
         if let CommitRecord::Ledger(ledger) = &record {
             ensure_ledger(session, database, ledger, target, &label).await?;
         }
-        let found = committed(session, database, &label, &record, &policy).await?;
+        let found = committed(session, database, &label, &record, &policy)
+            .await
+            .map_err(|e| name_label_privilege(e, release))?;
         drop_staging_of(session, database, label.as_str()).await?;
         if let Some(by) = found {
             if by == CommittedBy::Label
@@ -305,7 +313,9 @@ impl AtomicWrite {
     /// Publishes as a replacement of the whole table: `INSERT OVERWRITE TABLE … WITH
     /// LABEL` of the staged rows, under the key's label (Doris runs no overwrite inside an
     /// explicit transaction, so the ledger record follows it on its own); a run with no
-    /// rows empties the table (still under the label, so a rerun is a no-op).
+    /// rows empties the table. Doris takes no label for a statement whose source has no
+    /// row, so with a ledger the key's record makes a rerun a no-op, and with the label
+    /// only ([`CommitRecord::LabelOnly`]) a rerun empties the table again.
     #[must_use]
     pub fn with_overwrite(mut self, on: bool) -> Self {
         self.overwrite = on;
@@ -493,6 +503,23 @@ impl AtomicWrite {
             }
             tokio::time::sleep(self.policy.poll_interval).await;
         }
+    }
+}
+
+/// A denied label lookup, with the privilege it needs on `release`.
+fn name_label_privilege(
+    e: StreamLoadError,
+    release: doris_sql::release::DorisRelease,
+) -> StreamLoadError {
+    match e {
+        StreamLoadError::Privilege {
+            needed: record::LABEL_LOOKUP,
+            message,
+        } => StreamLoadError::Privilege {
+            needed: label_lookup_privilege(release),
+            message,
+        },
+        other => other,
     }
 }
 

@@ -10,13 +10,13 @@
 //! transaction: an overwrite (and a write without a ledger) is one labelled statement,
 //! and with a ledger its record follows on its own.
 
+use crate::staging::LedgerRecord;
 use doris_sql::session::{SqlFailure, SqlSession};
-use doris_sql::staging::LedgerRecord;
 
 use super::record::{committed, record_alone};
 use super::{AtomicPolicy, CommitRecord};
-use crate::error::StreamLoadError;
-use crate::label::Label;
+use doris_streamload::Label;
+use doris_streamload::StreamLoadError;
 
 const PARTIAL_UPDATE_ON: &str = "SET enable_unique_key_partial_update = true";
 const PARTIAL_UPDATE_OFF: &str = "SET enable_unique_key_partial_update = false";
@@ -51,7 +51,7 @@ pub(crate) struct Publish<'a> {
     /// The time the ledger record carries.
     pub(crate) committed_at: String,
     /// An overwrite's check that the table holds its rows
-    /// (`doris_sql::staging::overwrite_check_query`), run when the outcome was told by the
+    /// (`crate::staging::overwrite_check_query`), run when the outcome was told by the
     /// label rather than by the statement's own answer.
     pub(crate) overwrite_check: Option<String>,
 }

@@ -1,49 +1,18 @@
-//! A whole write of an engine's partitions into one table, and every rule that decides it,
-//! in one place (the Python binding and any other engine adapter only convert types):
-//!
-//! - [`WriteSpec`]: what the caller asked (operation, format, batch bounds, labels,
-//!   idempotence key, atomic, overwrite, two-phase commit, the commit record, Stream Load
-//!   properties), checked together by [`WriteSpec::check`]; the Stream Load options it
-//!   implies ([`WriteSpec::load_options`]); whether it runs in the atomic mode
-//!   ([`WriteSpec::atomic`]).
-//! - [`PartitionLabels`]: the deterministic per-load labels of a keyed write that is not
-//!   atomic (per-load labels, two-phase or not): the key, a fingerprint of the partition's content *and* of every setting that
-//!   decides its loads, and an occurrence number for identical partitions.
-//! - [`TaskReport`], [`WriteSummary::of_loads`] and [`WriteSummary::of_atomic`]: the
-//!   tasks' results folded into the write's outcome.
-//!
-//! ```
-//! use doris_streamload::write::{WriteSpec, WriteMode};
-//! use doris_sql::WriteOperation;
-//!
-//! let mut spec = WriteSpec::new(WriteOperation::Load);
-//! spec.idempotence_key = Some("nightly-2026-12-01".into());
-//! spec.check().unwrap();
-//! // A key makes the write atomic unless asked otherwise.
-//! assert_eq!(spec.mode(), WriteMode::Atomic);
-//! spec.atomic = Some(false);
-//! assert_eq!(spec.mode(), WriteMode::PerLoadLabels);
-//! spec.two_phase_commit = true;
-//! spec.atomic = Some(true);
-//! assert!(spec.check().is_err(), "an atomic write commits once itself");
-//! ```
-
-mod labels;
-mod summary;
+//! [`WriteSpec`]: what a caller asked of a whole write, checked together, and the Stream
+//! Load options and mode it implies.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use doris_sql::WriteOperation;
+use doris_sql::release::DorisRelease;
 
-pub use labels::{PartitionLabels, content_fingerprint};
-pub use summary::{StatusCounts, TaskReport, WriteStatus, WriteSummary};
-
+use crate::PartitionLabels;
 use crate::atomic::CommitRecord;
-use crate::config::ClientConfig;
-use crate::error::StreamLoadError;
-use crate::label::{Label, LabelScheme};
-use crate::options::{CsvOptions, Format, LoadOptions, MergeType, UpdateMode};
+use doris_streamload::ClientConfig;
+use doris_streamload::StreamLoadError;
+use doris_streamload::{CsvOptions, Format, LoadOptions, MergeType, UpdateMode};
+use doris_streamload::{Label, LabelScheme};
 
 /// Most rows of one load batch.
 pub const MAX_BATCH_ROWS: usize = 1_000_000;
@@ -90,7 +59,7 @@ impl WriteMode {
 /// `"append"`, the default, or `"overwrite"`, which sets [`WriteSpec::overwrite`]).
 ///
 /// ```
-/// use doris_streamload::write::WriteDisposition;
+/// use doris_write::WriteDisposition;
 /// assert!("overwrite".parse::<WriteDisposition>().unwrap().overwrites());
 /// assert!(!WriteDisposition::default().overwrites());
 /// assert!("replace".parse::<WriteDisposition>().is_err());
@@ -269,6 +238,51 @@ impl WriteSpec {
         self.load_options().map(|_| ())
     }
 
+    /// Refuses, before anything is written, what the server's Doris `release` cannot run
+    /// as asked (`None`: its `@@version_comment` names no release): the atomic mode
+    /// ([`crate::atomic::check_release`]); `partial_update_new_key_behavior` and flexible
+    /// partial updates, which releases before 3.1 ignore (a partial update would then
+    /// append new keys, or reset the columns it does not name); group commit before 2.1.1
+    /// (2.1.0 ignores it on a chunked body).
+    pub fn check_release(&self, release: Option<DorisRelease>) -> Result<(), StreamLoadError> {
+        if self.mode() == WriteMode::Atomic {
+            crate::atomic::check_release(release)?;
+        }
+        let options = self.load_options()?;
+        let refuse = |feature: &'static str, floor: DorisRelease, why: &str| {
+            StreamLoadError::UnsupportedRelease {
+                release: release.map_or_else(|| "(unknown release)".into(), |r| r.to_string()),
+                feature,
+                detail: format!("it needs Doris {floor} or later: {why}"),
+            }
+        };
+        let flexible = DorisRelease::new(3, 1, 0);
+        let below = |floor: DorisRelease| release.is_none_or(|r| r < floor);
+        if options.new_key_behavior.is_some() && below(flexible) {
+            return Err(refuse(
+                "partial_update_new_key_behavior",
+                flexible,
+                "older releases ignore the header and let strict_mode decide new keys                  (strict_mode=true refuses them, false appends them)",
+            ));
+        }
+        if options.update_mode == UpdateMode::FlexibleColumns && below(flexible) {
+            return Err(refuse(
+                "unique_key_update_mode=UPDATE_FLEXIBLE_COLUMNS",
+                flexible,
+                "older releases ignore the header and load full rows, resetting the columns                  a row does not name",
+            ));
+        }
+        let chunked_group_commit = DorisRelease::new(2, 1, 1);
+        if options.group_commit.is_some() && below(chunked_group_commit) {
+            return Err(refuse(
+                "group_commit",
+                chunked_group_commit,
+                "2.1.0 turns group commit off for a chunked body, which every load sends",
+            ));
+        }
+        Ok(())
+    }
+
     /// Refuses a write whose tasks an engine may retry or run twice (Daft's Ray runner)
     /// unless it is atomic: only the atomic mode publishes the rows of the attempts that
     /// succeeded and no others.
@@ -314,6 +328,10 @@ impl WriteSpec {
             // The longest label of the write: key, fingerprint, occurrence, sequence.
             PartitionLabels::longest_scheme(prefix, key).validate()?;
         }
+        if self.mode() == WriteMode::Atomic {
+            // The key's label goes into SQL: checked in the form it takes there.
+            crate::atomic::key_label(prefix, &self.atomic_key())?;
+        }
         LabelScheme::Random {
             prefix: prefix.clone(),
         }
@@ -341,9 +359,12 @@ impl WriteSpec {
             ..LoadOptions::default()
         };
         match self.operation {
+            // `partial_columns: true`: every release since 2.0 reads it, where
+            // `unique_key_update_mode` is ignored before flexible partial update (3.1) and
+            // the load would become a full-row upsert.
             WriteOperation::PartialUpdate => {
                 options.update_mode = UpdateMode::FixedColumns {
-                    legacy_header: false,
+                    legacy_header: true,
                 };
             }
             WriteOperation::Delete => options.merge_type = MergeType::Delete,

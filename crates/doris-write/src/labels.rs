@@ -16,9 +16,9 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use sha1::{Digest, Sha1};
 
-use super::WriteSpec;
-use crate::error::StreamLoadError;
-use crate::label::LabelScheme;
+use crate::WriteSpec;
+use doris_streamload::LabelScheme;
+use doris_streamload::StreamLoadError;
 
 /// Hex digits of a fingerprint.
 const FINGERPRINT_DIGITS: usize = 16;
@@ -74,7 +74,7 @@ impl PartitionLabels {
     /// The labels of `spec`'s write: a keyed write that is not atomic (per-load labels,
     /// two-phase or not); `None` for the others.
     pub fn of(spec: &WriteSpec) -> Option<Self> {
-        if spec.mode() == super::WriteMode::Atomic {
+        if spec.mode() == crate::WriteMode::Atomic {
             return None;
         }
         Some(Self {
