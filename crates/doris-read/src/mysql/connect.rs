@@ -156,7 +156,7 @@ impl MySqlEndpoint {
         }
         // Links whose server is not verified (and every verify_ca link) authenticate
         // through the guard, which owns their TLS and refuses what would reveal the
-        // password (`guard`); sqlx speaks plain MySQL to it on a loopback port.
+        // password (`guard`); sqlx speaks plain MySQL to it on a private Unix socket.
         let guard = if Guard::needed(self) {
             Some(Guard::start(self).await?)
         } else {
@@ -165,8 +165,7 @@ impl MySqlEndpoint {
         let mut options = self.options();
         if let Some(guard) = &guard {
             options = options
-                .host("127.0.0.1")
-                .port(guard.port)
+                .socket(&guard.socket)
                 .ssl_mode(MySqlSslMode::Disabled);
         }
         // A malformed greeting can make sqlx's packet decoder panic (it slices past the
@@ -195,7 +194,7 @@ impl MySqlEndpoint {
         let mut conn = match (connected, guard) {
             (Ok(conn), _) => conn,
             // The guard's reason (a refusal, the server's TLS, the server unreachable)
-            // says more than sqlx's closed loopback link.
+            // says more than sqlx's closed link to the relay.
             (Err(e), Some(guard)) => {
                 return Err(guard.refusal(Duration::from_secs(2)).await.unwrap_or(e));
             }

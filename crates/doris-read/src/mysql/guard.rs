@@ -1,4 +1,4 @@
-//! The MySQL link's authentication guard: a relay on a loopback port between sqlx and the
+//! The MySQL link's authentication guard: a relay on a private Unix socket between sqlx and the
 //! server, which owns the link's TLS and so reads the authentication exchange in clear, and
 //! stops it before the password goes where the user did not send it.
 //!
@@ -34,27 +34,25 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpStream, UnixListener};
 
 use crate::error::ReadError;
 use crate::mysql::connect::MySqlEndpoint;
+use crate::mysql::greeting::{CLIENT_SSL, Greeting};
 
-/// `CLIENT_SSL`: the greeting offers TLS; an SSLRequest asks for it.
-const CLIENT_SSL: u32 = 0x0000_0800;
-/// `CLIENT_SECURE_CONNECTION`: the greeting's nonce has a second part.
-const CLIENT_SECURE_CONNECTION: u32 = 0x0000_8000;
-/// `CLIENT_PLUGIN_AUTH`: the greeting names its authentication plugin.
-const CLIENT_PLUGIN_AUTH: u32 = 0x0008_0000;
 /// The largest packet the authentication exchange may hold (a greeting, a switch, an RSA
 /// key): anything larger is not authentication.
 const MAX_AUTH_PACKET: usize = 64 * 1024;
 /// The plugins whose exchange reveals nothing of the password.
 const SAFE_PLUGINS: [&str; 2] = ["mysql_native_password", "caching_sha2_password"];
 
-/// A relay started for one connection: sqlx connects to `127.0.0.1:port`.
+/// A relay started for one connection: sqlx connects to its Unix socket, `socket`, in a
+/// folder only this user may enter, and the relay serves the first connection that comes
+/// from this very process (its peer credentials name this process id), so no other local
+/// process, of this user or another, can take the client's place.
 pub(crate) struct Guard {
-    /// The loopback port the relay accepts one connection on.
-    pub(crate) port: u16,
+    /// The Unix socket the relay accepts one connection on.
+    pub(crate) socket: std::path::PathBuf,
     refusal: Arc<Mutex<Option<ReadError>>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -71,32 +69,32 @@ impl Guard {
         }
     }
 
-    /// Binds the loopback port and starts the relay, which accepts one connection (within
-    /// the connect timeout) and serves it until either side closes.
+    /// Binds the socket and starts the relay, which accepts one connection of this process
+    /// (within the connect timeout) and serves it until either side closes.
     pub(crate) async fn start(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
         let policy = Policy::of(endpoint)?;
-        let listener = TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|e| ReadError::Transport(format!("the MySQL guard could not bind: {e}")))?;
-        let port = listener
-            .local_addr()
-            .map_err(|e| ReadError::Transport(format!("the MySQL guard could not bind: {e}")))?
-            .port();
+        let bind_error =
+            |e: io::Error| ReadError::Transport(format!("the MySQL guard could not bind: {e}"));
+        let folder = private_folder().map_err(bind_error)?;
+        let socket = folder.join("s");
+        let listener = UnixListener::bind(&socket).map_err(bind_error)?;
         let refusal = Arc::new(Mutex::new(None));
         let slot = refusal.clone();
         let upstream_port = endpoint.port;
         let wait = endpoint.connect_timeout;
         let task = tokio::spawn(async move {
-            let Ok(Ok((client, _))) = tokio::time::timeout(wait, listener.accept()).await else {
+            let accepted = tokio::time::timeout(wait, accept_own(&listener)).await;
+            drop(listener);
+            let _ = std::fs::remove_dir_all(&folder);
+            let Ok(Some(client)) = accepted else {
                 return;
             };
-            drop(listener);
             if let Err(e) = relay(client, upstream_port, policy, wait).await {
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             }
         });
         Ok(Self {
-            port,
+            socket,
             refusal,
             task,
         })
@@ -111,6 +109,42 @@ impl Guard {
             return None;
         }
         refusal.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// A new folder only this user may enter (mode 0700), under the temporary folder (or
+/// `/tmp` when that path is too long for a Unix socket's name).
+fn private_folder() -> io::Result<std::path::PathBuf> {
+    use std::hash::BuildHasher as _;
+    use std::os::unix::fs::DirBuilderExt as _;
+    let mut base = std::env::temp_dir();
+    if base.as_os_str().len() > 64 {
+        base = std::path::PathBuf::from("/tmp");
+    }
+    let nonce = std::collections::hash_map::RandomState::new()
+        .hash_one((std::process::id(), std::time::SystemTime::now()));
+    let folder = base.join(format!(
+        "daft-doris-guard-{}-{nonce:016x}",
+        std::process::id()
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&folder)?;
+    Ok(folder)
+}
+
+/// The first connection whose peer is this process (connections from anyone else are
+/// closed unanswered); `None` when accepting fails.
+async fn accept_own(listener: &UnixListener) -> Option<tokio::net::UnixStream> {
+    let own = i32::try_from(std::process::id()).ok()?;
+    loop {
+        let (stream, _) = listener.accept().await.ok()?;
+        let ours = stream
+            .peer_cred()
+            .ok()
+            .and_then(|cred| cred.pid())
+            .is_some_and(|pid| pid == own);
+        if ours {
+            return Some(stream);
+        }
     }
 }
 
@@ -322,7 +356,7 @@ fn refused(what: &str) -> ReadError {
 /// Authenticates (within `wait`: a relay whose sqlx side gave up never lingers), then
 /// copies.
 async fn relay(
-    client: TcpStream,
+    client: tokio::net::UnixStream,
     port: u16,
     policy: Policy,
     wait: Duration,
@@ -342,7 +376,7 @@ async fn relay(
 /// The connection phase, packet by packet, with the server at the policy's host and
 /// `port`: returns both sides once the server's OK (or ERR) reached sqlx.
 async fn authenticate(
-    mut client: TcpStream,
+    mut client: tokio::net::UnixStream,
     port: u16,
     policy: Policy,
 ) -> Result<(Box<dyn Wire>, Box<dyn Wire>), ReadError> {
@@ -350,21 +384,35 @@ async fn authenticate(
     let transport = |e: io::Error| ReadError::Transport(format!("{host}:{port}: {e}"));
     let mut server = TcpStream::connect((host, port)).await.map_err(transport)?;
     server.set_nodelay(true).map_err(transport)?;
-    client.set_nodelay(true).map_err(transport)?;
 
-    // The greeting: forwarded as is (an error greeting, or a protocol this guard does not
-    // know, passes through and sqlx reports it).
+    // The greeting: read field by field and written to sqlx from the fields read, so sqlx
+    // reads exactly what was judged. An error greeting (too many connections, a host not
+    // allowed) goes to sqlx as it is, and the exchange ends there; anything else the guard
+    // cannot read (another protocol, a malformed greeting) is refused, and nothing of
+    // sqlx's goes to the server.
     let (seq, greeting) = read_packet(&mut server).await.map_err(transport)?;
-    let parsed = parse_greeting(&greeting);
-    write_packet(&mut client, seq, &greeting)
-        .await
-        .map_err(transport)?;
-    let Some(parsed) = parsed else {
-        return Ok((Box::new(client), Box::new(server)));
+    if greeting.first() == Some(&0xFF) {
+        write_packet(&mut client, seq, &greeting)
+            .await
+            .map_err(transport)?;
+        return Err(ReadError::Transport(format!(
+            "the server at {host}:{port} refused the connection: {}",
+            error_text(&greeting)
+        )));
+    }
+    let Some(parsed) = Greeting::parse(&greeting) else {
+        return Err(ReadError::Transport(format!(
+            "the server at {host}:{port} sent a greeting that is not MySQL protocol 10 \
+             (first byte 0x{:02x}); nothing was sent to it",
+            greeting.first().copied().unwrap_or_default()
+        )));
     };
     if let Some(plugin) = &parsed.plugin {
         check_plugin(plugin, policy.verified)?;
     }
+    write_packet(&mut client, seq, &parsed.encode())
+        .await
+        .map_err(transport)?;
 
     // sqlx's handshake response (sqlx speaks plain TLS-less MySQL to the relay).
     let (seq, mut response) = read_packet(&mut client).await.map_err(transport)?;
@@ -498,46 +546,18 @@ fn check_plugin(plugin: &str, verified: bool) -> Result<(), ReadError> {
     )))
 }
 
-/// What the relay reads from a greeting.
-#[derive(Debug, PartialEq)]
-struct Greeting {
-    capabilities: u32,
-    plugin: Option<String>,
-}
-
-/// A protocol-10 greeting's capabilities and plugin; `None` for anything else (an error
-/// packet, another protocol).
-fn parse_greeting(p: &[u8]) -> Option<Greeting> {
-    if p.first() != Some(&10) {
-        return None;
-    }
-    let mut i = 1;
-    i += p.get(i..)?.iter().position(|&b| b == 0)? + 1; // server version
-    i += 4 + 8 + 1; // connection id, nonce part 1, filler
-    let lower = u16::from_le_bytes([*p.get(i)?, *p.get(i + 1)?]);
-    i += 2;
-    if p.len() <= i {
-        return Some(Greeting {
-            capabilities: u32::from(lower),
-            plugin: None,
-        });
-    }
-    i += 1 + 2; // character set, status
-    let upper = u16::from_le_bytes([*p.get(i)?, *p.get(i + 1)?]);
-    i += 2;
-    let capabilities = u32::from(lower) | (u32::from(upper) << 16);
-    let nonce_len = usize::from(*p.get(i)?);
-    i += 1 + 10; // nonce length, reserved
-    if capabilities & CLIENT_SECURE_CONNECTION != 0 {
-        i += nonce_len.saturating_sub(8).max(13);
-    }
-    let plugin = (capabilities & CLIENT_PLUGIN_AUTH != 0)
-        .then(|| p.get(i..).map(c_string))
-        .flatten();
-    Some(Greeting {
-        capabilities,
-        plugin,
-    })
+/// An ERR packet's message, printable and at most 200 characters.
+fn error_text(packet: &[u8]) -> String {
+    let rest = packet.get(3..).unwrap_or_default();
+    let rest = match rest.first() {
+        Some(b'#') => rest.get(6..).unwrap_or_default(),
+        _ => rest,
+    };
+    String::from_utf8_lossy(rest)
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect()
 }
 
 fn c_string(bytes: &[u8]) -> String {
@@ -578,42 +598,6 @@ async fn write_packet<W: AsyncWrite + Unpin + ?Sized>(
 mod tests {
     use super::*;
 
-    /// A protocol-10 greeting as MySQL servers send it.
-    fn greeting(capabilities: u32, plugin: &str) -> Vec<u8> {
-        let mut p = vec![10];
-        p.extend_from_slice(b"5.7.99\0");
-        p.extend_from_slice(&7u32.to_le_bytes());
-        p.extend_from_slice(b"12345678\0");
-        p.extend_from_slice(&(capabilities as u16).to_le_bytes());
-        p.push(33);
-        p.extend_from_slice(&0u16.to_le_bytes());
-        p.extend_from_slice(&((capabilities >> 16) as u16).to_le_bytes());
-        p.push(21);
-        p.extend_from_slice(&[0; 10]);
-        p.extend_from_slice(b"123456789012\0");
-        p.extend_from_slice(plugin.as_bytes());
-        p.push(0);
-        p
-    }
-
-    #[test]
-    fn a_greeting_gives_its_capabilities_and_plugin() {
-        let caps = CLIENT_SSL | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH;
-        assert_eq!(
-            parse_greeting(&greeting(caps, "caching_sha2_password")),
-            Some(Greeting {
-                capabilities: caps,
-                plugin: Some("caching_sha2_password".into())
-            })
-        );
-        // An error greeting, another protocol, or a cut one is not parsed (passed through).
-        assert_eq!(parse_greeting(&[0xFF, 0x10, 0x04]), None);
-        assert_eq!(parse_greeting(&greeting(caps, "x")[..12]), None);
-        for cut in 0..40 {
-            let _ = parse_greeting(&greeting(caps, "mysql_native_password")[..cut]);
-        }
-    }
-
     #[test]
     fn only_plugins_that_reveal_nothing_pass_an_unverified_link() {
         for safe in ["mysql_native_password", "caching_sha2_password", ""] {
@@ -629,5 +613,38 @@ mod tests {
         }
         let e = check_plugin("\u{1b}[31mred", false).unwrap_err();
         assert!(e.to_string().contains("an unknown"), "{e}");
+    }
+
+    /// Another process that reaches the socket first is closed unanswered; the relay serves
+    /// this process's connection; the folder is the user's alone.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_relay_serves_only_its_own_process() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let folder = private_folder().unwrap();
+        let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let socket = folder.join("s");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let accepted = tokio::spawn(async move { accept_own(&listener).await });
+        let path = socket.clone();
+        let other = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); \
+                     print('closed' if s.recv(16) == b'' else 'served')",
+                ])
+                .arg(&path)
+                .output()
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(String::from_utf8_lossy(&other.stdout).trim(), "closed");
+        let _ours = tokio::net::UnixStream::connect(&socket).await.unwrap();
+        let served = accepted.await.unwrap().unwrap();
+        let pid = served.peer_cred().unwrap().pid().unwrap();
+        assert_eq!(pid, i32::try_from(std::process::id()).unwrap());
+        std::fs::remove_dir_all(&folder).unwrap();
     }
 }

@@ -2,6 +2,7 @@
 //! no cursor fetch.
 
 pub mod connect;
+mod greeting;
 mod guard;
 pub mod session;
 pub mod stream;
