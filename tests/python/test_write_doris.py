@@ -73,6 +73,20 @@ def test_every_text_format_carries_awkward_strings_exactly(doris):
         query(doris, "TRUNCATE TABLE carried")
 
 
+def test_load_properties_none_is_1_1s_default(doris):
+    """1.1's default, ``load_properties=None`` passed explicitly, means no properties."""
+    query(
+        doris,
+        "CREATE TABLE w.none_props (`id` INT NOT NULL, `name` VARCHAR(8) NULL) "
+        "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1",
+    )
+    rows = daft.from_pydict({"id": [1, 2], "name": ["a", "b"]})
+    table = DorisTable("w", "none_props")
+    done = summary(write_doris(rows, connection=conn(doris), table=table, load_properties=None))
+    assert done["status"] == "success" and done["loaded_rows"] == 2
+    assert query(doris, "SELECT count(*) FROM none_props")[0][0] == 2
+
+
 def test_upsert_partial_update_and_delete_on_a_unique_table(doris):
     table = DorisTable("w", "uniq")
     base = daft.from_pydict({"id": [1, 2, 3], "name": ["a", "b", "c"], "score": [10, 20, 30]})

@@ -12,6 +12,11 @@ use std::process::Command;
 
 use crate::run::{EmulatorProcess, cargo, counted_step, step};
 
+/// The releases whose behaviours differ from the newest that the suite also runs against
+/// in CI (docs/compatibility.md): 2.1 (no INSERT … SELECT in a transaction, no flexible
+/// partial-update headers) and 3.0 (no flexible partial-update headers).
+const OLDER_RELEASES: [&str; 2] = ["2.1.10", "3.0.4"];
+
 /// The corpus, then the suite.
 pub(crate) fn conformance() -> Result<(), String> {
     let mut corpus = cargo();
@@ -80,10 +85,30 @@ pub(crate) fn workspace_tests() -> Result<(u64, u64), String> {
     };
     let figure = crate::run::shared_target().join("tmp/corpus-figure.txt");
     let _ = std::fs::remove_file(&figure);
-    let counts = counted_step(
+    let mut counts = counted_step(
         "rust tests (the conformance suite against an emulator process)",
         test,
     )?;
+    // The suite again against the older releases the crates serve, each an emulator
+    // process playing it (`--doris-version`): the suite asserts each release's outcome
+    // where releases differ. The test binary is built: nothing compiles again.
+    if std::env::var_os("DORIS_TEST_HOST").is_none() {
+        for release in OLDER_RELEASES {
+            let emulator = EmulatorProcess::start(&[
+                "--fe-flight-port",
+                "0",
+                "--be-flight-port",
+                "0",
+                "--doris-version",
+                release,
+            ])?;
+            let (passed, failed) = counted_step(
+                &format!("the conformance suite against an emulator playing Doris {release}"),
+                suite_command(&suite_env(&emulator)?),
+            )?;
+            counts = (counts.0 + passed, counts.1 + failed);
+        }
+    }
     match std::fs::read_to_string(&figure) {
         Ok(text) => println!("{text}"),
         Err(e) => {

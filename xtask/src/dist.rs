@@ -1,6 +1,6 @@
 //! `cargo xtask dist [--release]`: the Python package as a user installs it.
 //!
-//! 1. `maturin build` makes an abi3 wheel (one wheel for every CPython from 3.10) tagged
+//! 1. `maturin build` makes an abi3 wheel (one wheel for every CPython from 3.11) tagged
 //!    for the oldest manylinux policy its shared library satisfies (maturin's auditwheel
 //!    check): on this host (glibc 2.36) `manylinux_2_34`. `--manylinux 2_28` links it with
 //!    zig (the `ziglang` package) against an older glibc, for older distributions, in a
@@ -204,7 +204,7 @@ enum Platform {
     ThisMachine,
 }
 
-/// `daft_doris-<version>-cp310-abi3-manylinux_<x>_<y>_<arch>.whl` (or the legacy
+/// `daft_doris-<version>-cp311-abi3-manylinux_<x>_<y>_<arch>.whl` (or the legacy
 /// `manylinux2014` spelling; `linux_<arch>` for [`Platform::ThisMachine`]).
 fn check_wheel_name(name: &str, platform_kind: Platform) -> Result<(), String> {
     let parts: Vec<&str> = name.trim_end_matches(".whl").split('-').collect();

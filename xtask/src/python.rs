@@ -161,7 +161,7 @@ fn interpreter(version: &str) -> Option<PathBuf> {
     found.pop()
 }
 
-/// The package's wheel (abi3: one for every Python from 3.10) in `out`, built by maturin
+/// The package's wheel (abi3: one for every Python from 3.11) in `out`, built by maturin
 /// with the project's Python: from the test build (its profile and features, so nothing
 /// but the binding is compiled), or `--release`. With `manylinux` (`"2_28"`, say) it is
 /// linked by zig (the `ziglang` package, installed into the project's venv) against that
@@ -276,8 +276,12 @@ pub(crate) fn venv_python(
     Ok(python)
 }
 
-/// The project's virtual environment with the test and demo requirements, created when
-/// missing (`DAFT_DORIS_VENV`, default `/var/tmp/daft-doris-venv`); returns its Python.
+/// What the demo needs in a venv: wheels only (`crates/daft-doris-py/examples/requirements-demo.txt`).
+pub(crate) const DEMO_REQUIREMENTS: &str = "crates/daft-doris-py/examples/requirements-demo.txt";
+
+/// The project's virtual environment with the demo's requirements (not the test suite's:
+/// those compile against system libraries `.ci/run` installs), created when missing
+/// (`DAFT_DORIS_VENV`, default `/var/tmp/daft-doris-venv`); returns its Python.
 pub(crate) fn ensure_venv() -> Result<PathBuf, String> {
     let python = venv_python(
         "DAFT_DORIS_VENV",
@@ -286,10 +290,42 @@ pub(crate) fn ensure_venv() -> Result<PathBuf, String> {
     )?;
     install_requirements(
         &python,
-        "tests/python/requirements.txt",
+        DEMO_REQUIREMENTS,
         "demo: install the Python requirements",
     )?;
     Ok(python)
+}
+
+/// The demo's requirements install from wheels alone (`--only-binary :all:`) into a venv
+/// made anew, as on a fresh machine with only Rust and Python.
+pub(crate) fn check_demo_requirements() -> Result<(), String> {
+    let folder = PathBuf::from("/var/tmp/daft-doris-demo-check");
+    let _ = std::fs::remove_dir_all(&folder);
+    let base = ["python3.11", "python3"]
+        .iter()
+        .find(|p| Command::new(p).arg("--version").output().is_ok())
+        .ok_or("no python3 runs here")?;
+    let mut create = Command::new(base);
+    create.args(["-m", "venv"]).arg(&folder);
+    step("demo check: a fresh virtual environment", create)?;
+    let mut install = Command::new(folder.join("bin/python"));
+    install.current_dir(root()).args([
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--only-binary",
+        ":all:",
+        "-r",
+        DEMO_REQUIREMENTS,
+    ]);
+    step(
+        "demo check: its requirements install from wheels alone",
+        install,
+    )?;
+    let _ = std::fs::remove_dir_all(&folder);
+    Ok(())
 }
 
 /// `pip install -r <requirements>` (a path from the workspace root) into `python`'s venv.
@@ -329,6 +365,7 @@ pub(crate) fn pip_install_once(python: &Path, args: &[&str], name: &str) -> Resu
 /// of the run): a venv per other Python with the API tests' requirements, the peers of
 /// the benchmark harness, and the reference connector's venv.
 pub(crate) fn prepare_environments() -> Result<(), String> {
+    check_demo_requirements()?;
     for version in OTHER_PYTHONS {
         if let Some(interpreter) = interpreter(version) {
             let python = other_venv(version, &interpreter)?;

@@ -85,7 +85,10 @@ pub(crate) fn write_spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
             Some(args::seconds("request_timeout_seconds", &value)?)
         };
     }
-    if let Some(value) = given("load_properties")? {
+    // `None` is 1.1's default, passed explicitly: no properties.
+    if let Some(value) = given("load_properties")?
+        && !value.is_none()
+    {
         spec.load_properties = properties(&value)?;
     }
     if let Some(value) = given("two_phase_commit")? {

@@ -161,6 +161,22 @@ impl Target {
         Some(String::from_utf8_lossy(&raw).into_owned())
     }
 
+    /// The Doris release the target runs (`SELECT @@version_comment`); `None` when it
+    /// names none. The suite asserts each release's own outcome where releases differ.
+    pub async fn release(&self) -> Option<doris_sql::release::DorisRelease> {
+        let comment = self.scalar(doris_sql::release::RELEASE_QUERY).await?;
+        doris_sql::release::DorisRelease::from_version_comment(&comment)
+    }
+
+    /// Whether the target runs `INSERT … SELECT` inside an explicit transaction (Doris
+    /// 3.0 and later; 2.1 runs `INSERT … VALUES` only). An unknown release counts as the
+    /// newest.
+    pub async fn transactions_take_insert_select(&self) -> bool {
+        self.release()
+            .await
+            .is_none_or(|r| r >= doris_sql::release::DorisRelease::new(3, 0, 0))
+    }
+
     /// A new database of the test's own, created now.
     pub async fn scratch(&self) -> Scratch {
         let name = format!(

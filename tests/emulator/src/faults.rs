@@ -164,6 +164,14 @@ pub enum Fault {
         /// How long.
         ms: u64,
     },
+    /// MySQL face: when the next statement that starts with `prefix` (letters in any case,
+    /// leading spaces ignored) arrives, the connection closes unanswered and the statement
+    /// does not run (inside an explicit transaction, the session's end rolls it back): a
+    /// lost answer at any statement of a coordinator.
+    DropStatement {
+        /// The statement's first words, e.g. `BEGIN` or `SET insert_timeout`.
+        prefix: String,
+    },
 }
 
 impl Fault {
@@ -197,6 +205,7 @@ impl Fault {
             Fault::AnnounceFlightRows { .. } => "announce_flight_rows",
             Fault::FlightLocation { .. } => "flight_location",
             Fault::QueryPlanAnswer { .. } => "query_plan_answer",
+            Fault::DropStatement { .. } => "drop_statement",
         }
     }
 
@@ -220,6 +229,7 @@ impl Fault {
             Fault::CutFlightStream { .. } => Point::FlightResult,
             Fault::OversizedHandshake { .. } => Point::FlightHandshake,
             Fault::QueryPlanAnswer { .. } => Point::QueryPlan,
+            Fault::DropStatement { .. } => Point::MysqlStatement,
             _ => Point::BeLoad,
         }
     }
@@ -256,6 +266,8 @@ pub enum Point {
     MysqlGreeting,
     /// The authentication of a MySQL connection, after the client's first answer.
     MysqlAuth,
+    /// Any statement (COM_QUERY) on the MySQL face.
+    MysqlStatement,
 }
 
 /// A request to arm a fault (the JSON of `POST /_emulator/faults`).
@@ -317,6 +329,20 @@ impl FaultRegistry {
         let at = armed
             .iter()
             .position(|a| a.fault.point() == point && a.times > 0)?;
+        armed[at].times -= 1;
+        let fault = armed[at].fault.clone();
+        if armed[at].times == 0 {
+            armed.remove(at);
+        }
+        Some(fault)
+    }
+
+    /// Takes one use of the first armed fault acting at `point` that `matches` accepts.
+    pub fn take_where(&self, point: Point, matches: impl Fn(&Fault) -> bool) -> Option<Fault> {
+        let mut armed = self.armed.lock().ok()?;
+        let at = armed
+            .iter()
+            .position(|a| a.fault.point() == point && a.times > 0 && matches(&a.fault))?;
         armed[at].times -= 1;
         let fault = armed[at].fault.clone();
         if armed[at].times == 0 {

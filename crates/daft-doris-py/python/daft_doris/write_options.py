@@ -43,7 +43,7 @@ class DorisWriteOptions(TypedDict, total=False):
     request_timeout_seconds: float | None
     """Each load's Stream Load ``timeout`` and the client's wait for Doris's answer
     (default None: the connection's)."""
-    load_properties: Mapping[str, str]
+    load_properties: Mapping[str, str] | None
     """Further Stream Load headers (``columns``, ``where``, ``sequence_col``, ...); the ones
     the write sets itself are refused."""
     two_phase_commit: bool

@@ -37,9 +37,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::staging::{
     DEFAULT_LEDGER_TABLE, LedgerRecord, StagingName, begin_with_label, ledger_insert_from_staging,
-    ledger_probe_insert, ledger_table_ddl, overwrite_check_query, privilege_probe_insert,
-    publish_insert, publish_overwrite, publish_rows_insert, staged_counts_query,
-    staging_columns_header, staging_table_ddl,
+    ledger_probe_insert, ledger_table_ddl, privilege_probe_insert, publish_insert,
+    publish_overwrite, publish_rows_insert, staged_counts_query, staging_columns_header,
+    staging_table_ddl,
 };
 use doris_sql::TableSchema;
 pub use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
@@ -363,20 +363,11 @@ impl AtomicWrite {
                 statements,
                 staged_rows: tags.iter().map(|(_, n)| n).sum(),
                 committed_at,
-                overwrite_check: if self.overwrite {
-                    Some(
-                        overwrite_check_query(
-                            &self.database,
-                            &self.table,
-                            &self.staging,
-                            columns,
-                            &names,
-                        )
-                        .map_err(StreamLoadError::Statement)?,
-                    )
-                } else {
-                    None
-                },
+                overwrite_check: self.overwrite.then(|| publish::OverwriteCheck {
+                    columns: columns.to_vec(),
+                    staging: self.staging,
+                    tags: names.clone(),
+                }),
             };
             let usual = session.set_timeout(self.policy.publish_timeout);
             let started = std::time::Instant::now();

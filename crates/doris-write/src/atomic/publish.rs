@@ -50,10 +50,19 @@ pub(crate) struct Publish<'a> {
     pub(crate) staged_rows: u64,
     /// The time the ledger record carries.
     pub(crate) committed_at: String,
-    /// An overwrite's check that the table holds its rows
-    /// (`crate::staging::overwrite_check_query`), run when the outcome was told by the
-    /// label rather than by the statement's own answer.
-    pub(crate) overwrite_check: Option<String>,
+    /// An overwrite's check that the table holds its rows, run when the outcome was told
+    /// by the label rather than by the statement's own answer.
+    pub(crate) overwrite_check: Option<OverwriteCheck>,
+}
+
+/// What an overwrite's check compares (`crate::staging::overwrite_check_query`).
+pub(crate) struct OverwriteCheck {
+    /// The published columns.
+    pub(crate) columns: Vec<String>,
+    /// The staging table.
+    pub(crate) staging: crate::staging::StagingName,
+    /// The published attempts' tags.
+    pub(crate) tags: Vec<String>,
 }
 
 /// How one attempt ended.
@@ -215,8 +224,30 @@ impl Publish<'_> {
         let Some(check) = &self.overwrite_check else {
             return Ok(());
         };
+        // Only the columns Doris compares with `<=>` (not MAP, STRUCT, JSON, …), by the
+        // table's own types.
+        let types = table_types(session, self.database, self.table).await?;
+        let compared: Vec<String> = check
+            .columns
+            .iter()
+            .filter(|c| {
+                types
+                    .iter()
+                    .find(|(name, _)| name == *c)
+                    .is_none_or(|(_, ty)| crate::staging::null_safe_comparable(ty))
+            })
+            .cloned()
+            .collect();
+        let query = crate::staging::overwrite_check_query(
+            self.database,
+            self.table,
+            &check.staging,
+            &compared,
+            &check.tags,
+        )
+        .map_err(StreamLoadError::Statement)?;
         let rows = session
-            .query(check)
+            .query(&query)
             .await
             .map_err(|f| super::housekeeping::sql_error("check the overwritten table", f))?;
         let cell = |name: &str| -> Option<u64> {
@@ -258,6 +289,33 @@ impl Publish<'_> {
         };
         record_alone(session, self.database, ledger, &record, rows, self.policy).await
     }
+}
+
+/// The table's columns and their Doris types, from `SHOW CREATE TABLE`.
+async fn table_types<S: SqlSession>(
+    session: &mut S,
+    database: &str,
+    table: &str,
+) -> Result<Vec<(String, doris_sql::DorisType)>, StreamLoadError> {
+    let sql = format!(
+        "SHOW CREATE TABLE {}",
+        doris_sql::TableRef::new(database, table)
+            .map_err(StreamLoadError::Statement)?
+            .to_sql()
+    );
+    let rows = session
+        .query(&sql)
+        .await
+        .map_err(|f| super::housekeeping::sql_error("read the overwritten table's types", f))?;
+    let text = rows
+        .rows
+        .first()
+        .and_then(|r| r.get(1).cloned().flatten())
+        .ok_or_else(|| {
+            StreamLoadError::Malformed("SHOW CREATE TABLE returned no statement".into())
+        })?;
+    let schema = doris_sql::parse_show_create(&text).map_err(StreamLoadError::Statement)?;
+    Ok(schema.columns.into_iter().map(|c| (c.name, c.ty)).collect())
 }
 
 /// Ends a transaction after a statement inside it failed: `ROLLBACK` when Doris refused

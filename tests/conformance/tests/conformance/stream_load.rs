@@ -156,3 +156,73 @@ async fn wrong_credentials_are_refused_as_auth_and_load_nothing() {
     assert_eq!(count(&target, &db.name).await, 0);
     target.drop_scratch(db).await;
 }
+
+/// A partial-column update of a merge-on-write UNIQUE table: `partial_columns: true` keeps
+/// the columns a row does not name on every release; `unique_key_update_mode:
+/// UPDATE_FIXED_COLUMNS` does from 3.1 only (earlier releases ignore the header and load full
+/// rows, resetting those columns), which is why doris-write sends `partial_columns`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_update_keeps_the_columns_it_does_not_name() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use doris_streamload::UpdateMode;
+
+    let target = doris_conformance::Target::start().await;
+    let db = target.scratch().await;
+    let d = &db.name;
+    target
+        .execute(&format!(
+            "CREATE TABLE `{d}`.`u` (`id` BIGINT NOT NULL, `keep` BIGINT NULL, `score` BIGINT NULL) \
+             UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES \
+             (\"replication_num\" = \"1\", \"enable_unique_key_merge_on_write\" = \"true\")"
+        ))
+        .await;
+    target
+        .execute(&format!(
+            "INSERT INTO `{d}`.`u` VALUES (1, 10, 100), (2, 20, 200)"
+        ))
+        .await;
+    let client = StreamLoadClient::new(target.stream_load()).unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("score", DataType::Int64, true),
+    ]));
+    let batch = |score: i64| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2])),
+                Arc::new(Int64Array::from(vec![score, score])),
+            ],
+        )
+        .unwrap()
+    };
+    let keep = || async {
+        target
+            .scalar(&format!("SELECT SUM(`keep`) FROM `{d}`.`u`"))
+            .await
+    };
+    let flexible_headers = target
+        .release()
+        .await
+        .is_none_or(|r| r >= doris_sql::release::DorisRelease::new(3, 1, 0));
+    for (legacy_header, kept) in [(true, true), (false, flexible_headers)] {
+        let options = LoadOptions {
+            update_mode: UpdateMode::FixedColumns { legacy_header },
+            ..LoadOptions::default()
+        };
+        client
+            .load(d, "u", &options, None, schema.clone(), vec![batch(7)])
+            .await
+            .unwrap();
+        let got = keep().await;
+        if kept {
+            assert_eq!(got.as_deref(), Some("30"), "legacy_header {legacy_header}");
+        } else {
+            assert_eq!(got, None, "the release loaded full rows: keep was reset");
+        }
+    }
+    target.drop_scratch(db).await;
+}

@@ -363,6 +363,12 @@ async fn commands(
             }
             0x03 => {
                 let sql = String::from_utf8_lossy(body).into_owned();
+                if let Some(fault) = dropped_statement(shared, &sql) {
+                    // The answer is lost and the statement never runs: the session ends
+                    // here (and with it any transaction it had open).
+                    shared.faults.record(&fault, None, None, false);
+                    return Ok(());
+                }
                 query::run(shared, state, &sql, query::Protocol::Text, io).await?;
             }
             0x0e => io.ok(0).await?, // COM_PING
@@ -385,6 +391,19 @@ async fn commands(
         }
     }
     Ok(())
+}
+
+/// The armed `DropStatement` fault whose prefix `sql` starts with, taken.
+fn dropped_statement(shared: &Shared, sql: &str) -> Option<crate::faults::Fault> {
+    let text = sql.trim_start();
+    shared
+        .faults
+        .take_where(crate::faults::Point::MysqlStatement, |fault| {
+            matches!(fault, crate::faults::Fault::DropStatement { prefix }
+                if text.len() >= prefix.len()
+                    && text.is_char_boundary(prefix.len())
+                    && text[..prefix.len()].eq_ignore_ascii_case(prefix))
+        })
 }
 
 /// The name Doris's `MysqlCommand` gives a command code (`COM_…`), for its error texts.

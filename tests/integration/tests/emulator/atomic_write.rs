@@ -305,7 +305,8 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
         assert_eq!(ids(&e), [7, 8, 9], "{key}: the old rows are still there");
         let records = admin
             .query(&format!(
-                "SELECT key_label FROM demo.daft_doris_commits WHERE key_label = 'svc_{key}'"
+                "SELECT key_label FROM demo.daft_doris_commits WHERE key_label = '{}'",
+                doris_write::atomic::key_label("svc", key).unwrap()
             ))
             .await
             .unwrap();
@@ -321,4 +322,70 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
         .unwrap();
     assert!(published.by_this_run && published.rows.is_none());
     assert_eq!(ids(&e), [1, 2]);
+}
+
+/// A lost answer at each statement of the publishing transaction before its COMMIT (`SET
+/// insert_timeout`, `BEGIN`, the rows' INSERT, the ledger's INSERT): the session's end rolls
+/// the transaction back, the publish tries again on a new connection, and the rows land
+/// once, with one ledger record; a rerun of the key writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_answer_at_any_statement_of_the_publish_writes_the_rows_once() {
+    use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
+
+    let e = emulator(2000).await;
+    let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
+        .await
+        .unwrap();
+    let columns = ["id".to_owned(), "name".to_owned()];
+    for (key, prefix) in [
+        ("lost-set", "SET insert_timeout"),
+        ("lost-begin", "BEGIN WITH LABEL"),
+        ("lost-rows", "INSERT INTO `demo`.`events`"),
+        ("lost-record", "INSERT INTO `demo`.`daft_doris_commits`"),
+    ] {
+        e.execute(None, "TRUNCATE TABLE demo.events").unwrap();
+        let (mut session, run) = staged_run(&e, key).await;
+        let fired = e.faults().fired().len();
+        e.faults().arm(
+            Fault::DropStatement {
+                prefix: prefix.into(),
+            },
+            1,
+        );
+        let published = run
+            .publish(&mut session, &columns, &[("1".into(), 2)])
+            .await
+            .unwrap();
+        assert_eq!(
+            e.faults().fired().len(),
+            fired + 1,
+            "{prefix}: the fault fired"
+        );
+        assert!(published.by_this_run, "{prefix}");
+        assert_eq!(ids(&e), [1, 2], "{prefix}: the rows, once");
+        let label = key_label("svc", key).unwrap();
+        let records = session
+            .query(&format!(
+                "SELECT key_label FROM demo.daft_doris_commits WHERE key_label = '{label}'"
+            ))
+            .await
+            .unwrap();
+        assert_eq!(records.rows.len(), 1, "{prefix}: one ledger record");
+        let again = AtomicWrite::begin(
+            &mut session,
+            "demo",
+            &schema,
+            label,
+            CommitRecord::default(),
+            AtomicPolicy::default(),
+        )
+        .await
+        .unwrap();
+        assert!(
+            matches!(again, Begun::AlreadyCommitted { .. }),
+            "{prefix}: the rerun writes nothing"
+        );
+        assert_eq!(ids(&e), [1, 2], "{prefix}");
+    }
 }
