@@ -588,7 +588,11 @@ def test_the_native_read_request_pickles_as_its_arguments():
         _native.ReadRequest("py", "t", None, None, None, None, None, "id = :p", {"p": {"type": "nope"}})
 
 
-def test_unreadable_column_fails_only_when_selected(doris, monkeypatch):
+def test_unreadable_columns_fail_the_read_as_in_1_1_unless_omitted(doris, monkeypatch):
+    """A table with columns that have no Arrow form: the read raises SchemaError naming them
+    (the reference connector 1.1's behaviour, the default); with
+    ``unreadable_columns="omit"`` they are left out with a warning, and selecting one
+    raises."""
     import daft_doris.read as read_module
 
     def describe(connection, password, database, table):
@@ -596,9 +600,15 @@ def test_unreadable_column_fails_only_when_selected(doris, monkeypatch):
         return schema, [("bits", "bitmap", "BITMAP has no Arrow form")]
 
     monkeypatch.setattr(read_module._native, "describe_table", describe)
+    with pytest.raises(daft_doris.SchemaError, match=r"bits.*bitmap.*unreadable_columns=\"omit\""):
+        read(doris, "events")
     with pytest.raises(daft_doris.SchemaError, match="bits"):
         with pytest.warns(daft_doris.UnreadableColumnsWarning, match=r"left out .*bits \(bitmap\)"):
-            read(doris, "events", columns=["bits"])
+            read(doris, "events", columns=["bits"], unreadable_columns="omit")
+    with pytest.warns(daft_doris.UnreadableColumnsWarning):
+        assert read(doris, "events", columns=["id"], unreadable_columns="omit") is not None
+    with pytest.raises(daft_doris.ConfigurationError, match="unreadable_columns must be one of error, omit"):
+        read(doris, "events", unreadable_columns="drop")
 
 
 def test_tasks_pickle_without_secrets_and_run_after_unpickling(doris, monkeypatch):

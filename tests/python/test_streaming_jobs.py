@@ -170,7 +170,7 @@ def test_alter_is_refused_while_running_and_applies_while_paused():
         conn = connection(ports)
         job = csv_job(conn)
         wait_until(lambda: job.info().status == "RUNNING")
-        with pytest.raises(Exception, match="Only PAUSED job can be altered") as refused:
+        with pytest.raises(DorisStreamingJobError, match="Only PAUSED job can be altered") as refused:
             job.alter(max_batch_files=5)
         assert "very-secret" not in str(refused.value)
         job.pause()
@@ -181,7 +181,7 @@ def test_alter_is_refused_while_running_and_applies_while_paused():
         assert info.properties["session.enable_insert_strict"] == "false"
         with pytest.raises(ConfigurationError):
             job.alter()
-        with pytest.raises(Exception, match="job name exist"):
+        with pytest.raises(DorisStreamingJobError, match="job name exist"):
             csv_job(conn)
 
 

@@ -145,6 +145,16 @@ pub(crate) fn sql_error(e: doris_sql::SqlError) -> PyErr {
     raise(class, e.to_string())
 }
 
+/// An error of a streaming job's statement: Doris's refusal (a job that is not paused, a
+/// name in use, a property it refuses) is a `DorisStreamingJobError`; anything else is a
+/// read error's class.
+pub(crate) fn job_error(e: ReadError) -> PyErr {
+    match e {
+        ReadError::Query { .. } => raise(ErrorClass::DorisStreamingJobError, e.to_string()),
+        other => read_error(other),
+    }
+}
+
 /// A metadata error of the writer's table check (`SHOW CREATE TABLE` / `DESC`).
 pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
     match e {

@@ -17,7 +17,7 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::args;
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, raise, read_error, sql_error};
+use crate::errors::{ErrorClass, job_error, raise, read_error, sql_error};
 use crate::runtime::{block_on, block_on_interruptible};
 
 fn config(message: impl Into<String>) -> PyErr {
@@ -215,7 +215,7 @@ pub(crate) fn job_create(
     block_on(py, || async move {
         doris_jobs::admin::create_job(&endpoint, &job).await
     })
-    .map_err(read_error)
+    .map_err(job_error)
 }
 
 /// `ALTER JOB name [PROPERTIES (…)] [INSERT …]`: at least one setting or a new INSERT.
@@ -255,7 +255,7 @@ pub(crate) fn job_alter(
     block_on(py, || async move {
         doris_jobs::admin::alter_job(&endpoint, &name, &props, insert.as_ref()).await
     })
-    .map_err(read_error)
+    .map_err(job_error)
 }
 
 /// Where `StreamingJob.stage` writes and what it names the files
@@ -372,7 +372,7 @@ pub(crate) fn job_control(
     block_on(py, || async move {
         doris_jobs::admin::control_job(&endpoint, control, &name).await
     })
-    .map_err(read_error)
+    .map_err(job_error)
 }
 
 /// The columns of `job_list` (`doris_jobs::admin::jobs_schema`) as a pyarrow schema.

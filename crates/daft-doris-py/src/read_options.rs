@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use doris_read::options::{FlightOptions, MySqlOptions, OptionValue};
+use doris_read::options::{FlightOptions, MySqlOptions, OptionValue, UnreadableColumns};
 use doris_read::{BatchLimits, TaskCounts};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
@@ -43,6 +43,9 @@ pub(crate) struct ReadOptions {
     flight_endpoint_rewrite: Vec<(String, String)>,
     /// Flight locations allowed besides the BEs the FE reports.
     flight_allowed_locations: Vec<String>,
+    /// What a table with columns that have no Arrow form does (`"error"` or `"omit"`,
+    /// `doris_read::options::UnreadableColumns`).
+    unreadable_columns: String,
 }
 
 #[pymethods]
@@ -59,6 +62,7 @@ impl ReadOptions {
         flight_options = None,
         flight_endpoint_rewrite = None,
         flight_allowed_locations = None,
+        unreadable_columns = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -70,7 +74,14 @@ impl ReadOptions {
         flight_options: Option<Bound<'_, PyAny>>,
         flight_endpoint_rewrite: Option<Bound<'_, PyAny>>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
+        unreadable_columns: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let unreadable_columns = match args::given(unreadable_columns) {
+            Some(v) => args::named::<UnreadableColumns>(&v).map_err(read_error)?,
+            None => UnreadableColumns::default(),
+        }
+        .name()
+        .to_owned();
         let transport = args::named::<doris_read::TransportKind>(&transport)
             .map_err(read_error)?
             .as_str()
@@ -128,6 +139,7 @@ impl ReadOptions {
             flight_options,
             flight_endpoint_rewrite,
             flight_allowed_locations,
+            unreadable_columns,
         })
     }
 
@@ -222,4 +234,18 @@ fn strings(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<BTreeMap<Str
                 .ok_or_else(|| config(format!("{name} value of '{key}' must be a string")))
         })
         .collect()
+}
+
+/// Refuses a read of a table whose columns in `unreadable` (`(name, Doris type, reason)`,
+/// as `describe_table` lists them) have no Arrow form, unless `policy` is `"omit"`
+/// (`doris_read::options::UnreadableColumns::check`): a `SchemaError` naming them.
+#[pyfunction]
+pub(crate) fn check_unreadable_columns(
+    policy: &str,
+    unreadable: Vec<(String, String, String)>,
+) -> PyResult<()> {
+    policy
+        .parse::<UnreadableColumns>()
+        .and_then(|p| p.check(&unreadable))
+        .map_err(read_error)
 }

@@ -63,6 +63,7 @@ class ReadOptions:
         flight_options: Mapping[str, Any] | None = None,
         flight_endpoint_rewrite: Mapping[str, str] | None = None,
         flight_allowed_locations: Sequence[str] | None = None,
+        unreadable_columns: str | None = None,
     ) -> None: ...
     transport: str
     batch_rows: int
@@ -76,6 +77,9 @@ class ReadOptions:
     flight_options: list[tuple[str, str]]
     flight_endpoint_rewrite: list[tuple[str, str]]
     flight_allowed_locations: list[str]
+    unreadable_columns: str
+
+def check_unreadable_columns(policy: str, unreadable: Sequence[tuple[str, str, str]]) -> None: ...
 
 class ReadRequest:
     def __init__(

@@ -155,6 +155,7 @@ class DorisDataSource(DataSource):
             flight_options=given("flight_options"),
             flight_endpoint_rewrite=given("flight_endpoint_rewrite"),
             flight_allowed_locations=given("flight_allowed_locations"),
+            unreadable_columns=given("unreadable_columns"),
         )
         self._transport = checked.transport
         params = _snapshot.mapping("query_parameters", given("query_parameters"))
@@ -207,6 +208,8 @@ class DorisDataSource(DataSource):
             self._endpoint.native(), self._endpoint.password_value(), self._database, self._table
         )
         self._arrow_schema: pa.Schema = schema
+        # Columns with no Arrow form fail the read (as in 1.1) unless it asked to omit them.
+        _native.check_unreadable_columns(checked.unreadable_columns, list(unsupported))
         self._unsupported = {name: (doris_type, reason) for name, doris_type, reason in unsupported}
         if self._unsupported:
             # A read of the whole table must not lose columns quietly: say which, once.

@@ -53,6 +53,11 @@ class DorisReadOptions(TypedDict, total=False):
     password: Secret
     """The password: a string, or a ``SecretRef`` resolved where it is used (default
     empty)."""
+    unreadable_columns: Literal["error", "omit"]
+    """What a table with columns that have no Arrow form (HLL, BITMAP, QUANTILE_STATE,
+    AGG_STATE) does: ``error`` (default, as the reference connector 1.1): the read raises
+    ``SchemaError`` naming them; ``omit``: they are left out of the DataFrame with an
+    ``UnreadableColumnsWarning``, and selecting one raises ``SchemaError``."""
     split: Literal["single", "auto"]
     """``single`` (default): one query; ``auto``: one query per group of tablets, planned
     by the FE's ``_query_plan``."""

@@ -37,6 +37,7 @@
 #[cfg(feature = "flight")]
 mod flight;
 mod mysql;
+mod unreadable;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -46,6 +47,7 @@ pub use flight::FlightOptions;
 #[cfg(feature = "flight")]
 pub(crate) use flight::MAX_MESSAGE_SIZE_KEY;
 pub use mysql::MySqlOptions;
+pub use unreadable::UnreadableColumns;
 
 use crate::error::ReadError;
 
