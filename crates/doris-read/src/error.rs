@@ -120,6 +120,12 @@ pub(crate) fn scrub(message: &str) -> String {
     if syntax { blank_quoted(&out) } else { out }
 }
 
+/// A server text that answers a statement carrying bound values (a planning statement's
+/// filter): [`scrub`], then every single-quoted fragment blanked whatever the error's kind.
+pub(crate) fn scrub_statement_text(message: &str) -> String {
+    blank_quoted(&scrub(message))
+}
+
 /// Replaces every single-quoted fragment (`''` inside one is a quote) by `'…'`.
 fn blank_quoted(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
@@ -203,6 +209,23 @@ impl ReadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn planning_texts_lose_the_statement_and_every_quoted_value() {
+        use doris_plan::PlanError;
+        for e in [
+            PlanError::Rejected(
+                "errCode = 2, detailMessage = Invalid number 'secret-7' for column `id`".into(),
+            ),
+            PlanError::Internal(
+                "errCode = 2, detailMessage = planner failed\n== SQL ==\nSELECT * FROM t WHERE k = 'secret-7'".into(),
+            ),
+            PlanError::NotFound("Unknown column 'secret-7' in 'where clause'".into()),
+        ] {
+            let text = crate::table::from_plan_error(e).to_string();
+            assert!(!text.contains("secret-7"), "{text}");
+        }
+    }
 
     #[test]
     fn a_planning_error_keeps_the_plan_error_as_its_source() {

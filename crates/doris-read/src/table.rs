@@ -206,12 +206,19 @@ impl ReadPlan {
     }
 }
 
+/// A planning error as a read error. The FE's texts (`_query_plan`'s `data.exception`)
+/// may echo the planning statement, whose filter carries bound values: they are scrubbed
+/// as every server text is, and every quoted fragment is blanked
+/// ([`crate::error::scrub_statement_text`]).
 pub(crate) fn from_plan_error(e: PlanError) -> ReadError {
+    use crate::error::scrub_statement_text as scrub;
     match e {
-        PlanError::Auth(m) => ReadError::Auth(m),
-        PlanError::Permission(m) => ReadError::Permission(m),
-        PlanError::NotFound(m) => ReadError::NotFound(m),
+        PlanError::Auth(m) => ReadError::Auth(scrub(&m)),
+        PlanError::Permission(m) => ReadError::Permission(scrub(&m)),
+        PlanError::NotFound(m) => ReadError::NotFound(scrub(&m)),
         PlanError::Config(m) => ReadError::Config(m),
+        PlanError::Rejected(m) => ReadError::Planning(PlanError::Rejected(scrub(&m))),
+        PlanError::Internal(m) => ReadError::Planning(PlanError::Internal(scrub(&m))),
         other => ReadError::Planning(other),
     }
 }
