@@ -479,7 +479,13 @@ def test_a_user_without_select_is_told_apart_from_bad_credentials(doris):
         ({"query_parameters": {"a": 1}}, "unsafe_where_sql"),
         ({"mysql_options": {"password": "x"}}, "password"),
         # A PyMySQL setting the connection's own arguments say: the message names which.
-        ({"mysql_options": {"read_timeout": 5}}, r"read_timeout \(use query_timeout_seconds\)"),
+        ({"mysql_options": {"port": 5}}, r"port \(use mysql_port\)"),
+        # 1.1's PyMySQL timeouts are honoured, but not beside the argument they map onto.
+        (
+            {"mysql_options": {"read_timeout": 5}, "query_timeout_seconds": 5},
+            "query_timeout_seconds and its mysql_options key are both given",
+        ),
+        ({"mysql_options": {"autocommit": False}}, "autocommit=False is refused"),
         ({"mysql_options": {"user": "u"}}, r"user \(use username\)"),
         ({"password": 12}, "password"),
         (
@@ -586,6 +592,18 @@ def test_the_native_read_request_pickles_as_its_arguments():
         _native.ReadRequest("py", "t", None, None, 300)
     with pytest.raises(ConfigurationError, match="invalid query_parameters"):
         _native.ReadRequest("py", "t", None, None, None, None, None, "id = :p", {"p": {"type": "nope"}})
+
+
+def test_1_1s_pymysql_timeouts_and_autocommit_are_honoured(doris):
+    """``mysql_options`` as 1.1 code passes them to PyMySQL: ``connect_timeout`` and
+    ``read_timeout``/``write_timeout`` become the link's timeouts, ``autocommit=True`` is
+    how a read runs; the read works."""
+    frame = read(
+        doris,
+        "events",
+        mysql_options={"connect_timeout": 7, "read_timeout": 30, "write_timeout": 30, "autocommit": True},
+    )
+    assert len(frame.to_pydict()["id"]) > 0
 
 
 def test_unreadable_columns_fail_the_read_as_in_1_1_unless_omitted(doris, monkeypatch):

@@ -43,6 +43,10 @@ pub(crate) struct ReadOptions {
     flight_endpoint_rewrite: Vec<(String, String)>,
     /// Flight locations allowed besides the BEs the FE reports.
     flight_allowed_locations: Vec<String>,
+    /// `mysql_options` `connect_timeout` (seconds).
+    mysql_connect_timeout_seconds: Option<f64>,
+    /// `mysql_options` `read_timeout` / `write_timeout` (seconds): the query timeout.
+    mysql_query_timeout_seconds: Option<f64>,
     /// What a table with columns that have no Arrow form does (`"error"` or `"omit"`,
     /// `doris_read::options::UnreadableColumns`).
     unreadable_columns: String,
@@ -136,6 +140,8 @@ impl ReadOptions {
             mysql_server_public_key: mysql.server_public_key,
             mysql_ssl_cert: mysql.ssl_cert_and_key.as_ref().map(|(c, _)| c.clone()),
             mysql_ssl_key: mysql.ssl_cert_and_key.map(|(_, k)| k),
+            mysql_connect_timeout_seconds: mysql.connect_timeout.map(|d| d.as_secs_f64()),
+            mysql_query_timeout_seconds: mysql.query_timeout.map(|d| d.as_secs_f64()),
             flight_options,
             flight_endpoint_rewrite,
             flight_allowed_locations,

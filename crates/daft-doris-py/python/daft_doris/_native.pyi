@@ -77,6 +77,8 @@ class ReadOptions:
     flight_options: list[tuple[str, str]]
     flight_endpoint_rewrite: list[tuple[str, str]]
     flight_allowed_locations: list[str]
+    mysql_connect_timeout_seconds: float | None
+    mysql_query_timeout_seconds: float | None
     unreadable_columns: str
 
 def check_unreadable_columns(policy: str, unreadable: Sequence[tuple[str, str, str]]) -> None: ...

@@ -137,6 +137,14 @@ class DorisTask(DataSourceTask):
             reader.close()
 
 
+def _one_of(name: str, argument: Any, from_mysql_options: float | None) -> Any:
+    """A timeout given as ``name`` or through ``mysql_options`` (PyMySQL's keys, as 1.1
+    code passes them), never both."""
+    if argument is not None and from_mysql_options is not None:
+        raise ConfigurationError(f"{name} and its mysql_options key are both given: give one")
+    return from_mysql_options if argument is None else argument
+
+
 class DorisDataSource(DataSource):
     """A Doris table as a Daft data source. Its options are ``read_doris``'s
     (``DorisReadOptions``); an option left out takes the crates' default."""
@@ -186,8 +194,14 @@ class DorisDataSource(DataSource):
             http_secure=given("http_secure", False),
             user=given("username"),
             password=check_secret(given("password", "")),
-            connect_timeout_seconds=given("connect_timeout_seconds"),
-            query_timeout_seconds=given("query_timeout_seconds"),
+            connect_timeout_seconds=_one_of(
+                "connect_timeout_seconds",
+                given("connect_timeout_seconds"),
+                checked.mysql_connect_timeout_seconds,
+            ),
+            query_timeout_seconds=_one_of(
+                "query_timeout_seconds", given("query_timeout_seconds"), checked.mysql_query_timeout_seconds
+            ),
             flight_port=given("flight_port"),
             flight_secure=given("flight_secure", False),
             flight_endpoint_rewrite=tuple(checked.flight_endpoint_rewrite),

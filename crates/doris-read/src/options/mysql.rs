@@ -12,6 +12,8 @@
 //! | `ssl_mode` | the mode by name (at least as strong as the keys above ask) |
 //! | `ssl_cert`, `ssl_key` (or `ssl={"cert": …, "key": …}`) | the client certificate chain and its unencrypted key (PEM files, both or neither), presented when the server asks for one ([`crate::MySqlEndpoint::client_identity`]); they ask for TLS (`required`) unless another key asks for more |
 //! | `charset` | `utf8mb4` or `utf8` only (the connector reads UTF-8) |
+//! | `connect_timeout`, `read_timeout`, `write_timeout` | seconds: the link's connect timeout, and its query timeout (the larger of the two) ([`MySqlOptions::connect_timeout`], [`MySqlOptions::query_timeout`]) |
+//! | `autocommit` | `True` only (a read runs in autocommit mode) |
 //!
 //! The settings a read takes as arguments of its own (host, port, user, password,
 //! database, timeouts, …) are refused naming the argument; keys this transport cannot honour
@@ -26,9 +28,7 @@ use crate::error::ReadError;
 
 /// Keys a read sets through arguments of its own, each with what to use instead.
 const RESERVED: &[(&str, &str)] = &[
-    ("autocommit", "the connector reads in autocommit mode"),
     ("binary_prefix", "the connector decodes text rows itself"),
-    ("connect_timeout", "use connect_timeout_seconds"),
     ("conv", "the connector decodes text rows itself"),
     ("cursorclass", "the connector decodes text rows itself"),
     ("database", "use database"),
@@ -40,14 +40,12 @@ const RESERVED: &[(&str, &str)] = &[
     ("port", "use mysql_port"),
     ("read_default_file", "pass the settings as arguments"),
     ("read_default_group", "pass the settings as arguments"),
-    ("read_timeout", "use query_timeout_seconds"),
     (
         "unix_socket",
         "Doris is reached over TCP: use host and mysql_port",
     ),
     ("use_unicode", "text is always UTF-8"),
     ("user", "use username"),
-    ("write_timeout", "use query_timeout_seconds"),
 ];
 
 const ENCRYPTED_KEY: &str = "an encrypted client key is not read: give ssl_key an unencrypted PEM key \
@@ -99,6 +97,10 @@ const SUPPORTED: &[&str] = &[
     "ssl_key",
     "charset",
     "server_public_key",
+    "connect_timeout",
+    "read_timeout",
+    "write_timeout",
+    "autocommit",
 ];
 
 /// What `mysql_options` ask of the MySQL link.
@@ -115,6 +117,11 @@ pub struct MySqlOptions {
     /// A client certificate chain file and its key file (PEM), read with
     /// [`super::read_client_identity`] where the read is configured.
     pub ssl_cert_and_key: Option<(String, String)>,
+    /// PyMySQL's `connect_timeout` (seconds): the link's connect timeout.
+    pub connect_timeout: Option<std::time::Duration>,
+    /// PyMySQL's `read_timeout` and `write_timeout` (seconds; the larger when both are
+    /// given): how long the link waits for a statement's answer (the query timeout).
+    pub query_timeout: Option<std::time::Duration>,
 }
 
 impl MySqlOptions {
@@ -139,6 +146,25 @@ impl MySqlOptions {
             )));
         }
         options.retain(|_, v| *v != OptionValue::Null);
+        // PyMySQL's timeouts, in seconds, onto the link's own; `autocommit=True` is how a
+        // read runs anyway, `False` would hold a transaction open for nothing.
+        let connect_timeout = seconds(&mut options, "connect_timeout")?;
+        let query_timeout = match (
+            seconds(&mut options, "read_timeout")?,
+            seconds(&mut options, "write_timeout")?,
+        ) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(autocommit) = flag(&mut options, "autocommit")?
+            && !autocommit
+        {
+            return Err(config(
+                "mysql_options autocommit=False is refused: a read runs in autocommit mode, \
+                 and a transaction held open would only keep locks"
+                    .into(),
+            ));
+        }
         if let Some(charset) = options.remove("charset")
             && !matches!(&charset, OptionValue::Text(c) if c == "utf8mb4" || c == "utf8")
         {
@@ -246,8 +272,34 @@ impl MySqlOptions {
             ssl_ca,
             server_public_key,
             ssl_cert_and_key,
+            connect_timeout,
+            query_timeout,
         })
     }
+}
+
+/// A PyMySQL timeout in seconds (a positive number, at most a day), removed from
+/// `options`.
+fn seconds(
+    options: &mut BTreeMap<String, OptionValue>,
+    key: &str,
+) -> Result<Option<std::time::Duration>, ReadError> {
+    let value = match options.remove(key) {
+        None => return Ok(None),
+        Some(OptionValue::Int(n)) => n as f64,
+        Some(OptionValue::Float(x)) => x,
+        Some(_) => {
+            return Err(config(format!(
+                "mysql_options {key} must be a number of seconds"
+            )));
+        }
+    };
+    if !(value > 0.0 && value <= 86_400.0) {
+        return Err(config(format!(
+            "mysql_options {key} must be a positive number of seconds, at most a day"
+        )));
+    }
+    Ok(Some(std::time::Duration::from_secs_f64(value)))
 }
 
 /// PyMySQL's `ssl={…}`, read.
@@ -536,8 +588,45 @@ mod tests {
         refused(&[("frobnicate", Int(1))], "frobnicate are not supported");
         // The settings with arguments of their own name the argument, all at once.
         refused(
-            &[("read_timeout", Int(5)), ("user", text("/secret"))],
-            "read_timeout (use query_timeout_seconds), user (use username)",
+            &[("port", Int(5)), ("user", text("/secret"))],
+            "port (use mysql_port), user (use username)",
         );
+    }
+
+    #[test]
+    fn pymysql_timeouts_and_autocommit_are_honoured_as_1_1_passes_them() {
+        use OptionValue::{Bool, Float, Int};
+        use std::time::Duration;
+        let parse = |pairs: &[(&str, OptionValue)]| {
+            MySqlOptions::parse(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())))
+        };
+        let given = parse(&[
+            ("connect_timeout", Int(7)),
+            ("read_timeout", Float(30.5)),
+            ("write_timeout", Int(60)),
+            ("autocommit", Bool(true)),
+        ])
+        .unwrap();
+        assert_eq!(given.connect_timeout, Some(Duration::from_secs(7)));
+        assert_eq!(given.query_timeout, Some(Duration::from_secs(60)));
+        let read_only = parse(&[("read_timeout", Float(2.5))]).unwrap();
+        assert_eq!(read_only.query_timeout, Some(Duration::from_millis(2500)));
+        for (pairs, message) in [
+            (
+                vec![("autocommit", Bool(false))],
+                "autocommit=False is refused",
+            ),
+            (
+                vec![("connect_timeout", Int(0))],
+                "connect_timeout must be a positive number",
+            ),
+            (
+                vec![("read_timeout", Bool(true))],
+                "read_timeout must be a number of seconds",
+            ),
+        ] {
+            let e = parse(&pairs).unwrap_err().to_string();
+            assert!(e.contains(message), "{e}");
+        }
     }
 }
