@@ -48,6 +48,9 @@ pub enum Fault {
         /// Target port.
         port: u16,
     },
+    /// FE: redirect to the usual BE, but over plain `http://` whatever the FE's own scheme
+    /// (an https FE that would downgrade the load).
+    RedirectPlainHttp,
     /// FE: redirect to a port where nothing listens.
     BeUnreachable,
     /// MySQL face: close the connection after this many rows of the next result set.
@@ -185,6 +188,7 @@ impl Fault {
             Fault::TruncatedResponse => "truncated_response",
             Fault::MiscountedAnswer => "miscounted_answer",
             Fault::Redirect { .. } => "redirect",
+            Fault::RedirectPlainHttp => "redirect_plain_http",
             Fault::BeUnreachable => "be_unreachable",
             Fault::Delay { .. } => "delay",
             Fault::SlowAnswer { .. } => "slow_answer",
@@ -212,7 +216,9 @@ impl Fault {
     /// Where the fault acts.
     fn point(&self) -> Point {
         match self {
-            Fault::Redirect { .. } | Fault::BeUnreachable => Point::FeRedirect,
+            Fault::Redirect { .. } | Fault::RedirectPlainHttp | Fault::BeUnreachable => {
+                Point::FeRedirect
+            }
             Fault::Delay { .. } => Point::AnyRequest,
             Fault::CutResultStream { .. } | Fault::ShortMysqlRow => Point::MysqlResult,
             Fault::AnnounceFlightRows { .. } | Fault::FlightLocation { .. } => Point::FlightInfo,

@@ -19,8 +19,12 @@
 //! assert_eq!(mysql.ssl_ca.as_deref(), Some("/etc/doris/ca.pem"));
 //!
 //! // Settings that have an argument of their own are refused, naming it.
-//! let refused = MySqlOptions::parse([("read_timeout".to_owned(), OptionValue::Int(5))]);
-//! assert!(refused.unwrap_err().to_string().contains("use query_timeout_seconds"));
+//! let refused = MySqlOptions::parse([("port".to_owned(), OptionValue::Int(9030))]);
+//! assert!(refused.unwrap_err().to_string().contains("use mysql_port"));
+//!
+//! // PyMySQL's timeouts (seconds) are the link's own.
+//! let timed = MySqlOptions::parse([("read_timeout".to_owned(), OptionValue::Int(5))]).unwrap();
+//! assert_eq!(timed.query_timeout, Some(std::time::Duration::from_secs(5)));
 //!
 //! // ADBC's message-size option is the Flight client's decoding limit.
 //! let flight = FlightOptions::parse([(

@@ -117,3 +117,27 @@ async fn a_server_that_asks_for_a_client_certificate_gets_the_configured_one() {
     assert_eq!(r.status, LoadStatus::Success);
     assert_eq!(sorted_ids(&env.rows("t")), (0..5).collect::<Vec<_>>());
 }
+
+/// An FE reached over https that redirects the load to a plain-http BE is refused before
+/// any body byte: no downgrade (docs/security.md).
+#[tokio::test]
+async fn an_https_fe_redirecting_to_plain_http_is_refused_before_the_body() {
+    let (env, ca) = tls_env(&["127.0.0.1"]).await;
+    let client = StreamLoadClient::new(https_config(&env, Some(&ca.ca_pem))).unwrap();
+    env.emulator.faults().arm(Fault::RedirectPlainHttp, 2);
+    let e = labeled(&client, &LoadOptions::default(), "tls-down", batch(0, 5))
+        .await
+        .unwrap_err();
+    match &e {
+        StreamLoadError::RedirectRefused { target, reason } => {
+            assert!(reason.contains("no downgrade to http"), "{reason}");
+            assert!(target.starts_with("http://"), "{target}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        !env.emulator.faults().fired().is_empty(),
+        "the FE redirected to http"
+    );
+    assert_eq!(env.row_count("t"), 0);
+}

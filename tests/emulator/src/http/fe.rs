@@ -58,11 +58,16 @@ fn redirect(
     path: &str,
     query: Option<&str>,
 ) -> Response {
+    let mut scheme = shared.http_scheme();
     let target = match shared.faults.take(Point::FeRedirect) {
         Some(fault) => {
             shared.faults.record(&fault, None, None, false);
             match fault {
                 Fault::Redirect { host, port } => format!("{host}:{port}"),
+                Fault::RedirectPlainHttp => {
+                    scheme = "http";
+                    redirect_target(shared, headers)
+                }
                 _ => format!("{}:{}", shared.config.advertise_host, unused_port()),
             }
         }
@@ -70,7 +75,7 @@ fn redirect(
     };
     let location = format!(
         "{}://{}:{}@{}{}?{}",
-        shared.http_scheme(),
+        scheme,
         utf8_percent_encode(user, SEGMENT),
         utf8_percent_encode(password, SEGMENT),
         target,
