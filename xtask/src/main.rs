@@ -1,7 +1,7 @@
 //! Developer automation for the daft-doris workspace.
 //!
 //! ```text
-//! cargo xtask ci                 fmt, the test build (clippy -D warnings in it), deps, tested-by, Rust tests (the conformance suite against an emulator process), ruff, pytest (3.11; rustdoc -D warnings and package beside it; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick
+//! cargo xtask ci                 (every emulator logging what it receives) fmt, the test build (clippy -D warnings in it), deps, tested-by, Rust tests (the conformance suite against an emulator process), ruff, pytest (3.11; rustdoc -D warnings and package beside it; the API tests on 3.12 and 3.13), soak, fuzz, bench --quick, wire-check
 //! cargo xtask demo               the main job on the embedded default (see README)
 //! cargo xtask dist [--release] [--manylinux 2_28]   the abi3 manylinux wheel (zig for an older glibc) and the sdist, checked; the wheel installed into a fresh venv without Rust, running the main job
 //! cargo xtask bench [--quick]    benchmarks vs the reference connector and the peers (docs/benchmarks.md),
@@ -14,6 +14,7 @@
 //! cargo xtask conformance        the corpus from Doris's regression suites, then tests/conformance through DORIS_TEST_* (a real Doris, or an emulator process)
 //! cargo xtask deps               the layering rules: which crates each library may depend on
 //! cargo xtask tested-by          every test and file a document's *Tested by* line names exists
+//! cargo xtask wire-check [DIR]   the request shapes the crates sent (the last ci's wire log) are in docs/wire-inventory.md
 //! cargo xtask package            the five library crates packaged as crates.io would receive them, then `cargo publish --dry-run` (each built from its package)
 //! cargo xtask mutants            mutation testing of the injection- and label-critical code
 //! ```
@@ -33,6 +34,7 @@ mod publish;
 mod python;
 mod run;
 mod tested_by;
+mod wire;
 
 use std::process::{Command, ExitCode};
 
@@ -87,6 +89,10 @@ fn main() -> ExitCode {
         Some("mutants") => mutants(),
         Some("deps") => deps(),
         Some("tested-by") => tested_by(),
+        Some("wire-check") => wire::check(&args.get(1).map_or_else(
+            || crate::run::shared_target().join("tmp/wire-log"),
+            std::path::PathBuf::from,
+        )),
         Some("package") => package(),
         Some("bench") => bench(
             args.iter().any(|a| a == "--quick"),
@@ -95,7 +101,7 @@ fn main() -> ExitCode {
         ),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | demo | dist [--release] [--manylinux 2_28] | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | package | mutants>"
+                "usage: cargo xtask <ci | demo | dist [--release] [--manylinux 2_28] | bench [--quick | --scaling] | fuzz [SECONDS] | faults | other-pythons | soak [--minutes N] [--out DIR] | conformance | deps | tested-by | wire-check [DIR] | package | mutants>"
             );
             return ExitCode::from(2);
         }
@@ -152,6 +158,24 @@ fn soak(minutes: &str, out: Option<&str>) -> Result<(), String> {
 }
 
 fn ci() -> Result<(), String> {
+    // The whole run again with every emulator logging the shapes it receives into a fresh
+    // folder (children inherit the variable; see `wire`), checked at the end.
+    let Some(wire_log) = std::env::var_os(wire::ENV) else {
+        let dir = crate::run::shared_target().join("tmp/wire-log");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let status = Command::new(exe)
+            .arg("ci")
+            .env(wire::ENV, &dir)
+            .status()
+            .map_err(|e| format!("cannot run ci: {e}"))?;
+        return if status.success() {
+            Ok(())
+        } else {
+            Err(format!("ci failed ({status})"))
+        };
+    };
     let started = std::time::Instant::now();
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
@@ -223,6 +247,8 @@ fn ci() -> Result<(), String> {
         rust_passed + py_passed + other_passed,
         rust_failed + py_failed + other_failed,
     );
+    // Every request shape the crates sent, in docs/wire-inventory.md.
+    wire::check(std::path::Path::new(&wire_log))?;
     run::print_step_times();
     // Steps beside one another (the fuzz build during the soak) count twice in the total.
     println!("{:>9.1}  wall clock", started.elapsed().as_secs_f64());

@@ -71,10 +71,14 @@ impl PlanEndpoint {
     }
 }
 
+/// The `User-Agent` of every request doris-plan sends (Doris's audit log shows it).
+pub const USER_AGENT: &str = concat!("doris-plan/", env!("CARGO_PKG_VERSION"));
+
 fn http_client(endpoint: &PlanEndpoint) -> Result<reqwest::Client, PlanError> {
     // reqwest is built without a default crypto provider; ring is the workspace's.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
+        .user_agent(USER_AGENT)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(endpoint.timeout);

@@ -81,3 +81,5 @@ pub use options::{
 };
 pub use report::{LoadReport, LoadStatus, TwoPhaseOutcome, TxnRef};
 pub use response::{ExistingJobStatus, LoadResponse};
+#[cfg(feature = "client")]
+pub use wire::USER_AGENT;

@@ -146,6 +146,9 @@ impl Waits {
 /// Where an exchange is, for its waits: the client waits for the server before the body
 /// (`AWAITING`), the connection takes the body (`UPLOADING`), or the body is sent and the
 /// client waits for the answer (`BODY_SENT`).
+/// The `User-Agent` of every request the client sends (Doris's audit log shows it).
+pub const USER_AGENT: &str = concat!("doris-streamload/", env!("CARGO_PKG_VERSION"));
+
 const AWAITING: u8 = 0;
 const UPLOADING: u8 = 1;
 const BODY_SENT: u8 = 2;
@@ -392,6 +395,7 @@ impl Connector {
                 _ => String::new(),
             };
             headers.insert(header::EXPECT, HeaderValue::from_static("100-continue"));
+            headers.insert(header::USER_AGENT, HeaderValue::from_static(USER_AGENT));
             headers.insert(
                 header::HOST,
                 HeaderValue::from_str(&authority).map_err(|_| fail("bad host".into(), &sent))?,

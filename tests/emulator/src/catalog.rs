@@ -400,6 +400,18 @@ struct State {
 #[derive(Debug)]
 pub struct Catalog {
     state: RwLock<State>,
+    /// `enable_unicode_name_support`: which of `FeNameFormat`'s rules new names follow.
+    unicode_names: bool,
+}
+
+impl Catalog {
+    /// An empty catalog whose new names follow the unicode rules when `unicode_names`.
+    pub fn with_unicode_names(unicode_names: bool) -> Self {
+        Self {
+            unicode_names,
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for Catalog {
@@ -409,6 +421,7 @@ impl Default for Catalog {
                 databases: BTreeMap::new(),
                 ids: IdGen(10_000),
             }),
+            unicode_names: false,
         }
     }
 }
@@ -478,7 +491,10 @@ impl Catalog {
         if_not_exists: bool,
     ) -> Result<Arc<Table>, EmulatorError> {
         // Doris checks the new name before it looks for the table.
-        crate::names::check_table_name(&schema.name)?;
+        crate::names::check_table_name(&schema.name, self.unicode_names)?;
+        for column in &schema.columns {
+            crate::names::check_column_name(&column.name, self.unicode_names)?;
+        }
         let db = db.to_owned();
         let mut state = self.write()?;
         let State { databases, ids } = &mut *state;

@@ -139,12 +139,31 @@ fn flight_session(shared: &Shared, user: String, peer: std::net::SocketAddr) -> 
         insert_filter: crate::mysql::InsertFilter::default(),
         txn: None,
         version_comment: shared.config.profile.version_comment(),
+        client: "unnamed".into(),
     }
 }
 
 type DoGetStream = Pin<Box<dyn Stream<Item = Result<arrow_flight::FlightData, Status>> + Send>>;
 
 impl Face {
+    /// Logs one call's shape in the [`crate::wire_log`], its client from `user-agent`.
+    fn log<T>(&self, request: &Request<T>, shape: impl FnOnce() -> String) {
+        if let Some(log) = &self.shared.wire_log {
+            let client = crate::wire_log::client_of_user_agent(
+                request
+                    .metadata()
+                    .get("user-agent")
+                    .and_then(|v| v.to_str().ok()),
+            );
+            let face = if self.role == Role::Be {
+                "be-flight"
+            } else {
+                "fe-flight"
+            };
+            log.record(&client, face, shape());
+        }
+    }
+
     fn state(&self) -> &FlightState {
         &self.shared.flight
     }
@@ -319,6 +338,7 @@ impl FlightSqlService for Face {
         if self.role == Role::Be {
             return Err(Status::unimplemented("the BE does not authenticate"));
         }
+        self.log(&request, || "Handshake".into());
         let header = request
             .metadata()
             .get("authorization")
@@ -376,6 +396,12 @@ impl FlightSqlService for Face {
         query: CommandStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
+        self.log(&request, || {
+            format!(
+                "GetFlightInfo CommandStatementQuery: {}",
+                crate::wire_log::sql_shape(&query.query)
+            )
+        });
         if self.role == Role::Be {
             return Err(Status::unimplemented("GetFlightInfo is served by the FE"));
         }
@@ -395,6 +421,9 @@ impl FlightSqlService for Face {
         query: CommandPreparedStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
+        self.log(&request, || {
+            "GetFlightInfo CommandPreparedStatementQuery".into()
+        });
         if self.role == Role::Be {
             return Err(Status::unimplemented("GetFlightInfo is served by the FE"));
         }
@@ -411,6 +440,12 @@ impl FlightSqlService for Face {
         query: ActionCreatePreparedStatementRequest,
         request: Request<Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
+        self.log(&request, || {
+            format!(
+                "CreatePreparedStatement: {}",
+                crate::wire_log::sql_shape(&query.query)
+            )
+        });
         if self.role == Role::Be {
             return Err(Status::unimplemented(
                 "prepared statements are served by the FE",
@@ -435,6 +470,7 @@ impl FlightSqlService for Face {
         query: CommandPreparedStatementQuery,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<DoPutPreparedStatementResult, Status> {
+        self.log(&request, || "DoPut CommandPreparedStatementQuery".into());
         let user = self.user(&request)?;
         let stream = request
             .into_inner()
@@ -459,6 +495,7 @@ impl FlightSqlService for Face {
         query: ActionClosePreparedStatementRequest,
         request: Request<Action>,
     ) -> Result<(), Status> {
+        self.log(&request, || "ClosePreparedStatement".into());
         let user = self.user(&request)?;
         self.state()
             .prepared
@@ -469,8 +506,9 @@ impl FlightSqlService for Face {
     async fn do_get_statement(
         &self,
         ticket: TicketStatementQuery,
-        _request: Request<Ticket>,
+        request: Request<Ticket>,
     ) -> Result<Response<<Self as FlightService>::DoGetStream>, Status> {
+        self.log(&request, || "DoGet TicketStatementQuery".into());
         let handle = String::from_utf8_lossy(&ticket.statement_handle).into_owned();
         let Parked { stream, sink } = self
             .state()
@@ -527,6 +565,7 @@ impl FlightSqlService for Face {
         query: CommandGetSqlInfo,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
+        self.log(&request, || "GetFlightInfo CommandGetSqlInfo".into());
         self.user(&request)?;
         let info = FlightInfo::new()
             .try_with_schema(&sql_info_data().schema())
@@ -541,8 +580,9 @@ impl FlightSqlService for Face {
     async fn do_get_sql_info(
         &self,
         query: CommandGetSqlInfo,
-        _request: Request<Ticket>,
+        request: Request<Ticket>,
     ) -> Result<Response<<Self as FlightService>::DoGetStream>, Status> {
+        self.log(&request, || "DoGet CommandGetSqlInfo".into());
         let batch = sql_info_data()
             .record_batch(query.info)
             .map_err(|e| Status::internal(e.to_string()))?;

@@ -38,6 +38,7 @@ pub mod tls;
 pub mod tokens;
 pub mod txn;
 pub mod users;
+pub mod wire_log;
 pub mod wire_stats;
 
 use std::collections::HashMap;
@@ -107,6 +108,10 @@ pub struct EmulatorConfig {
     /// Bytes per second each simulated BE may send in query results (its disk and network
     /// bound, for scaling benchmarks); `None`: as fast as the machine goes.
     pub be_bandwidth: Option<u64>,
+    /// The folder the [`wire_log`] goes to; `None`: no wire log. The default is the
+    /// folder `DORIS_EMULATOR_WIRE_LOG` names, so a test run records every emulator it
+    /// starts, in-process or not.
+    pub wire_log: Option<std::path::PathBuf>,
 }
 
 impl Default for EmulatorConfig {
@@ -131,6 +136,9 @@ impl Default for EmulatorConfig {
             tls_client_ca: None,
             backends: 1,
             be_bandwidth: None,
+            wire_log: std::env::var_os(wire_log::WIRE_LOG_ENV)
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from),
         }
     }
 }
@@ -154,6 +162,8 @@ pub struct Shared {
     pub be_bytes_received: Arc<AtomicU64>,
     /// Requests, connections and rows that crossed the faces, for wire tests.
     pub wire: wire_stats::WireStats,
+    /// The request shapes received, for the wire-inventory check (see [`wire_log`]).
+    pub wire_log: Option<wire_log::WireLog>,
     /// Flight sessions and pending results.
     #[cfg(feature = "sql")]
     pub flight: flight::FlightState,
@@ -174,11 +184,16 @@ impl Shared {
         Self {
             users: auth::Users::new(&config.root_password),
             txns: TxnRegistry::new(config.retention),
-            catalog: Catalog::default(),
+            catalog: Catalog::with_unicode_names(config.profile.unicode_names),
             faults: faults::FaultRegistry::default(),
             fe_bytes_received: Arc::default(),
             be_bytes_received: Arc::default(),
             wire: wire_stats::WireStats::default(),
+            wire_log: config.wire_log.as_deref().and_then(|dir| {
+                wire_log::WireLog::open(dir)
+                    .map_err(|e| eprintln!("doris-emulator: no wire log in {}: {e}", dir.display()))
+                    .ok()
+            }),
             #[cfg(feature = "sql")]
             flight: flight::FlightState::default(),
             jobs: jobs::JobRegistry::default(),
@@ -324,6 +339,9 @@ async fn record_request(
     shared
         .wire
         .record_http(face, request.method().as_str(), request.uri().path());
+    if let Some(log) = &shared.wire_log {
+        http::record_shapes(log, face, &request);
+    }
     next.run(request).await
 }
 

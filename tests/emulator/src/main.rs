@@ -8,6 +8,7 @@
 //!                [--mysql-prepare server-side|point-query-only]
 //!                [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off]
 //!                [--label-exists-text current|legacy] [--json-column-type json|string]
+//!                [--unicode-names on|off]
 //!                [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR]
 //!                [--tls-client-auth none|required] [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]]
 //! ```
@@ -29,6 +30,7 @@
 //! (`BIGINT`, `DECIMAL(20, 6)`), `legacy` as 1.x/2.0 did (`bigint(20)`);
 //! `--mysql-deprecate-eof on` negotiates CLIENT_DEPRECATE_EOF as Doris master does;
 //! `--label-exists-text legacy` words `Label Already Exists` without the txn id;
+//! `--unicode-names on` is `enable_unicode_name_support` (names in any script);
 //! `--json-column-type string` describes JSON result columns as STRING, as older releases.
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
@@ -47,6 +49,7 @@ fn usage() -> ExitCode {
          [--s3-root DIR] [--data-dir DIR] [--mysql-prepare server-side|point-query-only] \
          [--type-spelling lower|upper|legacy] [--mysql-deprecate-eof on|off] \
          [--label-exists-text current|legacy] [--json-column-type json|string] \
+         [--unicode-names on|off] \
          [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR] [--tls-client-auth none|required] \
          [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]] [--doris-version 2.1|3.0|3.1|4.0|4.1|X.Y.Z]"
     );
@@ -119,6 +122,11 @@ async fn main() -> ExitCode {
             "--doris-version" => match value.parse::<doris_sql::release::DorisRelease>() {
                 Ok(release) => config.profile.release = release,
                 Err(_) => return usage(),
+            },
+            "--unicode-names" => match value.as_str() {
+                "on" => config.profile.unicode_names = true,
+                "off" => config.profile.unicode_names = false,
+                _ => return usage(),
             },
             "--json-column-type" => match value.as_str() {
                 "json" => config.profile.json_as_string = false,

@@ -10,31 +10,146 @@ pub const TABLE_NAME_REGEX: &str = "^[a-zA-Z][a-zA-Z0-9-_]*$";
 pub const TABLE_NAME_LENGTH_LIMIT: usize = 64;
 /// `FeNameFormat`'s database name rule (64 characters at most).
 pub const DATABASE_NAME_REGEX: &str = "^[a-zA-Z][a-zA-Z0-9-_]{0,63}$";
+/// `FeNameFormat`'s column name rule (a Java regex: `+-/` in the class is the range
+/// `+ , - . /`).
+pub const COLUMN_NAME_REGEX: &str = "^[_a-zA-Z@0-9\\s/][.a-zA-Z0-9_+-/?@#$%^&*\"\\s,:]{0,255}$";
+/// `SchemaChangeHandler.SHADOW_NAME_PREFIX`: a column name Doris keeps for itself.
+const SHADOW_NAME_PREFIX: &str = "__doris_shadow_";
 /// `FeNameFormat.checkLabel`'s rule.
 pub const LABEL_REGEX: &str = "^[-_A-Za-z0-9:]{1,128}$";
 
-/// A letter, then letters, digits, `-` and `_`.
-fn common_name(name: &str) -> bool {
+/// `FeNameFormat`'s unicode table name rule (`enable_unicode_name_support`).
+pub const UNICODE_TABLE_NAME_REGEX: &str = "^[a-zA-Z\\p{L}][a-zA-Z0-9-_\\p{L}]*$";
+/// `FeNameFormat`'s unicode column name rule: letters of any script, but no space, quote,
+/// comma or colon.
+pub const UNICODE_COLUMN_NAME_REGEX: &str =
+    "^[_a-zA-Z@0-9\\p{L}][.a-zA-Z0-9_+-/?@#$%^&*\\p{L}]{0,255}$";
+
+/// A letter, then letters, digits, `-` and `_`; with `unicode`, a letter of any script
+/// counts as a letter.
+fn common_name(name: &str, unicode: bool) -> bool {
+    let letter = |c: char| c.is_ascii_alphabetic() || (unicode && c.is_alphabetic());
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    chars.next().is_some_and(letter)
+        && chars.all(|c| letter(c) || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 /// `CREATE TABLE`'s check of the new name: `Incorrect table name '…'. Table name regex
-/// is '…'` (ERR_WRONG_TABLE_NAME), also for a name over the length limit.
-pub fn check_table_name(name: &str) -> Result<(), EmulatorError> {
-    if common_name(name) && name.len() <= TABLE_NAME_LENGTH_LIMIT {
-        return Ok(());
+/// is '…'` (ERR_WRONG_TABLE_NAME); a name over the length limit, ERR_TABLE_NAME_LENGTH_LIMIT.
+pub fn check_table_name(name: &str, unicode: bool) -> Result<(), EmulatorError> {
+    if !common_name(name, unicode) {
+        let regex = if unicode {
+            UNICODE_TABLE_NAME_REGEX
+        } else {
+            TABLE_NAME_REGEX
+        };
+        return Err(EmulatorError::Analysis(format!(
+            "Incorrect table name '{name}'. Table name regex is '{regex}'"
+        )));
     }
-    Err(EmulatorError::Analysis(format!(
-        "Incorrect table name '{name}'. Table name regex is '{TABLE_NAME_REGEX}'"
-    )))
+    if name.chars().count() > TABLE_NAME_LENGTH_LIMIT {
+        return Err(EmulatorError::Analysis(format!(
+            "Table name length exceeds limit, the length of table name '{name}' is {} which is \
+             greater than the configuration 'table_name_length_limit' ({TABLE_NAME_LENGTH_LIMIT}).",
+            name.chars().count()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `c` may start a column name (`[_a-zA-Z@0-9\s/]`).
+fn column_first(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '@' | '/') || java_space(c)
+}
+
+/// Whether `c` may follow in a column name (`[.a-zA-Z0-9_+-/?@#$%^&*"\s,:]`).
+fn column_rest(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            '.' | '_'
+                | '+'
+                | ','
+                | '-'
+                | '/'
+                | '?'
+                | '@'
+                | '#'
+                | '$'
+                | '%'
+                | '^'
+                | '&'
+                | '*'
+                | '"'
+                | ':'
+        )
+        || java_space(c)
+}
+
+/// Java's `\s`: space, tab, line feed, vertical tab, form feed, carriage return.
+fn java_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r')
+}
+
+/// `CREATE TABLE`'s check of a column name (`FeNameFormat.checkColumnName`):
+/// `Incorrect column name '…'. Column regex is '…'` (ERR_WRONG_COLUMN_NAME) for a name the
+/// rule refuses or one Doris keeps for itself; a name starting `mv_`/`mva_` has its own text.
+pub fn check_column_name(name: &str, unicode: bool) -> Result<(), EmulatorError> {
+    let mut chars = name.chars();
+    let fits = if unicode {
+        // `\p{L}` joins both classes; `\s`, `"`, `,` and `:` leave the second.
+        let rest = |c: char| {
+            c.is_alphabetic()
+                || c.is_ascii_digit()
+                || matches!(
+                    c,
+                    '.' | '_'
+                        | '+'
+                        | ','
+                        | '-'
+                        | '/'
+                        | '?'
+                        | '@'
+                        | '#'
+                        | '$'
+                        | '%'
+                        | '^'
+                        | '&'
+                        | '*'
+                )
+        };
+        chars
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c.is_ascii_digit() || matches!(c, '_' | '@'))
+            && chars.clone().count() <= 255
+            && chars.all(rest)
+    } else {
+        chars.next().is_some_and(column_first)
+            && chars.clone().count() <= 255
+            && chars.all(column_rest)
+    };
+    if !fits || name.starts_with(SHADOW_NAME_PREFIX) {
+        let regex = if unicode {
+            UNICODE_COLUMN_NAME_REGEX
+        } else {
+            COLUMN_NAME_REGEX
+        };
+        return Err(EmulatorError::Analysis(format!(
+            "Incorrect column name '{name}'. Column regex is '{regex}'"
+        )));
+    }
+    if name.starts_with("mv_") || name.starts_with("mva_") {
+        return Err(EmulatorError::Analysis(format!(
+            "Incorrect column name {name}, column name can't start with 'mv_'/'mva_'"
+        )));
+    }
+    Ok(())
 }
 
 /// `CREATE DATABASE`'s check of the new name: `Incorrect database name '…'`
 /// (ERR_WRONG_DB_NAME).
 pub fn check_database_name(name: &str) -> Result<(), EmulatorError> {
-    if common_name(name) && name.len() <= 64 {
+    if common_name(name, false) && name.len() <= 64 {
         return Ok(());
     }
     Err(EmulatorError::Analysis(format!(
@@ -90,21 +205,53 @@ mod tests {
     #[test]
     fn names_doris_refuses() {
         for ok in ["t", "T1", "a-b_c", &"x".repeat(64)] {
-            assert!(check_table_name(ok).is_ok(), "{ok}");
+            assert!(check_table_name(ok, false).is_ok(), "{ok}");
+        }
+        for bad in ["", "_t", "_dd_stage_1", "1t", "t.x", "t t", "é"] {
+            let e = check_table_name(bad, false).unwrap_err().to_string();
+            assert!(e.contains("Incorrect table name"), "{e}");
+        }
+        let long = check_table_name(&"x".repeat(65), false)
+            .unwrap_err()
+            .to_string();
+        assert!(long.contains("Table name length exceeds limit"), "{long}");
+        for ok in [
+            "k",
+            "_dd_load",
+            "__dd_load",
+            "a b",
+            "a,b:c",
+            "x\"y",
+            "1st",
+            "@v",
+            "/p",
+            "a.b",
+        ] {
+            assert!(check_column_name(ok, false).is_ok(), "{ok}");
         }
         for bad in [
             "",
-            "_t",
-            "_dd_stage_1",
-            "1t",
-            "t.x",
-            "t t",
+            "a`b",
+            "a(b)",
             "é",
-            &"x".repeat(65),
+            "a'b",
+            "__doris_shadow_k",
+            "mv_k",
+            "mva_k",
+            "-a",
         ] {
-            let e = check_table_name(bad).unwrap_err().to_string();
-            assert!(e.contains("Incorrect table name"), "{e}");
+            assert!(check_column_name(bad, false).is_err(), "{bad}");
         }
+        assert!(check_column_name(&"c".repeat(256), false).is_ok());
+        assert!(check_column_name(&"c".repeat(257), false).is_err());
+        // With enable_unicode_name_support: letters of any script, but no space or quote.
+        assert!(
+            check_column_name("名前", true).is_ok() && check_column_name("größe", true).is_ok()
+        );
+        assert!(
+            check_column_name("a b", true).is_err() && check_column_name("x\"y", true).is_err()
+        );
+        assert!(check_table_name("表", true).is_ok() && check_table_name("表", false).is_err());
         assert!(check_database_name("demo").is_ok());
         assert!(check_database_name("_demo").is_err());
         assert!(check_database_name(&"d".repeat(65)).is_err());

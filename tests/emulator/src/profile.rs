@@ -30,6 +30,9 @@ pub struct DorisProfile {
     /// JSON/VARIANT result columns described as STRING (254), as older releases did;
     /// `false`: JSON (245), as newer ones do.
     pub json_as_string: bool,
+    /// `enable_unicode_name_support` (default off, as in Doris): table and column names
+    /// may hold letters of any script (`FeNameFormat`'s unicode rules).
+    pub unicode_names: bool,
 }
 
 /// The newest release the emulator follows (its default).
@@ -79,6 +82,7 @@ impl Default for DorisProfile {
             mysql_deprecate_eof: false,
             legacy_label_exists_text: false,
             json_as_string: false,
+            unicode_names: false,
         }
     }
 }

@@ -42,6 +42,9 @@ use crate::error::{ReadError, scrub};
 use crate::feed;
 use crate::mysql::stream::{BatchLimits, BatchStream};
 
+/// The `user-agent` of every Flight call doris-read makes (tonic appends its own).
+pub const USER_AGENT: &str = concat!("doris-read/", env!("CARGO_PKG_VERSION"));
+
 mod batches;
 mod fetch;
 mod locations;
@@ -192,6 +195,8 @@ impl FlightSqlEndpoint {
     async fn connect(&self, host_port: &str) -> Result<FlightServiceClient<Channel>, ReadError> {
         let mut endpoint = tonic::transport::Endpoint::from_shared(self.uri(host_port))
             .map_err(|_| ReadError::Config(format!("{host_port} is not a valid address")))?
+            .user_agent(USER_AGENT)
+            .map_err(|_| ReadError::Config("the user agent is not a header value".into()))?
             .connect_timeout(self.connect_timeout)
             .timeout(self.read_timeout)
             .tcp_nodelay(true);

@@ -71,6 +71,7 @@ impl StreamLoadClient {
         )
         .map_err(StreamLoadError::Config)?;
         let http = reqwest::Client::builder()
+            .user_agent(crate::wire::USER_AGENT)
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(config.connect_timeout)

@@ -11,7 +11,7 @@ async fn a_plan_lists_every_tablet_with_replicas_and_a_version() {
     let (target, db) = with_table().await;
     target
         .execute(&format!(
-            "INSERT INTO `{}`.`t` (`id`, `name`) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+            "/* fixture */ INSERT INTO `{}`.`t` (`id`, `name`) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
             db.name
         ))
         .await;
@@ -71,12 +71,12 @@ async fn a_missing_select_privilege_is_told_apart_from_bad_credentials() {
     let user = format!("{}_loader", db.name);
     target
         .execute(&format!(
-            "CREATE USER '{user}'@'%' IDENTIFIED BY 'Conformance-Pw-9'"
+            "/* fixture */ CREATE USER '{user}'@'%' IDENTIFIED BY 'Conformance-Pw-9'"
         ))
         .await;
     target
         .execute(&format!(
-            "GRANT LOAD_PRIV ON `{}`.* TO '{user}'@'%'",
+            "/* fixture */ GRANT LOAD_PRIV ON `{}`.* TO '{user}'@'%'",
             db.name
         ))
         .await;
@@ -90,6 +90,8 @@ async fn a_missing_select_privilege_is_told_apart_from_bad_credentials() {
     loader.credentials = doris_connection::Credentials::new(&user, "Conformance-Wrong-Pw-9");
     let e = fetch_plan(&loader, &db.name, "t", &scan).await.unwrap_err();
     assert!(matches!(e, PlanError::Auth(_)), "{e}");
-    target.execute(&format!("DROP USER '{user}'@'%'")).await;
+    target
+        .execute(&format!("/* fixture */ DROP USER '{user}'@'%'"))
+        .await;
     target.drop_scratch(db).await;
 }

@@ -174,14 +174,14 @@ async fn a_partial_update_keeps_the_columns_it_does_not_name() {
     let d = &db.name;
     target
         .execute(&format!(
-            "CREATE TABLE `{d}`.`u` (`id` BIGINT NOT NULL, `keep` BIGINT NULL, `score` BIGINT NULL) \
+            "/* fixture */ CREATE TABLE `{d}`.`u` (`id` BIGINT NOT NULL, `keep` BIGINT NULL, `score` BIGINT NULL) \
              UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES \
              (\"replication_num\" = \"1\", \"enable_unique_key_merge_on_write\" = \"true\")"
         ))
         .await;
     target
         .execute(&format!(
-            "INSERT INTO `{d}`.`u` VALUES (1, 10, 100), (2, 20, 200)"
+            "/* fixture */ INSERT INTO `{d}`.`u` VALUES (1, 10, 100), (2, 20, 200)"
         ))
         .await;
     let client = StreamLoadClient::new(target.stream_load()).unwrap();

@@ -14,7 +14,7 @@ use doris_conformance::{Scratch, TABLE_PROPERTIES, Target};
 async fn setup(target: &Target, db: &Scratch) -> Session {
     target
         .execute(&format!(
-            "CREATE TABLE `{d}`.`t2` (`id` BIGINT NOT NULL, `n` BIGINT NULL) \
+            "/* fixture */ CREATE TABLE `{d}`.`t2` (`id` BIGINT NOT NULL, `n` BIGINT NULL) \
              DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1 {TABLE_PROPERTIES}",
             d = db.name
         ))
@@ -22,7 +22,7 @@ async fn setup(target: &Target, db: &Scratch) -> Session {
     let mut session = Session::open(&target.mysql()).await.unwrap();
     session
         .execute(&format!(
-            "INSERT INTO `{}`.`t` (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+            "/* fixture */ INSERT INTO `{}`.`t` (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
             db.name
         ))
         .await
@@ -35,7 +35,7 @@ async fn setup(target: &Target, db: &Scratch) -> Session {
 async fn label_status(session: &mut Session, db: &str, label: &str) -> Option<String> {
     let rows = match session
         .query(&format!(
-            "SHOW TRANSACTION FROM `{db}` WHERE LABEL = '{label}'"
+            "/* fixture */ SHOW TRANSACTION FROM `{db}` WHERE LABEL = '{label}'"
         ))
         .await
     {
@@ -70,7 +70,7 @@ async fn a_labelled_insert_runs_once_and_show_transaction_finds_it_by_label() {
     let mut session = setup(&target, &db).await;
     let label = format!("conf_ins_{}", &db.name[12..]);
     let insert = format!(
-        "INSERT INTO `{}`.`t2` WITH LABEL {label} (id, n) SELECT id, id FROM `{}`.`t`",
+        "/* fixture */ INSERT INTO `{}`.`t2` WITH LABEL {label} (id, n) SELECT id, id FROM `{}`.`t`",
         db.name, db.name
     );
     assert_eq!(session.execute(&insert).await.unwrap(), 3);
@@ -96,19 +96,19 @@ async fn an_explicit_transaction_makes_two_tables_visible_together_under_its_lab
     let label = format!("conf_txn_{}", &db.name[12..]);
     let d = &db.name;
     session
-        .execute(&format!("BEGIN WITH LABEL {label}"))
+        .execute(&format!("/* fixture */ BEGIN WITH LABEL {label}"))
         .await
         .unwrap();
     let first = session
         .execute(&format!(
-            "INSERT INTO `{d}`.`t` (id, name) SELECT id + 10, name FROM `{d}`.`t`"
+            "/* fixture */ INSERT INTO `{d}`.`t` (id, name) SELECT id + 10, name FROM `{d}`.`t`"
         ))
         .await;
     if !target.transactions_take_insert_select().await {
         // Doris 2.1: INSERT … SELECT is refused inside the transaction, which goes on and
         // rolls back with nothing written (the atomic write refuses this release).
         assert!(first.is_err(), "2.1 runs INSERT … VALUES only inside BEGIN");
-        session.execute("ROLLBACK").await.unwrap();
+        session.execute("/* fixture */ ROLLBACK").await.unwrap();
         assert_eq!(count(&target, d).await, 3);
         assert_eq!(label_status(&mut session, d, &label).await, None);
         target.drop_scratch(db).await;
@@ -119,13 +119,13 @@ async fn an_explicit_transaction_makes_two_tables_visible_together_under_its_lab
     // constant rows would take Doris's other path, which cannot join this transaction).
     session
         .execute(&format!(
-            "INSERT INTO `{d}`.`t2` (id, n) SELECT 99, COUNT(*) FROM `{d}`.`t`"
+            "/* fixture */ INSERT INTO `{d}`.`t2` (id, n) SELECT 99, COUNT(*) FROM `{d}`.`t`"
         ))
         .await
         .unwrap();
     // Inside the transaction a query is refused, and the transaction goes on.
     let refused = session
-        .query(&format!("SELECT COUNT(*) FROM `{d}`.`t`"))
+        .query(&format!("/* fixture */ SELECT COUNT(*) FROM `{d}`.`t`"))
         .await
         .unwrap_err()
         .to_string();
@@ -136,7 +136,7 @@ async fn an_explicit_transaction_makes_two_tables_visible_together_under_its_lab
     // Another session sees nothing yet.
     assert_eq!(count(&target, d).await, 3);
     assert_eq!(rows_of(&target, d, "t2").await, 0);
-    session.execute("COMMIT").await.unwrap();
+    session.execute("/* fixture */ COMMIT").await.unwrap();
     assert_eq!(count(&target, d).await, 6);
     assert_eq!(
         target
@@ -153,18 +153,18 @@ async fn an_explicit_transaction_makes_two_tables_visible_together_under_its_lab
     );
     // The label is taken for good: the same transaction again is refused at its INSERT.
     session
-        .execute(&format!("BEGIN WITH LABEL {label}"))
+        .execute(&format!("/* fixture */ BEGIN WITH LABEL {label}"))
         .await
         .unwrap();
     let used = session
         .execute(&format!(
-            "INSERT INTO `{d}`.`t2` (id, n) SELECT id, id FROM `{d}`.`t`"
+            "/* fixture */ INSERT INTO `{d}`.`t2` (id, n) SELECT id, id FROM `{d}`.`t`"
         ))
         .await
         .unwrap_err()
         .to_string();
     assert!(used.contains("has already been used"), "{used}");
-    session.execute("ROLLBACK").await.unwrap();
+    session.execute("/* fixture */ ROLLBACK").await.unwrap();
     assert_eq!(rows_of(&target, d, "t2").await, 1);
     target.drop_scratch(db).await;
 }
@@ -175,33 +175,35 @@ async fn a_rolled_back_transaction_changes_nothing_and_frees_its_label() {
     let mut session = setup(&target, &db).await;
     let label = format!("conf_rb_{}", &db.name[12..]);
     let d = &db.name;
-    let insert = format!("INSERT INTO `{d}`.`t2` (id, n) SELECT id, id FROM `{d}`.`t`");
+    let insert =
+        format!("/* fixture */ INSERT INTO `{d}`.`t2` (id, n) SELECT id, id FROM `{d}`.`t`");
     if !target.transactions_take_insert_select().await {
         // Doris 2.1 (see above): the transaction is tried with constant rows instead.
-        let values = format!("INSERT INTO `{d}`.`t2` (id, n) VALUES (1, 1), (2, 2), (3, 3)");
+        let values =
+            format!("/* fixture */ INSERT INTO `{d}`.`t2` (id, n) VALUES (1, 1), (2, 2), (3, 3)");
         session
-            .execute(&format!("BEGIN WITH LABEL {label}"))
+            .execute(&format!("/* fixture */ BEGIN WITH LABEL {label}"))
             .await
             .unwrap();
         session.execute(&values).await.unwrap();
-        session.execute("ROLLBACK").await.unwrap();
+        session.execute("/* fixture */ ROLLBACK").await.unwrap();
         assert_eq!(rows_of(&target, d, "t2").await, 0);
         session
-            .execute(&format!("BEGIN WITH LABEL {label}"))
+            .execute(&format!("/* fixture */ BEGIN WITH LABEL {label}"))
             .await
             .unwrap();
         session.execute(&values).await.unwrap();
-        session.execute("COMMIT").await.unwrap();
+        session.execute("/* fixture */ COMMIT").await.unwrap();
         assert_eq!(rows_of(&target, d, "t2").await, 3);
         target.drop_scratch(db).await;
         return;
     }
     session
-        .execute(&format!("BEGIN WITH LABEL {label}"))
+        .execute(&format!("/* fixture */ BEGIN WITH LABEL {label}"))
         .await
         .unwrap();
     session.execute(&insert).await.unwrap();
-    session.execute("ROLLBACK").await.unwrap();
+    session.execute("/* fixture */ ROLLBACK").await.unwrap();
     assert_eq!(rows_of(&target, d, "t2").await, 0);
     let status = label_status(&mut session, d, &label).await;
     assert!(
@@ -210,11 +212,11 @@ async fn a_rolled_back_transaction_changes_nothing_and_frees_its_label() {
     );
     // The label is free again.
     session
-        .execute(&format!("BEGIN WITH LABEL {label}"))
+        .execute(&format!("/* fixture */ BEGIN WITH LABEL {label}"))
         .await
         .unwrap();
     session.execute(&insert).await.unwrap();
-    session.execute("COMMIT").await.unwrap();
+    session.execute("/* fixture */ COMMIT").await.unwrap();
     assert_eq!(rows_of(&target, d, "t2").await, 3);
     target.drop_scratch(db).await;
 }
@@ -227,12 +229,12 @@ async fn insert_overwrite_with_a_label_replaces_the_table_and_takes_the_label() 
     let d = &db.name;
     session
         .execute(&format!(
-            "INSERT INTO `{d}`.`t2` (id, n) VALUES (7, 7), (8, 8)"
+            "/* fixture */ INSERT INTO `{d}`.`t2` (id, n) VALUES (7, 7), (8, 8)"
         ))
         .await
         .unwrap();
     let overwrite = format!(
-        "INSERT OVERWRITE TABLE `{d}`.`t2` WITH LABEL {label} (id, n) SELECT id, id * 2 FROM `{d}`.`t`"
+        "/* fixture */ INSERT OVERWRITE TABLE `{d}`.`t2` WITH LABEL {label} (id, n) SELECT id, id * 2 FROM `{d}`.`t`"
     );
     session.execute(&overwrite).await.unwrap();
     assert_eq!(rows_of(&target, d, "t2").await, 3);

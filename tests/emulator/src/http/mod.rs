@@ -95,3 +95,103 @@ async fn drop_connection(kill: &ConnKill) -> Response {
 fn encode_segment(s: &str) -> String {
     utf8_percent_encode(s, SEGMENT).to_string()
 }
+
+/// Path segments the wire log keeps as they are; any other (a database, a table) is `?`.
+const KNOWN_SEGMENTS: [&str; 9] = [
+    "api",
+    "backends",
+    "_stream_load",
+    "_stream_load_2pc",
+    "_query_plan",
+    "_schema",
+    "_load_error_log",
+    "_emulator",
+    "health",
+];
+
+/// Headers whose value the wire log keeps (a closed set of choices Doris decides on);
+/// any other header is logged by name only.
+const VALUED_HEADERS: [&str; 14] = [
+    "expect",
+    "format",
+    "merge_type",
+    "two_phase_commit",
+    "strict_mode",
+    "partial_columns",
+    "unique_key_update_mode",
+    "partial_update_new_key_behavior",
+    "compress_type",
+    "group_commit",
+    "read_json_by_line",
+    "strip_outer_array",
+    "txn_operation",
+    "memtable_on_sink_node",
+];
+
+/// Headers every HTTP client sends, left out of the wire log.
+const TRANSPORT_HEADERS: [&str; 9] = [
+    "host",
+    "content-length",
+    "content-type",
+    "authorization",
+    "transfer-encoding",
+    "accept",
+    "accept-encoding",
+    "user-agent",
+    "connection",
+];
+
+/// Logs the shape of one HTTP request: `METHOD /path` (names abstracted, query parameter
+/// names kept), then one `METHOD /path header: name[=value]` line per header.
+pub(crate) fn record_shapes(
+    log: &crate::wire_log::WireLog,
+    face: crate::wire_stats::HttpFace,
+    request: &axum::extract::Request,
+) {
+    let face = match face {
+        crate::wire_stats::HttpFace::Fe => "fe-http",
+        crate::wire_stats::HttpFace::Be => "be-http",
+    };
+    let client = crate::wire_log::client_of_user_agent(
+        request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok()),
+    );
+    let path: Vec<&str> = request
+        .uri()
+        .path()
+        .split('/')
+        .map(|s| {
+            if s.is_empty() || KNOWN_SEGMENTS.contains(&s) {
+                s
+            } else {
+                "?"
+            }
+        })
+        .collect();
+    let mut line = format!("{} {}", request.method(), path.join("/"));
+    if let Some(query) = request.uri().query() {
+        let names: Vec<&str> = query
+            .split('&')
+            .map(|pair| pair.split('=').next().unwrap_or(pair))
+            .collect();
+        line.push_str(&format!("?{}", names.join("&")));
+    }
+    for (name, value) in request.headers() {
+        let name = name.as_str();
+        if TRANSPORT_HEADERS.contains(&name) {
+            continue;
+        }
+        let shown = if VALUED_HEADERS.contains(&name) {
+            format!(
+                "{name}={}",
+                value.to_str().unwrap_or("?").to_ascii_lowercase()
+            )
+        } else {
+            name.to_owned()
+        };
+        log.record(&client, face, format!("{line} header: {shown}"));
+    }
+    log.record(&client, face, line);
+}

@@ -46,6 +46,8 @@ fn server_capabilities(deprecate_eof: bool, tls: bool) -> CapabilityFlags {
         | CapabilityFlags::CLIENT_CONNECT_WITH_DB
         | CapabilityFlags::CLIENT_SECURE_CONNECTION
         | CapabilityFlags::CLIENT_PLUGIN_AUTH
+        | CapabilityFlags::CLIENT_CONNECT_ATTRS
+        | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
         | CapabilityFlags::CLIENT_LOCAL_FILES
         | CapabilityFlags::CLIENT_LONG_FLAG;
     let base = if tls {
@@ -127,6 +129,9 @@ pub struct Session {
     pub txn: Option<transaction::ExplicitTxn>,
     /// The emulated release's `@@version_comment`.
     pub version_comment: String,
+    /// Who the client says it is (its `_client_name` connection attribute; `unnamed`
+    /// without one), for the [`crate::wire_log`].
+    pub client: String,
 }
 
 /// How an INSERT treats rows it must filter (Doris's `enable_insert_strict` and
@@ -241,6 +246,11 @@ async fn session(
         }
     };
     let user = String::from_utf8_lossy(response.user()).into_owned();
+    let client = response
+        .connect_attributes()
+        .and_then(|attrs| attrs.get("_client_name").cloned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unnamed".to_owned());
     let database = response
         .db_name()
         .filter(|d| !d.is_empty())
@@ -327,6 +337,7 @@ async fn session(
         #[cfg(feature = "sql")]
         txn: None,
         version_comment: shared.config.profile.version_comment(),
+        client,
     };
     let served = commands(&shared, &mut state, &mut io).await;
     #[cfg(feature = "sql")]
@@ -363,6 +374,9 @@ async fn commands(
             }
             0x03 => {
                 let sql = String::from_utf8_lossy(body).into_owned();
+                if let Some(log) = &shared.wire_log {
+                    log.record_sql(&state.client, "mysql", &sql);
+                }
                 if let Some(fault) = dropped_statement(shared, &sql) {
                     // The answer is lost and the statement never runs: the session ends
                     // here (and with it any transaction it had open).
@@ -374,6 +388,9 @@ async fn commands(
             0x0e => io.ok(0).await?, // COM_PING
             0x16 => {
                 let sql = String::from_utf8_lossy(body).into_owned();
+                if let Some(log) = &shared.wire_log {
+                    log.record_sql(&state.client, "mysql-prepare", &sql);
+                }
                 prepared::prepare(shared, state, &mut statements, &sql, io).await?;
             }
             0x17 => prepared::execute(shared, state, &mut statements, body, io).await?,

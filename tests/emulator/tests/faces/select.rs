@@ -474,3 +474,44 @@ async fn insert_values_and_insert_select_commit_like_a_load() {
     let (_, err) = mariadb(&e, "bob", "INSERT INTO demo.t SELECT * FROM demo.t");
     assert!(err.contains("SELECT command denied"), "{err}");
 }
+
+/// Doris refuses `=`, `<=>`, `<`, … over MAP and STRUCT values and JSON columns
+/// (`ComparisonPredicate.checkLegalityBeforeTypeCoercion`); ARRAY compares. The atomic
+/// overwrite's check leaves such columns out (`doris_write::staging::null_safe_comparable`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn complex_values_are_not_compared() {
+    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+    e.execute(
+        None,
+        "CREATE DATABASE demo;
+         CREATE TABLE demo.c (`id` BIGINT NOT NULL, `m` MAP<STRING, INT> NULL,
+           `s` STRUCT<a: INT> NULL, `j` JSON NULL, `l` ARRAY<INT> NULL)
+           DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;",
+    )
+    .unwrap();
+    let mut conn = connect(&e).await;
+    for (sql, kind) in [
+        ("SELECT id FROM demo.c WHERE m <=> m", "complex"),
+        ("SELECT id FROM demo.c WHERE s = s", "complex"),
+        ("SELECT id FROM demo.c WHERE j <=> j", "json"),
+        (
+            "SELECT COUNT(*) FROM demo.c a WHERE NOT EXISTS \
+             (SELECT 1 FROM demo.c b WHERE a.m <=> b.m)",
+            "complex",
+        ),
+    ] {
+        let refused = sqlx::raw_sql(sql).fetch_all(&mut conn).await.unwrap_err();
+        let text = refused.to_string();
+        assert!(
+            text.contains(&format!(
+                "comparison predicate could not contains {kind} type"
+            )),
+            "{sql}: {text}"
+        );
+    }
+    let arrays = sqlx::raw_sql("SELECT id FROM demo.c WHERE l <=> l AND id = 1")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    assert!(arrays.is_empty());
+}

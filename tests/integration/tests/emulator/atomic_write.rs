@@ -95,7 +95,9 @@ async fn a_rerun_writes_nothing_also_after_doris_forgot_the_label() {
         .unwrap();
     for i in 0..6 {
         session
-            .execute(&format!("INSERT INTO demo.other VALUES ({i})"))
+            .execute(&format!(
+                "/* fixture */ INSERT INTO demo.other VALUES ({i})"
+            ))
             .await
             .unwrap();
     }
@@ -209,7 +211,7 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
     // Stage two rows the way a task does, with an INSERT into the staging table.
     session
         .execute(&format!(
-            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (1, 1, 'a'), (1, 2, 'b')",
+            "/* fixture */ INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (1, 1, 'a'), (1, 2, 'b')",
             run.staging_table()
         ))
         .await
@@ -263,7 +265,7 @@ async fn staged_run(
     };
     session
         .execute(&format!(
-            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (1, 1, 'a'), (1, 2, 'b')",
+            "/* fixture */ INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (1, 1, 'a'), (1, 2, 'b')",
             run.staging_table()
         ))
         .await
@@ -286,7 +288,7 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
         .await
         .unwrap();
     admin
-        .execute("INSERT INTO demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
+        .execute("/* fixture */ INSERT INTO demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
         .await
         .unwrap();
     let columns = ["id".to_owned(), "name".to_owned()];
@@ -305,7 +307,7 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
         assert_eq!(ids(&e), [7, 8, 9], "{key}: the old rows are still there");
         let records = admin
             .query(&format!(
-                "SELECT key_label FROM demo.daft_doris_commits WHERE key_label = '{}'",
+                "/* fixture */ SELECT key_label FROM demo.daft_doris_commits WHERE key_label = '{}'",
                 doris_write::atomic::key_label("svc", key).unwrap()
             ))
             .await
@@ -367,7 +369,7 @@ async fn a_lost_answer_at_any_statement_of_the_publish_writes_the_rows_once() {
         let label = key_label("svc", key).unwrap();
         let records = session
             .query(&format!(
-                "SELECT key_label FROM demo.daft_doris_commits WHERE key_label = '{label}'"
+                "/* fixture */ SELECT key_label FROM demo.daft_doris_commits WHERE key_label = '{label}'"
             ))
             .await
             .unwrap();

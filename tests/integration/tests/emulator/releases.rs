@@ -89,7 +89,7 @@ async fn a_new_key_with_a_dash_publishes_once_on_every_release_that_runs_it() {
         assert_eq!(run.label().as_str(), "daft_doris_2026_2D12_2D04");
         let (mut s, _) = session(&e, "root", "").await;
         s.execute(&format!(
-            "INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (7, 1, 'a'), (7, 2, 'b')",
+            "/* fixture */ INSERT INTO demo.{} (`__dd_load`, `id`, `name`) VALUES (7, 1, 'a'), (7, 2, 'b')",
             run.staging_table()
         ))
         .await

@@ -323,6 +323,7 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         .map_err(analysis)?;
     }
     let frame = ctx.sql(&sql).await.map_err(|e| analysis(clean(&e)))?;
+    refuse_incomparable(frame.logical_plan(), &types)?;
     let schema = frame.schema().as_arrow().clone();
     let mut columns = Vec::new();
     let mut doris_types = Vec::new();
@@ -352,6 +353,77 @@ pub async fn plan(shared: &Shared, session: &Session, sql: &str) -> Result<Plann
         frame,
         holders,
     })
+}
+
+/// Doris's refusal of a comparison (`=`, `<=>`, `<`, …) of a MAP or STRUCT value
+/// (`ComparisonPredicate.checkLegalityBeforeTypeCoercion`: ARRAY is comparable) or of a
+/// JSON column: `comparison predicate could not contains complex type: (a <=> b)`.
+fn refuse_incomparable(
+    plan: &datafusion::logical_expr::LogicalPlan,
+    types: &HashMap<String, Option<DorisType>>,
+) -> Result<(), SelectError> {
+    use datafusion::common::tree_node::{TreeNode as _, TreeNodeRecursion};
+    use datafusion::logical_expr::{ExprSchemable as _, Operator, expr::BinaryExpr};
+    use datafusion::prelude::Expr;
+    let mut refusal: Option<String> = None;
+    let _ = plan.apply_with_subqueries(|node| {
+        let inputs = node.inputs();
+        let schema = match inputs.as_slice() {
+            [only] => only.schema().clone(),
+            _ => node.schema().clone(),
+        };
+        node.apply_expressions(|expr| {
+            expr.apply(|e| {
+                if let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e
+                    && matches!(
+                        op,
+                        Operator::Eq
+                            | Operator::NotEq
+                            | Operator::Lt
+                            | Operator::LtEq
+                            | Operator::Gt
+                            | Operator::GtEq
+                            | Operator::IsDistinctFrom
+                            | Operator::IsNotDistinctFrom
+                    )
+                {
+                    let kind = [left.as_ref(), right.as_ref()]
+                        .into_iter()
+                        .find_map(|side| {
+                            let json = matches!(side, Expr::Column(c)
+                            if matches!(types.get(&c.name.to_ascii_lowercase()),
+                                Some(Some(DorisType::Json))));
+                            match side.get_type(&schema) {
+                                Ok(DataType::Map(..) | DataType::Struct(_)) => Some("complex"),
+                                _ if json => Some("json"),
+                                _ => None,
+                            }
+                        });
+                    if let Some(kind) = kind {
+                        let shown = |side: &Expr| match side {
+                            Expr::Column(c) => c.name.clone(),
+                            other => other.to_string(),
+                        };
+                        let op = match op {
+                            Operator::IsNotDistinctFrom => "<=>".to_owned(),
+                            other => other.to_string(),
+                        };
+                        refusal = Some(format!(
+                            "comparison predicate could not contains {kind} type: ({} {op} {})",
+                            shown(left),
+                            shown(right)
+                        ));
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+    match refusal {
+        Some(message) => Err(analysis(message)),
+        None => Ok(()),
+    }
 }
 
 /// Doris's type names in `CAST(… AS …)` that DataFusion does not know: `DATETIME[(p)]`
