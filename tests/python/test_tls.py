@@ -289,3 +289,45 @@ def test_a_catalog_read_keeps_the_connections_tls_mode(doris):
     unverifiable = DorisCatalogTable(catalog(doris["other_ca"]), "s", "t")
     with pytest.raises(DaftOlapError):
         unverifiable.read().collect()
+
+
+def test_mysql_options_never_lower_a_catalogs_tls_mode(doris):
+    """A catalog read's `mysql_options` may raise the connection's MySQL TLS mode, never
+    lower it (doris_read::options::MySqlOptions::at_least): `ssl_ca` alone, PyMySQL's
+    `required`, still verifies the name under a `verify_identity` connection, so another
+    CA fails the read; `ssl_disabled` and `ssl_mode="disabled"` are refused."""
+    from daft_doris import ConfigurationError, DorisCatalog
+
+    connection = DorisConnection(
+        host="127.0.0.1",
+        http_port=doris["fe_http_port"],
+        mysql_port=doris["query_port"],
+        http_secure=True,
+        tls_ca_file=doris["ca"],
+        mysql_ssl_mode="verify_identity",
+    )
+    table = DorisCatalog(connection, name="doris", transport="mysql").get_table("s.t")
+    assert table.read(mysql_options={"ssl_ca": doris["ca"]}).count_rows() == count(doris)
+    with pytest.raises(DaftOlapError):
+        table.read(mysql_options={"ssl_ca": doris["other_ca"]}).collect()
+    lowered = r"cannot lower the connection's TLS mode \(verify_identity\)"
+    for lowering in ({"ssl_disabled": True}, {"ssl_mode": "disabled"}):
+        with pytest.raises(ConfigurationError, match=lowered):
+            table.read(mysql_options=lowering)
+
+
+def test_a_ca_given_for_the_mysql_link_is_trusted_on_that_link_alone(doris):
+    """`mysql_options["ssl_ca"]` verifies the MySQL link (as PyMySQL's does); the HTTPS
+    `_query_plan` of a split read does not trust it: without `tls_ca_file` the plan fails on
+    the server's certificate (`discovery_policy="error"`: no fallback to one task), with it
+    the read runs."""
+    kwargs = dict(
+        mysql_read(doris),
+        http_secure=True,
+        split="auto",
+        discovery_policy="error",
+        mysql_options={"ssl_mode": "verify_identity", "ssl_ca": doris["ca"]},
+    )
+    with pytest.raises(DaftOlapError, match="tablet planning failed: planning request failed"):
+        read_doris(**kwargs).collect()
+    assert len(read_doris(**kwargs, tls_ca_file=doris["ca"]).to_pydict()["id"]) == count(doris)

@@ -60,6 +60,7 @@ impl Connection {
         flight_options = None,
         flight_allowed_locations = None,
         ca_pem = None,
+        mysql_ca_pem = None,
         mysql_ssl_mode = None,
         mysql_server_public_key = None,
         request_timeout_seconds = None,
@@ -87,6 +88,7 @@ impl Connection {
         flight_options: Option<Vec<(String, String)>>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
         ca_pem: Option<String>,
+        mysql_ca_pem: Option<String>,
         mysql_ssl_mode: Option<Bound<'_, PyAny>>,
         mysql_server_public_key: Option<String>,
         request_timeout_seconds: Option<Bound<'_, PyAny>>,
@@ -163,6 +165,7 @@ impl Connection {
                 })?;
         }
         settings.ca_pem = ca_pem.map(String::into_bytes);
+        settings.mysql_ca_pem = mysql_ca_pem.map(String::into_bytes);
         settings.client_identity = identity_files(
             ("tls_client_cert_file", client_cert_file),
             ("tls_client_key_file", client_key_file),

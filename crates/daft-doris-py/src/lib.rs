@@ -45,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<read::BatchReader>()?;
     m.add_class::<read_options::ReadOptions>()?;
     m.add_function(wrap_pyfunction!(read_options::check_unreadable_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(read_options::mysql_ssl_mode_at_least, m)?)?;
     m.add_class::<target::WriteTarget>()?;
     m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write_options::check_write_options, m)?)?;

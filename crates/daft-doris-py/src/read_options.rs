@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use doris_connection::SslMode;
 use doris_read::options::{FlightOptions, MySqlOptions, OptionValue, UnreadableColumns};
 use doris_read::{BatchLimits, TaskCounts};
 use pyo3::prelude::*;
@@ -254,4 +255,34 @@ pub(crate) fn check_unreadable_columns(
         .parse::<UnreadableColumns>()
         .and_then(|p| p.check(&unreadable))
         .map_err(read_error)
+}
+
+/// The TLS mode a read made through a connection whose MySQL link settled on `floor`
+/// takes with `mysql_options` (`doris_read::options::MySqlOptions::at_least`): never
+/// weaker than `floor`; `disabled` under TLS is a `ConfigurationError`.
+#[pyfunction]
+pub(crate) fn mysql_ssl_mode_at_least(
+    mysql_options: Option<Bound<'_, PyAny>>,
+    floor: &str,
+) -> PyResult<String> {
+    let floor = SslMode::parse(floor).ok_or_else(|| {
+        config(format!(
+            "ssl_mode must be one of {}",
+            SslMode::NAMES.join(", ")
+        ))
+    })?;
+    let pairs = mapping("mysql_options", args::given(mysql_options))?
+        .into_iter()
+        .map(|(key, value)| {
+            let value = option_value(&key, &value, 0)?;
+            Ok((key, value))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let options = MySqlOptions::parse(pairs)
+        .and_then(|o| o.at_least(floor))
+        .map_err(read_error)?;
+    Ok(options
+        .ssl_mode
+        .map_or(floor.name(), SslMode::name)
+        .to_owned())
 }

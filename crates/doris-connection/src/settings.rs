@@ -32,8 +32,9 @@ use url::Url;
 
 use crate::Credentials;
 
-/// TLS on the MySQL link, as MySQL clients name the modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// TLS on the MySQL link, as MySQL clients name the modes; ordered by strength
+/// (`Disabled < Preferred < … < VerifyIdentity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum SslMode {
     /// Plain TCP.
     Disabled,
@@ -69,6 +70,13 @@ impl SslMode {
             "verify_identity" => Self::VerifyIdentity,
             _ => return None,
         })
+    }
+
+    /// The stronger of `self` and `floor`: a mode asked for where a connection already
+    /// settled one never weakens it.
+    #[must_use]
+    pub fn at_least(self, floor: Self) -> Self {
+        self.max(floor)
     }
 
     /// The mode's name, as [`SslMode::parse`] reads it.
@@ -135,8 +143,13 @@ pub struct ConnectionSettings {
     pub connect_timeout: Duration,
     /// Longest wait for an answer (a request's, or the next row of a result).
     pub query_timeout: Duration,
-    /// CA certificates (PEM) trusted besides the web PKI roots, on every TLS link.
+    /// CA certificates (PEM) trusted besides the web PKI roots, on every TLS link (on the
+    /// MySQL link unless [`ConnectionSettings::mysql_ca_pem`] is set).
     pub ca_pem: Option<Vec<u8>>,
+    /// CA certificates (PEM) trusted on the MySQL link instead of `ca_pem` (1.1's
+    /// `mysql_options["ssl_ca"]`, which PyMySQL trusts on that link alone): the HTTP and
+    /// Flight links never trust them.
+    pub mysql_ca_pem: Option<Vec<u8>>,
     /// TLS on the MySQL link.
     pub mysql_ssl_mode: SslMode,
     /// The MySQL server's RSA public key (PEM), pinned: a server on an unverified link that
@@ -190,6 +203,7 @@ impl ConnectionSettings {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             query_timeout: Self::DEFAULT_QUERY_TIMEOUT,
             ca_pem: None,
+            mysql_ca_pem: None,
             mysql_ssl_mode: SslMode::default(),
             mysql_server_public_key_pem: None,
             client_identity: None,
@@ -294,6 +308,21 @@ mod tests {
 
     fn settings(host: &str) -> Result<ConnectionSettings, ConnectionSettingsError> {
         ConnectionSettings::new(host, Credentials::new("root", ""))
+    }
+
+    #[test]
+    fn a_mode_at_least_a_floor_is_never_weaker() {
+        use SslMode::*;
+        let modes = [Disabled, Preferred, Required, VerifyCa, VerifyIdentity];
+        for (i, mode) in modes.into_iter().enumerate() {
+            for (j, floor) in modes.into_iter().enumerate() {
+                assert_eq!(
+                    mode.at_least(floor),
+                    modes[i.max(j)],
+                    "{mode:?} at least {floor:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -31,6 +31,9 @@ class Endpoint:
     # CA certificates (PEM text, read from ``tls_ca_file`` where the endpoint is made, so
     # workers need no file) and the MySQL link's TLS mode.
     ca_pem: str | None = field(default=None, repr=False)
+    # The MySQL link's own CAs (``mysql_options["ssl_ca"]``), trusted there instead of
+    # ``ca_pem`` and on no other link.
+    mysql_ca_pem: str | None = field(default=None, repr=False)
     mysql_ssl_mode: str | None = None
     # The MySQL server's public key (PEM), pinned (`mysql_options["server_public_key"]`).
     mysql_server_public_key: str | None = field(default=None, repr=False)
@@ -89,6 +92,7 @@ def _make_native(endpoint: Endpoint) -> Any:
         flight_options=list(endpoint.flight_options),
         flight_allowed_locations=list(endpoint.flight_allowed_locations),
         ca_pem=endpoint.ca_pem,
+        mysql_ca_pem=endpoint.mysql_ca_pem,
         mysql_ssl_mode=endpoint.mysql_ssl_mode,
         mysql_server_public_key=endpoint.mysql_server_public_key,
         request_timeout_seconds=endpoint.request_timeout_seconds,

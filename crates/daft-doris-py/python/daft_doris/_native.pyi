@@ -32,6 +32,7 @@ class Connection:
         flight_options: Sequence[tuple[str, str]] | None = None,
         flight_allowed_locations: Sequence[str] | None = None,
         ca_pem: bytes | None = None,
+        mysql_ca_pem: bytes | None = None,
         mysql_ssl_mode: str | None = None,
         mysql_server_public_key: str | None = None,
         request_timeout_seconds: float | None = None,
@@ -82,6 +83,7 @@ class ReadOptions:
     unreadable_columns: str
 
 def check_unreadable_columns(policy: str, unreadable: Sequence[tuple[str, str, str]]) -> None: ...
+def mysql_ssl_mode_at_least(mysql_options: Mapping[str, Any] | None, floor: str) -> str: ...
 
 class ReadRequest:
     def __init__(

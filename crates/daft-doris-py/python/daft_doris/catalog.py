@@ -191,9 +191,8 @@ class DorisCatalogTable(Table):
         # settled them (a read never downgrades what the catalog was given).
         native = c.endpoint().native()
         mysql_options = dict(options.pop("mysql_options", None) or {})
-        if not any(key.startswith("ssl") for key in mysql_options):
-            # PyMySQL's own TLS keys, when given, say the mode themselves.
-            mysql_options["ssl_mode"] = native.mysql_ssl_mode
+        # The read's own TLS keys may raise the connection's MySQL TLS mode, never lower it.
+        mysql_options["ssl_mode"] = _native.mysql_ssl_mode_at_least(mysql_options, native.mysql_ssl_mode)
         options.setdefault("connect_timeout_seconds", native.connect_timeout_seconds)
         options.setdefault("query_timeout_seconds", native.query_timeout_seconds)
         return read_doris(

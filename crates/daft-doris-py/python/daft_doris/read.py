@@ -207,10 +207,9 @@ class DorisDataSource(DataSource):
             flight_endpoint_rewrite=tuple(checked.flight_endpoint_rewrite),
             flight_allowed_locations=tuple(checked.flight_allowed_locations),
             flight_options=tuple(checked.flight_options),
-            ca_pem=_native.read_ca_file(
-                "mysql_options ssl_ca" if checked.mysql_ssl_ca else "tls_ca_file",
-                checked.mysql_ssl_ca or given("tls_ca_file"),
-            ),
+            ca_pem=_native.read_ca_file("tls_ca_file", given("tls_ca_file")),
+            # PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
+            mysql_ca_pem=_native.read_ca_file("mysql_options ssl_ca", checked.mysql_ssl_ca),
             mysql_ssl_mode=checked.mysql_ssl_mode,
             mysql_server_public_key=checked.mysql_server_public_key,
             client_cert_file=given("tls_client_cert_file"),

@@ -477,6 +477,16 @@ mod tests {
             (9030, Duration::from_secs(90))
         );
         assert_eq!(mysql.ssl_mode, doris_connection::SslMode::Preferred);
+        assert_eq!(mysql.ssl_ca_pem.as_deref(), Some(&b"pem"[..]));
+        // A CA for the MySQL link alone is trusted there and nowhere else.
+        let mut settings = settings;
+        settings.mysql_ca_pem = Some(b"mysql".to_vec());
+        let mysql = crate::MySqlEndpoint::from_settings(&settings);
+        assert_eq!(mysql.ssl_ca_pem.as_deref(), Some(&b"mysql"[..]));
+        let flight = FlightSqlEndpoint::from_settings(&settings).unwrap();
+        assert_eq!(flight.ca_bundle_pem.as_deref(), Some(&b"pem"[..]));
+        let fe = flight.fe_http.expect("the FE's HTTP face");
+        assert_eq!(fe.ca_bundle_pem.as_deref(), Some(&b"pem"[..]));
     }
 
     #[test]

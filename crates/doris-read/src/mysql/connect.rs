@@ -93,7 +93,12 @@ impl MySqlEndpoint {
             settings.credentials.clone(),
         );
         endpoint.ssl_mode = settings.mysql_ssl_mode;
-        endpoint.ssl_ca_pem = settings.ca_pem.clone();
+        // The MySQL link's own CA (1.1's `mysql_options["ssl_ca"]`) replaces the
+        // connection's there, and nowhere else.
+        endpoint.ssl_ca_pem = settings
+            .mysql_ca_pem
+            .clone()
+            .or_else(|| settings.ca_pem.clone());
         endpoint.server_public_key_pem = settings.mysql_server_public_key_pem.clone();
         endpoint.client_identity = settings.client_identity.clone();
         endpoint.connect_timeout = settings.connect_timeout;

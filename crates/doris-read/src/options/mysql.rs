@@ -276,6 +276,20 @@ impl MySqlOptions {
             query_timeout,
         })
     }
+    /// These options under a connection whose MySQL link already settled on `floor` (a
+    /// catalog's read): the mode they ask for is raised to `floor` when weaker (an `ssl_ca`
+    /// alone, PyMySQL's `required`, stays `verify_identity` under such a connection), and
+    /// `disabled` under any TLS is refused: a read option never lowers the connection's TLS.
+    pub fn at_least(mut self, floor: SslMode) -> Result<Self, ReadError> {
+        if self.ssl_mode == Some(SslMode::Disabled) && floor != SslMode::Disabled {
+            return Err(config(format!(
+                "mysql_options cannot lower the connection's TLS mode ({}) to disabled",
+                floor.name()
+            )));
+        }
+        self.ssl_mode = Some(self.ssl_mode.map_or(floor, |asked| asked.at_least(floor)));
+        Ok(self)
+    }
 }
 
 /// A PyMySQL timeout in seconds (a positive number, at most a day), removed from
@@ -428,6 +442,42 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(with_ca.ssl_mode, Some(SslMode::VerifyIdentity));
+    }
+
+    #[test]
+    fn options_never_lower_a_connections_tls_mode() {
+        use SslMode::*;
+        let under = |pairs: &[(&str, OptionValue)], floor| {
+            parse(pairs).unwrap().at_least(floor).map(|o| o.ssl_mode)
+        };
+        // An ssl_ca alone is PyMySQL's `required`; under verify_identity it verifies.
+        assert_eq!(
+            under(&[("ssl_ca", text("/ca.pem"))], VerifyIdentity).unwrap(),
+            Some(VerifyIdentity)
+        );
+        assert_eq!(under(&[], VerifyCa).unwrap(), Some(VerifyCa));
+        assert_eq!(
+            under(&[("ssl_mode", text("verify_identity"))], Required).unwrap(),
+            Some(VerifyIdentity)
+        );
+        assert_eq!(
+            under(&[("ssl_mode", text("required"))], VerifyCa).unwrap(),
+            Some(VerifyCa)
+        );
+        for disabled in [
+            vec![("ssl_disabled", OptionValue::Bool(true))],
+            vec![("ssl_mode", text("disabled"))],
+        ] {
+            let e = under(&disabled, Preferred).unwrap_err().to_string();
+            assert!(
+                e.contains("cannot lower the connection's TLS mode (preferred)"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            under(&[("ssl_disabled", OptionValue::Bool(true))], Disabled).unwrap(),
+            Some(Disabled)
+        );
     }
 
     #[test]
