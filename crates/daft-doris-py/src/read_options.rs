@@ -107,14 +107,7 @@ impl ReadOptions {
             .map(|q| args::int_in("queries_per_task", &q, 1, TaskCounts::MOST as i64))
             .transpose()?
             .map(|q| q as usize);
-        let mysql = mapping("mysql_options", args::given(mysql_options))?
-            .into_iter()
-            .map(|(key, value)| {
-                let value = option_value(&key, &value, 0)?;
-                Ok((key, value))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let mysql = MySqlOptions::parse(mysql).map_err(read_error)?;
+        let mysql = mysql_options_of(mysql_options)?;
         let flight_options: Vec<(String, String)> =
             strings("flight_options", args::given(flight_options))?
                 .into_iter()
@@ -271,6 +264,17 @@ pub(crate) fn mysql_ssl_mode_at_least(
             SslMode::NAMES.join(", ")
         ))
     })?;
+    let options = mysql_options_of(mysql_options)?
+        .at_least(floor)
+        .map_err(read_error)?;
+    Ok(options
+        .ssl_mode
+        .map_or(floor.name(), SslMode::name)
+        .to_owned())
+}
+
+/// `mysql_options` (a mapping, or `None`) as doris-read maps PyMySQL's keys.
+fn mysql_options_of(mysql_options: Option<Bound<'_, PyAny>>) -> PyResult<MySqlOptions> {
     let pairs = mapping("mysql_options", args::given(mysql_options))?
         .into_iter()
         .map(|(key, value)| {
@@ -278,11 +282,5 @@ pub(crate) fn mysql_ssl_mode_at_least(
             Ok((key, value))
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let options = MySqlOptions::parse(pairs)
-        .and_then(|o| o.at_least(floor))
-        .map_err(read_error)?;
-    Ok(options
-        .ssl_mode
-        .map_or(floor.name(), SslMode::name)
-        .to_owned())
+    MySqlOptions::parse(pairs).map_err(read_error)
 }

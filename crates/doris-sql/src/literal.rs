@@ -11,7 +11,7 @@
 //! | integers, LARGEINT | decimal digits |
 //! | float, double | shortest round-trip text in exponent form (`1.5e0`), so the server reads a DOUBLE; NaN and infinities are refused |
 //! | decimal | its exact digits with all scale digits (`12.340`) |
-//! | string | `'…'` with `\0`, `\\`, `\'`, `\n`, `\r` escaped; everything else, including non-ASCII, verbatim |
+//! | string | `'…'`, a quote doubled (`''`, the same in every SQL mode), `\0` and `\\` escaped; everything else, line breaks and non-ASCII included, verbatim |
 //! | binary | `X'…'` (hex) |
 //! | date | `CAST('2024-01-31' AS DATE)` |
 //! | datetime | `CAST('2024-01-31 12:00:00.123' AS DATETIME(3))`, with exactly `p` fractional digits |
@@ -34,7 +34,7 @@ use crate::error::{Result, SqlError};
 ///
 /// ```
 /// use doris_sql::Literal;
-/// assert_eq!(Literal::String("it's".into()).to_sql().unwrap(), r"'it\'s'");
+/// assert_eq!(Literal::String("it's".into()).to_sql().unwrap(), "'it''s'");
 /// assert_eq!(Literal::Float64(0.1).to_sql().unwrap(), "1e-1");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,24 +164,27 @@ fn push_float(out: &mut String, value: f64, kind: &'static str) -> Result<()> {
 
 /// Appends `value` as a single-quoted MySQL/Doris string literal.
 ///
-/// Quotes, backslashes, NUL, CR and LF are escaped; every other character (including
-/// non-ASCII text) is copied verbatim, so the server reads back exactly `value`.
+/// A quote is doubled (`''`), which every SQL mode reads the same way: under
+/// `NO_BACKSLASH_ESCAPES` a backslash-escaped quote (`\'`) would end the literal and let the
+/// rest of the value be read as SQL. Line feeds and carriage returns go in as they are
+/// (valid inside a literal in every mode). A backslash is written `\\` and NUL `\0`, as the
+/// default SQL mode reads them; under `NO_BACKSLASH_ESCAPES` such a value reads back
+/// differently (two backslashes), but never leaves the literal. Every other character
+/// (including non-ASCII text) is copied verbatim.
 ///
 /// ```
 /// let mut sql = String::from("SELECT ");
 /// doris_sql::push_string_literal(&mut sql, "it's \\ 'quoted'\n");
-/// assert_eq!(sql, r"SELECT 'it\'s \\ \'quoted\'\n'");
+/// assert_eq!(sql, "SELECT 'it''s \\\\ ''quoted''\n'");
 /// ```
 pub fn push_string_literal(out: &mut String, value: &str) {
     out.reserve(value.len() + 2);
     out.push('\'');
     for ch in value.chars() {
         match ch {
-            '\'' => out.push_str("\\'"),
+            '\'' => out.push_str("''"),
             '\\' => out.push_str("\\\\"),
             '\0' => out.push_str("\\0"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
             other => out.push(other),
         }
     }
@@ -838,7 +841,7 @@ mod tests {
         assert_eq!(sql(Literal::Decimal("12.340".parse().unwrap())), "12.340");
         assert_eq!(
             sql(Literal::String("a'b\\c\0d\ne\rf\"g`h".into())),
-            r#"'a\'b\\c\0d\ne\rf"g`h'"#
+            "'a''b\\\\c\\0d\ne\rf\"g`h'"
         );
         assert_eq!(sql(Literal::String("żółw 🐢".into())), "'żółw 🐢'");
         assert_eq!(sql(Literal::Binary(vec![0, 0xab, 0xff])), "X'00ABFF'");

@@ -342,11 +342,11 @@ mod tests {
                     pattern: "%'%".into(),
                     negated: true,
                 },
-                r"(`a` NOT LIKE '%\'%')",
+                "(`a` NOT LIKE '%''%')",
             ),
             (a().starts_with("5%_"), r"(`a` LIKE '5\\%\\_%')"),
             (a().ends_with("\\"), r"(`a` LIKE '%\\\\')"),
-            (a().contains("it's"), r"(`a` LIKE '%it\'s%')"),
+            (a().contains("it's"), "(`a` LIKE '%it''s%')"),
             (
                 a().arithmetic(ArithmeticOp::Add, lit(1))
                     .arithmetic(ArithmeticOp::Multiply, Expr::col("b"))

@@ -734,7 +734,7 @@ mod tests {
         assert_eq!(
             sql,
             "INSERT INTO `d`.`l` (`key_label`, `target_table`, `row_count`, `committed_at`) \
-             SELECT 'dd_k', 'or\\'ders', COUNT(*), CAST('2026-12-04 10:00:00' AS DATETIME) \
+             SELECT 'dd_k', 'or''ders', COUNT(*), CAST('2026-12-04 10:00:00' AS DATETIME) \
              FROM `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` WHERE `__dd_load` IN (11)"
         );
         // COUNT(*) over no tag would still record a commit: refused.
@@ -747,7 +747,7 @@ mod tests {
         let alone = ledger_insert_values("d", "l", &record, None).unwrap();
         assert!(
             alone.ends_with(
-                "VALUES ('dd_k', 'or\\'ders', NULL, CAST('2026-12-04 10:00:00' AS DATETIME))"
+                "VALUES ('dd_k', 'or''ders', NULL, CAST('2026-12-04 10:00:00' AS DATETIME))"
             ),
             "{alone}"
         );

@@ -62,28 +62,18 @@ fn column_first(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '@' | '/') || java_space(c)
 }
 
+/// The symbols both column rules take after the first character (`.`, `_`, the range
+/// `+ , - . /`, `?@#$%^&*`).
+fn column_symbol(c: char) -> bool {
+    matches!(
+        c,
+        '.' | '_' | '+' | ',' | '-' | '/' | '?' | '@' | '#' | '$' | '%' | '^' | '&' | '*'
+    )
+}
+
 /// Whether `c` may follow in a column name (`[.a-zA-Z0-9_+-/?@#$%^&*"\s,:]`).
 fn column_rest(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            '.' | '_'
-                | '+'
-                | ','
-                | '-'
-                | '/'
-                | '?'
-                | '@'
-                | '#'
-                | '$'
-                | '%'
-                | '^'
-                | '&'
-                | '*'
-                | '"'
-                | ':'
-        )
-        || java_space(c)
+    c.is_ascii_alphanumeric() || column_symbol(c) || matches!(c, '"' | ':') || java_space(c)
 }
 
 /// Java's `\s`: space, tab, line feed, vertical tab, form feed, carriage return.
@@ -98,26 +88,7 @@ pub fn check_column_name(name: &str, unicode: bool) -> Result<(), EmulatorError>
     let mut chars = name.chars();
     let fits = if unicode {
         // `\p{L}` joins both classes; `\s`, `"`, `,` and `:` leave the second.
-        let rest = |c: char| {
-            c.is_alphabetic()
-                || c.is_ascii_digit()
-                || matches!(
-                    c,
-                    '.' | '_'
-                        | '+'
-                        | ','
-                        | '-'
-                        | '/'
-                        | '?'
-                        | '@'
-                        | '#'
-                        | '$'
-                        | '%'
-                        | '^'
-                        | '&'
-                        | '*'
-                )
-        };
+        let rest = |c: char| c.is_alphabetic() || c.is_ascii_digit() || column_symbol(c);
         chars
             .next()
             .is_some_and(|c| c.is_alphabetic() || c.is_ascii_digit() || matches!(c, '_' | '@'))

@@ -1,7 +1,7 @@
 //! Rendered literals evaluated by a real MySQL-protocol server come back unchanged.
 //!
 //! `SELECT <literal>` through COM_QUERY on MariaDB: any string (quotes, backslashes, NUL,
-//! newlines, non-ASCII), and the other literal kinds whose text form MariaDB shares with
+//! newlines, non-ASCII; and under `NO_BACKSLASH_ESCAPES` no string leaves its literal), and the other literal kinds whose text form MariaDB shares with
 //! Doris (integers, LARGEINT, decimals, binary, dates, datetimes, times).
 
 // Test code: a failed unwrap is a failed test, with the value in the message.
@@ -39,6 +39,38 @@ fn any_string_literal_round_trips_through_mariadb() {
         .run(&tricky_string(), |s| {
             let sql = format!("SELECT {}", Literal::String(s.clone()).to_sql().unwrap());
             prop_assert_eq!(db.query_cell(&sql), Some(s.into_bytes()));
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Under `NO_BACKSLASH_ESCAPES` (a mode Doris's parser knows too) a backslash is an
+/// ordinary character, so a quote escaped as `\'` would end the literal and the rest of
+/// the value would be read as SQL. Quotes are doubled instead: every rendered string stays
+/// one literal in this mode — the statement yields exactly its two columns, the marker
+/// intact — and a string without a backslash or NUL reads back unchanged.
+#[test]
+fn no_string_literal_leaves_its_quotes_under_no_backslash_escapes() {
+    let db = mariadb();
+    db.execute("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'");
+    runner(1000)
+        .run(&tricky_string(), |s| {
+            let literal = Literal::String(s.clone()).to_sql().unwrap();
+            let sql = format!("SELECT {literal} AS v, 4242 AS marker");
+            let rows = db.query(&sql);
+            prop_assert!(
+                rows.is_ok(),
+                "{:?} broke the statement: {:?}",
+                s,
+                rows.err()
+            );
+            let rows = rows.unwrap();
+            prop_assert_eq!(rows.len(), 1);
+            prop_assert_eq!(rows[0].len(), 2, "{:?} left its literal", s);
+            prop_assert_eq!(rows[0][1].as_deref(), Some(&b"4242"[..]));
+            if !s.contains(['\\', '\0']) {
+                prop_assert_eq!(rows[0][0].clone(), Some(s.into_bytes()));
+            }
             Ok(())
         })
         .unwrap();
