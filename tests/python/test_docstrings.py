@@ -177,7 +177,8 @@ def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
         (DorisReadOptions, read_options, ("connection", "read")),
         (DorisWriteOptions, write_options, ("write",)),
     ):
-        docs = _option_docs(module, declared.__name__)
+        # The declaration (for DorisWriteOptions, the TypedDict it is to a type checker).
+        docs = _option_docs(module, getattr(module, "DorisWriteKeywords", declared).__name__)
         assert set(docs) == declared.__required_keys__ | declared.__optional_keys__
         assert all(docs.values()), [name for name, doc in docs.items() if not doc]
         for group in groups:

@@ -278,6 +278,38 @@ def test_a_write_option_name_is_checked_as_a_keyword():
         DorisDataSink(connection, table, [("batch_rows", 10)])  # type: ignore[arg-type]
 
 
+def test_write_options_work_as_1_1s_options_object(doris):
+    """1.1 code builds ``DorisWriteOptions`` (or ``DorisWriteOptions.from_mapping``), reads
+    its options as attributes (one left out reads as its default) and hands it to the sink;
+    it pickles (a Ray task carries it) and its names are checked when it is made."""
+    import pickle
+
+    options = DorisWriteOptions(operation="upsert", batch_rows=10)
+    assert (options.operation, options.batch_rows) == ("upsert", 10)
+    assert (options.batch_bytes, options.strict_mode, options.label_prefix) == (64 << 20, True, "daft_doris")
+    assert options.format is None and options.idempotence_key is None
+    assert DorisWriteOptions.from_mapping({"operation": "upsert", "batch_rows": 10}) == options
+    empty = DorisWriteOptions.from_mapping(None)
+    assert empty == {} and empty.max_retries == 4
+    again = pickle.loads(pickle.dumps(options))
+    assert again == options and again.batch_rows == 10 and type(again) is DorisWriteOptions
+    with pytest.raises(TypeError, match="unexpected keyword argument 'batch_row'"):
+        DorisWriteOptions.from_mapping({"batch_row": 1})
+    with pytest.raises(ConfigurationError, match="takes a mapping"):
+        DorisWriteOptions.from_mapping([("batch_rows", 1)])  # type: ignore[arg-type]
+    with pytest.raises(AttributeError, match="no option 'batchrows'"):
+        options.batchrows  # noqa: B018
+    query(
+        doris,
+        "CREATE TABLE w.eleven (`id` INT NOT NULL, `name` VARCHAR(8) NULL) UNIQUE KEY(`id`) "
+        'DISTRIBUTED BY HASH(`id`) BUCKETS 1 PROPERTIES ("enable_unique_key_merge_on_write" = "true")',
+    )
+    sink = DorisDataSink(conn(doris), DorisTable("w", "eleven"), options)
+    written = daft.from_pydict({"id": [1, 2], "name": ["a", "b"]}).write_sink(sink).to_pydict()
+    assert sum(written["loaded_rows"]) == 2
+    assert sorted(query(doris, "SELECT id, name FROM eleven")) == [(1, "a"), (2, "b")]
+
+
 def test_the_sink_snapshots_its_options(doris):
     """What the sink was given is what its tasks use: a later change to the caller's
     mappings reaches no load."""

@@ -87,8 +87,8 @@ pub(crate) fn python_tests_beside(
 /// Runs pytest on `paths` with `python`; returns its passed and failed counts (a failure
 /// is an error after the counts are printed).
 fn pytest(python: &Path, paths: &[&str], name: &str) -> Result<(u64, u64), String> {
-    let target =
-        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    // Where `cargo()` builds (`$CARGO_TARGET_DIR`, else the shared folder), not `./target`.
+    let target = crate::run::shared_target();
     let mut pytest = Command::new(python);
     pytest
         .current_dir(root())

@@ -24,7 +24,7 @@ from daft_doris.errors import (
     DorisPartialCommitError,
 )
 from daft_doris.secrets import Secret, check_secret
-from daft_doris.write_options import DorisWriteOptions, check_option_names
+from daft_doris.write_options import DorisWriteKeywords, DorisWriteOptions, check_option_names
 
 # The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
 _CONNECTION: dict[str, Any] = _native.DEFAULTS["connection"]
@@ -372,7 +372,7 @@ def write_doris(
     connection: DorisConnection,
     table: DorisTable,
     checkpoint: daft.IdempotentCommit | None = None,
-    **options: Unpack[DorisWriteOptions],
+    **options: Unpack[DorisWriteKeywords],
 ) -> daft.DataFrame:
     """Writes a DataFrame into an existing Doris table; returns a one-row summary.
 

@@ -1,9 +1,12 @@
 """``DorisWriteOptions``: every option of ``write_doris`` and ``DorisDataSink``, declared
-once.
+once (``DorisWriteKeywords``).
 
-``write_doris`` takes these options as keywords (``**options: Unpack[DorisWriteOptions]``)
+``write_doris`` takes these options as keywords (``**options: Unpack[DorisWriteKeywords]``)
 and ``DorisDataSink`` as one mapping (``DorisWriteOptions(operation="upsert")`` makes one),
-so a type checker and an IDE see each one's name and type. An option left out takes the
+so a type checker and an IDE see each one's name and type. To a type checker
+``DorisWriteOptions`` is that ``TypedDict``; at run time it is also what 1.1's options object
+was: each option reads as an attribute (``options.batch_rows``; one left out reads as its
+default) and ``DorisWriteOptions.from_mapping(mapping)`` builds one. An option left out takes the
 Rust crates' default (``doris_streamload::write::WriteSpec::new``, shown in
 ``daft_doris._native.DEFAULTS["write"]``), applied where the crates apply it, so this
 package holds none of them; the crates check every value and combination.
@@ -11,12 +14,12 @@ package holds none of them; the crates check every value and combination.
 
 # No `from __future__ import annotations` here, as in read_options.py.
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from daft_doris import _keywords
 
 
-class DorisWriteOptions(TypedDict, total=False):
+class DorisWriteKeywords(TypedDict, total=False):
     """The options of a Doris write; each has the default its description names."""
 
     operation: Literal["load", "upsert", "partial_update", "delete"]
@@ -65,4 +68,46 @@ class DorisWriteOptions(TypedDict, total=False):
 def check_option_names(owner: str, options: Mapping[str, Any]) -> None:
     """Refuses, as Python refuses a bad keyword, an option that is not a
     ``DorisWriteOptions`` key."""
-    _keywords.check_option_names(owner, options, DorisWriteOptions)
+    _keywords.check_option_names(owner, options, DorisWriteKeywords)
+
+
+if TYPE_CHECKING:
+    DorisWriteOptions = DorisWriteKeywords
+else:
+
+    class DorisWriteOptions(dict):
+        """The options of a Doris write as one object: a mapping of the options given
+        (``DorisDataSink`` takes it, ``write_doris`` takes it ``**``-unpacked) whose every
+        option also reads as an attribute, as 1.1's options object did; an option left out
+        reads as its default (``daft_doris._native.DEFAULTS["write"]``, or ``None``). Names
+        are checked when it is made, values where it is used."""
+
+        __required_keys__ = DorisWriteKeywords.__required_keys__
+        __optional_keys__ = DorisWriteKeywords.__optional_keys__
+        __annotations__ = DorisWriteKeywords.__annotations__
+
+        def __init__(self, **options: Any) -> None:
+            check_option_names("DorisWriteOptions", options)
+            super().__init__(options)
+
+        @classmethod
+        def from_mapping(cls, options: "Mapping[str, Any] | None" = None) -> "DorisWriteOptions":
+            """1.1's constructor from a mapping of options (``None``: every default)."""
+            if options is not None and not isinstance(options, Mapping):
+                from daft_doris.errors import ConfigurationError
+
+                raise ConfigurationError("DorisWriteOptions.from_mapping takes a mapping of options")
+            return cls(**dict(options or {}))
+
+        def __getattr__(self, name: str) -> Any:
+            if name in DorisWriteKeywords.__optional_keys__:
+                if name in self:
+                    return self[name]
+                from daft_doris import _native
+
+                return _native.DEFAULTS["write"].get(name)
+            raise AttributeError(f"DorisWriteOptions has no option {name!r}")
+
+        def __repr__(self) -> str:
+            given = ", ".join(f"{k}={v!r}" for k, v in self.items())
+            return f"DorisWriteOptions({given})"
