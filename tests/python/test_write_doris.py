@@ -483,3 +483,58 @@ def test_floats_write_into_a_decimal_column_only_when_every_value_is_exact(doris
     assert "0.125" not in str(info.value) and "1.25" not in str(info.value)
     assert query(doris, "SELECT count(*) FROM dup WHERE id >= 10 AND id < 13")[0][0] == 0
     query(doris, "TRUNCATE TABLE dup")
+
+
+def test_arrow_by_default_writes_what_1_1s_formats_write(doris):
+    """``format=None`` sends Arrow where 1.1 sent Parquet (load, upsert) and line-delimited
+    JSON (partial_update): the same frame, nulls and edge values included, leaves exactly
+    the same rows, typed the same, either way (docs/compatibility.md)."""
+    import datetime
+    import decimal
+
+    rows = {
+        "id": [1, 2, 3, 4],
+        "name": ["a", "", None, "ünï"],
+        "amount": [decimal.Decimal("-99999999.99"), decimal.Decimal("0.01"), None, decimal.Decimal("12.30")],
+        "day": [datetime.date(1970, 1, 1), datetime.date(2024, 2, 29), None, datetime.date(9999, 12, 31)],
+        "ts": [
+            datetime.datetime(2024, 2, 29, 23, 59, 59, 999999),
+            datetime.datetime(1970, 1, 1),
+            None,
+            datetime.datetime(2026, 12, 6, 12, 0, 0, 1),
+        ],
+    }
+    columns = (
+        "`id` INT NOT NULL, `name` VARCHAR(8) NULL, `amount` DECIMAL(10, 2) NULL, "
+        "`day` DATE NULL, `ts` DATETIME(6) NULL"
+    )
+    for table in ("fmt_arrow", "fmt_parquet"):
+        query(
+            doris, f"CREATE TABLE {table} ({columns}) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
+        )
+    write_doris(daft.from_pydict(rows), connection=conn(doris), table=DorisTable("w", "fmt_arrow"))
+    write_doris(
+        daft.from_pydict(rows), connection=conn(doris), table=DorisTable("w", "fmt_parquet"), format="parquet"
+    )
+    arrow = query(doris, "SELECT * FROM fmt_arrow ORDER BY id")
+    assert arrow == query(doris, "SELECT * FROM fmt_parquet ORDER BY id")
+    assert len(arrow) == 4 and arrow[2][1:] == (None, None, None, None)
+    # partial_update: 1.1 sent JSON.
+    for fmt, table in ((None, "pu_arrow"), ("json", "pu_json")):
+        query(
+            doris,
+            f"CREATE TABLE {table} (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL, `score` INT NULL) "
+            "UNIQUE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1 "
+            'PROPERTIES ("enable_unique_key_merge_on_write" = "true")',
+        )
+        base = daft.from_pydict({"id": [1, 2], "name": ["keep", "also"], "score": [1, 2]})
+        write_doris(base, connection=conn(doris), table=DorisTable("w", table))
+        update = daft.from_pydict({"id": [1, 2], "score": [None, -7]})
+        kwargs = {"format": fmt} if fmt else {}
+        write_doris(
+            update, connection=conn(doris), table=DorisTable("w", table), operation="partial_update", **kwargs
+        )
+    assert query(doris, "SELECT * FROM pu_arrow ORDER BY id") == query(
+        doris, "SELECT * FROM pu_json ORDER BY id"
+    )
+    assert query(doris, "SELECT * FROM pu_arrow ORDER BY id") == ((1, "keep", None), (2, "also", -7))
