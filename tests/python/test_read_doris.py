@@ -606,6 +606,31 @@ def test_1_1s_pymysql_timeouts_and_autocommit_are_honoured(doris):
     assert len(frame.to_pydict()["id"]) > 0
 
 
+def test_a_row_over_max_allowed_packet_fails_the_read_naming_the_cap(doris):
+    """``mysql_options["max_allowed_packet"]`` caps the packets (rows) the server may send,
+    as MySQL's client reads it: a row over it fails the read with a TransportError naming
+    the cap, never a short result; under it the row reads whole."""
+    from daft.exceptions import DaftCoreException
+
+    conn = pymysql.connect(
+        host="127.0.0.1", port=doris["query_port"], user="root", password=ROOT_PASSWORD, database="py"
+    )
+    with conn, conn.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS wide (id INT NOT NULL, s STRING NULL) DUPLICATE KEY(id) "
+            "DISTRIBUTED BY HASH(id) BUCKETS 1"
+        )
+        cur.execute("TRUNCATE TABLE wide")
+        cur.execute("INSERT INTO wide VALUES (1, 'short'), (2, %s)", ("x" * 5000,))
+    frame = read(doris, "wide", mysql_options={"max_allowed_packet": 2048})
+    with pytest.raises(DaftCoreException, match=r"TransportError.*cap of 2048 \(max_allowed_packet\)"):
+        frame.to_pydict()
+    whole = read(doris, "wide", mysql_options={"max_allowed_packet": 8192}).to_pydict()
+    assert sorted(len(s) for s in whole["s"]) == [5, 5000]
+    with pytest.raises(ConfigurationError, match="max_allowed_packet must be a number of bytes from 1024"):
+        read(doris, "wide", mysql_options={"max_allowed_packet": 10})
+
+
 def test_unreadable_columns_fail_the_read_as_in_1_1_unless_omitted(doris, monkeypatch):
     """A table with columns that have no Arrow form: the read raises SchemaError naming them
     (the reference connector 1.1's behaviour, the default); with

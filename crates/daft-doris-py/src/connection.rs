@@ -63,6 +63,7 @@ impl Connection {
         mysql_ca_pem = None,
         mysql_ssl_mode = None,
         mysql_server_public_key = None,
+        mysql_max_packet_bytes = None,
         request_timeout_seconds = None,
         redirect_hosts = None,
         redirect_ports = None,
@@ -91,6 +92,7 @@ impl Connection {
         mysql_ca_pem: Option<String>,
         mysql_ssl_mode: Option<Bound<'_, PyAny>>,
         mysql_server_public_key: Option<String>,
+        mysql_max_packet_bytes: Option<usize>,
         request_timeout_seconds: Option<Bound<'_, PyAny>>,
         redirect_hosts: Option<Bound<'_, PyAny>>,
         redirect_ports: Option<Bound<'_, PyAny>>,
@@ -166,6 +168,9 @@ impl Connection {
         }
         settings.ca_pem = ca_pem.map(String::into_bytes);
         settings.mysql_ca_pem = mysql_ca_pem.map(String::into_bytes);
+        if let Some(bytes) = mysql_max_packet_bytes {
+            settings.mysql_max_packet_bytes = bytes;
+        }
         settings.client_identity = identity_files(
             ("tls_client_cert_file", client_cert_file),
             ("tls_client_key_file", client_key_file),

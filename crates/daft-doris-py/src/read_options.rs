@@ -48,6 +48,8 @@ pub(crate) struct ReadOptions {
     mysql_connect_timeout_seconds: Option<f64>,
     /// `mysql_options` `read_timeout` / `write_timeout` (seconds): the query timeout.
     mysql_query_timeout_seconds: Option<f64>,
+    /// `mysql_options` `max_allowed_packet` (bytes).
+    mysql_max_packet_bytes: Option<usize>,
     /// What a table with columns that have no Arrow form does (`"error"` or `"omit"`,
     /// `doris_read::options::UnreadableColumns`).
     unreadable_columns: String,
@@ -136,6 +138,7 @@ impl ReadOptions {
             mysql_ssl_key: mysql.ssl_cert_and_key.map(|(_, k)| k),
             mysql_connect_timeout_seconds: mysql.connect_timeout.map(|d| d.as_secs_f64()),
             mysql_query_timeout_seconds: mysql.query_timeout.map(|d| d.as_secs_f64()),
+            mysql_max_packet_bytes: mysql.max_packet_bytes,
             flight_options,
             flight_endpoint_rewrite,
             flight_allowed_locations,

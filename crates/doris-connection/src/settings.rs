@@ -160,6 +160,11 @@ pub struct ConnectionSettings {
     /// Stream Load client presents it (`doris_streamload::ClientConfig::from_settings`);
     /// the MySQL, `_query_plan` and Flight links do not yet.
     pub client_identity: Option<crate::ClientIdentity>,
+    /// The largest packet the MySQL server may send (one row of a result, its parts
+    /// joined): a larger one closes the link with an error naming this cap before its
+    /// bytes are read (MySQL's client `max_allowed_packet`; 1.1's
+    /// `mysql_options["max_allowed_packet"]`).
+    pub mysql_max_packet_bytes: usize,
 }
 
 impl ConnectionSettings {
@@ -171,6 +176,10 @@ impl ConnectionSettings {
     pub const DEFAULT_HTTP_PORT: u16 = 8030;
     /// Doris's FE Arrow Flight SQL port.
     pub const DEFAULT_FLIGHT_PORT: u16 = 8070;
+    /// The default cap of a MySQL packet: 64 MiB (MySQL 8's server `max_allowed_packet`).
+    pub const DEFAULT_MYSQL_MAX_PACKET_BYTES: usize = 64 << 20;
+    /// The largest MySQL packet cap a caller may set: 1 GiB (MySQL's own limit).
+    pub const MAX_MYSQL_MAX_PACKET_BYTES: usize = 1 << 30;
     /// The default wait to connect.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     /// The default wait for an answer.
@@ -207,6 +216,7 @@ impl ConnectionSettings {
             mysql_ssl_mode: SslMode::default(),
             mysql_server_public_key_pem: None,
             client_identity: None,
+            mysql_max_packet_bytes: Self::DEFAULT_MYSQL_MAX_PACKET_BYTES,
         })
     }
 

@@ -37,6 +37,8 @@ class Endpoint:
     mysql_ssl_mode: str | None = None
     # The MySQL server's public key (PEM), pinned (`mysql_options["server_public_key"]`).
     mysql_server_public_key: str | None = field(default=None, repr=False)
+    # The largest packet (row) the MySQL server may send (`mysql_options["max_allowed_packet"]`).
+    mysql_max_packet_bytes: int | None = None
     # Client certificate and key files (mutual TLS): every link's, and the MySQL link's own
     # (`mysql_options` `ssl_cert`/`ssl_key`). Paths, read by each process that connects, so
     # the key itself never travels with a task.
@@ -95,6 +97,7 @@ def _make_native(endpoint: Endpoint) -> Any:
         mysql_ca_pem=endpoint.mysql_ca_pem,
         mysql_ssl_mode=endpoint.mysql_ssl_mode,
         mysql_server_public_key=endpoint.mysql_server_public_key,
+        mysql_max_packet_bytes=endpoint.mysql_max_packet_bytes,
         request_timeout_seconds=endpoint.request_timeout_seconds,
         redirect_hosts=endpoint.redirect_hosts,
         redirect_ports=endpoint.redirect_ports,

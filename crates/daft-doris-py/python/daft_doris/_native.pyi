@@ -35,6 +35,7 @@ class Connection:
         mysql_ca_pem: bytes | None = None,
         mysql_ssl_mode: str | None = None,
         mysql_server_public_key: str | None = None,
+        mysql_max_packet_bytes: int | None = None,
         request_timeout_seconds: float | None = None,
         redirect_hosts: Sequence[str] | None = None,
         redirect_ports: Sequence[int] | None = None,
@@ -80,6 +81,7 @@ class ReadOptions:
     flight_allowed_locations: list[str]
     mysql_connect_timeout_seconds: float | None
     mysql_query_timeout_seconds: float | None
+    mysql_max_packet_bytes: int | None
     unreadable_columns: str
 
 def check_unreadable_columns(policy: str, unreadable: Sequence[tuple[str, str, str]]) -> None: ...

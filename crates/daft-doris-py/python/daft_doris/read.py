@@ -212,6 +212,7 @@ class DorisDataSource(DataSource):
             mysql_ca_pem=_native.read_ca_file("mysql_options ssl_ca", checked.mysql_ssl_ca),
             mysql_ssl_mode=checked.mysql_ssl_mode,
             mysql_server_public_key=checked.mysql_server_public_key,
+            mysql_max_packet_bytes=checked.mysql_max_packet_bytes,
             client_cert_file=given("tls_client_cert_file"),
             client_key_file=given("tls_client_key_file"),
             mysql_client_cert_file=checked.mysql_ssl_cert,

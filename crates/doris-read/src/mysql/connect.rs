@@ -9,7 +9,10 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 use sqlx::{ConnectOptions as _, Connection};
 
 use crate::error::ReadError;
-use crate::mysql::guard::Guard;
+use crate::mysql::guard::{CutReason, Guard};
+
+/// The smallest packet cap: a greeting or a column definition must fit.
+const MIN_PACKET_BYTES: usize = 1024;
 
 /// Where and how to connect over the MySQL protocol. `Debug` hides the password.
 #[derive(Clone)]
@@ -42,6 +45,11 @@ pub struct MySqlEndpoint {
     /// The client certificate and key presented when the server asks for one (mutual
     /// TLS; MySQL's `--ssl-cert`/`--ssl-key`). Only a TLS link presents it.
     pub client_identity: Option<ClientIdentity>,
+    /// The largest packet (a row, in a result) the server may send; a larger one closes
+    /// the link with [`ReadError::Transport`] naming the cap, before its bytes are read
+    /// (MySQL's `max_allowed_packet`; default
+    /// [`ConnectionSettings::DEFAULT_MYSQL_MAX_PACKET_BYTES`]).
+    pub max_packet_bytes: usize,
 }
 
 impl fmt::Debug for MySqlEndpoint {
@@ -80,12 +88,13 @@ impl MySqlEndpoint {
             ssl_ca_pem: None,
             server_public_key_pem: None,
             client_identity: None,
+            max_packet_bytes: ConnectionSettings::DEFAULT_MYSQL_MAX_PACKET_BYTES,
         }
     }
 
     /// The FE's MySQL endpoint as `settings` describe it: host, `mysql_port`, credentials,
     /// TLS mode, trusted CAs, pinned server key and client certificate, connect timeout,
-    /// and `query_timeout` as the wait for the next row.
+    /// `query_timeout` as the wait for the next row, and the packet cap.
     pub fn from_settings(settings: &ConnectionSettings) -> Self {
         let mut endpoint = Self::with_credentials(
             settings.host.clone(),
@@ -103,6 +112,7 @@ impl MySqlEndpoint {
         endpoint.client_identity = settings.client_identity.clone();
         endpoint.connect_timeout = settings.connect_timeout;
         endpoint.read_timeout = settings.query_timeout;
+        endpoint.max_packet_bytes = settings.mysql_max_packet_bytes;
         endpoint
     }
 
@@ -149,7 +159,17 @@ impl MySqlEndpoint {
     }
 
     /// Connects, then sets the session time zone with a literal.
+    ///
+    /// The link goes through the authentication guard, which owns its TLS, refuses what
+    /// would reveal the password to a server nobody verified, and caps the server's
+    /// packets at [`MySqlEndpoint::max_packet_bytes`].
     pub async fn connect(&self) -> Result<MySqlConnection, ReadError> {
+        self.connect_watched().await.map(|(conn, _)| conn)
+    }
+
+    /// [`MySqlEndpoint::connect`], with the reason the guard may later cut the link for:
+    /// the error a caller reports when sqlx loses the link.
+    pub(crate) async fn connect_watched(&self) -> Result<(MySqlConnection, CutReason), ReadError> {
         if self.host.is_empty() {
             return Err(ReadError::Config("host must not be empty".into()));
         }
@@ -159,20 +179,21 @@ impl MySqlEndpoint {
                 .to_der()
                 .map_err(|e| ReadError::Config(format!("the MySQL link's TLS: {e}")))?;
         }
-        // Links whose server is not verified (and every verify_ca link) authenticate
-        // through the guard, which owns their TLS and refuses what would reveal the
-        // password (`guard`); sqlx speaks plain MySQL to it on a private Unix socket.
-        let guard = if Guard::needed(self) {
-            Some(Guard::start(self).await?)
-        } else {
-            None
-        };
-        let mut options = self.options();
-        if let Some(guard) = &guard {
-            options = options
-                .socket(&guard.socket)
-                .ssl_mode(MySqlSslMode::Disabled);
+        let most = ConnectionSettings::MAX_MYSQL_MAX_PACKET_BYTES;
+        if !(MIN_PACKET_BYTES..=most).contains(&self.max_packet_bytes) {
+            return Err(ReadError::Config(format!(
+                "max_allowed_packet must be from {MIN_PACKET_BYTES} to {most} bytes"
+            )));
         }
+        // Every link goes through the guard, which owns its TLS, refuses what would reveal
+        // the password (`guard`) and caps the server's packets; sqlx speaks plain MySQL to
+        // it on a private Unix socket.
+        let guard = Guard::start(self).await?;
+        let cut = guard.cut.clone();
+        let options = self
+            .options()
+            .socket(&guard.socket)
+            .ssl_mode(MySqlSslMode::Disabled);
         // A malformed greeting can make sqlx's packet decoder panic (it slices past the
         // end): that is the server's fault, reported as a transport error, never a panic.
         let connecting =
@@ -196,14 +217,11 @@ impl MySqlEndpoint {
                 })
             })
             .and_then(|result| result.map_err(ReadError::from_sqlx));
-        let mut conn = match (connected, guard) {
-            (Ok(conn), _) => conn,
+        let mut conn = match connected {
+            Ok(conn) => conn,
             // The guard's reason (a refusal, the server's TLS, the server unreachable)
             // says more than sqlx's closed link to the relay.
-            (Err(e), Some(guard)) => {
-                return Err(guard.refusal(Duration::from_secs(2)).await.unwrap_or(e));
-            }
-            (Err(e), None) => return Err(e),
+            Err(e) => return Err(guard.refusal(Duration::from_secs(2)).await.unwrap_or(e)),
         };
         if let Some(tz) = &self.time_zone {
             if !tz
@@ -218,8 +236,8 @@ impl MySqlEndpoint {
             let statement = format!("SET time_zone = '{tz}'");
             sqlx::Executor::execute(&mut conn, sqlx::raw_sql(&statement))
                 .await
-                .map_err(ReadError::from_sqlx)?;
+                .map_err(|e| cut.explain(e))?;
         }
-        Ok(conn)
+        Ok((conn, cut))
     }
 }

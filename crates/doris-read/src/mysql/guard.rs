@@ -17,12 +17,19 @@
 //! Anything else closes both sides and the connect fails with [`ReadError::Auth`] naming
 //! what the server asked for. `verify_ca` here checks the certificate chain against the
 //! user's CA alone (not the web PKI roots: any public certificate for any name would
-//! pass a check that skips the host name). After the server's OK the relay copies bytes
-//! both ways until either side closes.
+//! pass a check that skips the host name); `verify_identity` checks the chain against the
+//! web PKI roots and the user's CA, and the host name (whatever the server asks for then
+//! goes to the server the user named). A link without a password has nothing to reveal:
+//! any plugin may be asked for.
 //!
-//! The guard serves `disabled`, `preferred` and `required` links that carry a password, and
-//! every `verify_ca` link; `verify_identity` links are sqlx's own (chain and host name
-//! verified: whatever the server asks for then goes to the server the user named).
+//! After the server's OK the relay copies bytes both ways until either side closes, and
+//! counts the server's packets as it copies: a packet larger than the link's cap
+//! ([`MySqlEndpoint::max_packet_bytes`], MySQL's `max_allowed_packet`) cuts the link
+//! before its payload reaches sqlx, which would otherwise join the parts of a multi-part
+//! packet without limit (a hostile server's one row could exhaust a worker's memory). The
+//! cut's reason is kept ([`CutReason`]) for the error the caller sees.
+//!
+//! Every link goes through the guard.
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -46,6 +53,26 @@ const MAX_AUTH_PACKET: usize = 64 * 1024;
 /// The plugins whose exchange reveals nothing of the password.
 const SAFE_PLUGINS: [&str; 2] = ["mysql_native_password", "caching_sha2_password"];
 
+/// Why the relay cut an established link, kept for the error of the statement that lost
+/// it (sqlx itself only sees the link close).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CutReason(Arc<Mutex<Option<String>>>);
+
+impl CutReason {
+    fn set(&self, why: String) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+    }
+
+    /// `e`, or the relay's reason when it cut the link (the reason is kept before the link
+    /// closes, so sqlx never sees the close first).
+    pub(crate) fn explain(&self, e: sqlx::Error) -> ReadError {
+        match self.0.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            Some(why) => ReadError::Transport(why),
+            None => ReadError::from_sqlx(e),
+        }
+    }
+}
+
 /// A relay started for one connection: sqlx connects to its Unix socket, `socket`, in a
 /// folder only this user may enter, and the relay serves the first connection that comes
 /// from this very process (its peer credentials name this process id), so no other local
@@ -54,21 +81,12 @@ pub(crate) struct Guard {
     /// The Unix socket the relay accepts one connection on.
     pub(crate) socket: std::path::PathBuf,
     refusal: Arc<Mutex<Option<ReadError>>>,
+    /// Why the relay cut the link once established.
+    pub(crate) cut: CutReason,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Guard {
-    /// Whether `endpoint`'s link goes through the guard.
-    pub(crate) fn needed(endpoint: &MySqlEndpoint) -> bool {
-        match endpoint.ssl_mode {
-            SslMode::VerifyIdentity => false,
-            SslMode::VerifyCa => true,
-            SslMode::Disabled | SslMode::Preferred | SslMode::Required => {
-                endpoint.credentials.has_password()
-            }
-        }
-    }
-
     /// Binds the socket and starts the relay, which accepts one connection of this process
     /// (within the connect timeout) and serves it until either side closes.
     pub(crate) async fn start(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
@@ -80,6 +98,8 @@ impl Guard {
         let listener = UnixListener::bind(&socket).map_err(bind_error)?;
         let refusal = Arc::new(Mutex::new(None));
         let slot = refusal.clone();
+        let cut = CutReason::default();
+        let cut_slot = cut.clone();
         let upstream_port = endpoint.port;
         let wait = endpoint.connect_timeout;
         let task = tokio::spawn(async move {
@@ -89,13 +109,14 @@ impl Guard {
             let Ok(Some(client)) = accepted else {
                 return;
             };
-            if let Err(e) = relay(client, upstream_port, policy, wait).await {
+            if let Err(e) = relay(client, upstream_port, policy, wait, &cut_slot).await {
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
             }
         });
         Ok(Self {
             socket,
             refusal,
+            cut,
             task,
         })
     }
@@ -152,12 +173,15 @@ async fn accept_own(listener: &UnixListener) -> Option<tokio::net::UnixStream> {
 struct Policy {
     mode: SslMode,
     tls: Option<Arc<rustls::ClientConfig>>,
-    /// The server is authenticated (TLS verified against the user's CA): full
-    /// authentication may proceed.
+    /// The server is authenticated (TLS verified against the user's CA, or the web PKI and
+    /// the host name), or the link carries no password: whatever the server asks for may
+    /// proceed.
     verified: bool,
     pinned_key: Option<Vec<u8>>,
     /// The server's host: where the relay connects, and the TLS server name.
     host: String,
+    /// The largest packet the server may send once authenticated.
+    max_packet: usize,
 }
 
 impl Policy {
@@ -180,16 +204,21 @@ impl Policy {
         Ok(Self {
             mode: endpoint.ssl_mode,
             tls,
-            verified: endpoint.ssl_mode == SslMode::VerifyCa,
+            verified: matches!(
+                endpoint.ssl_mode,
+                SslMode::VerifyCa | SslMode::VerifyIdentity
+            ) || !endpoint.credentials.has_password(),
             pinned_key: endpoint.server_public_key_pem.clone(),
             host: endpoint.host.clone(),
+            max_packet: endpoint.max_packet_bytes,
         })
     }
 }
 
 /// The TLS client of a guarded link: `verify_ca` checks the chain against the user's CA
-/// alone (the host name is not checked); `preferred` and `required` check nothing (the
-/// handshake's signatures still are), which is why the guard counts them unverified.
+/// alone (the host name is not checked); `verify_identity` the chain against the web PKI
+/// roots and the user's CA, and the host name; `preferred` and `required` check nothing
+/// (the handshake's signatures still are), which is why the guard counts them unverified.
 /// `identity` is presented when the server asks for a client certificate.
 fn tls_config(
     mode: SslMode,
@@ -200,7 +229,16 @@ fn tls_config(
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| ReadError::Config(format!("TLS for the MySQL link: {e}")))?;
-    let verifier: Arc<dyn ServerCertVerifier> = if mode == SslMode::VerifyCa {
+    let verifier: Arc<dyn ServerCertVerifier> = if mode == SslMode::VerifyIdentity {
+        let mut roots = RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        if let Some(pem) = ca_pem {
+            add_pem_roots(&mut roots, pem)?;
+        }
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| ReadError::Config(format!("ssl_ca: {e}")))?
+    } else if mode == SslMode::VerifyCa {
         let pem = ca_pem.ok_or_else(|| {
             ReadError::Config(
                 "ssl_mode verify_ca needs the CA that signed the server's certificate (ssl_ca): \
@@ -209,14 +247,7 @@ fn tls_config(
             )
         })?;
         let mut roots = RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|_| {
-                ReadError::Config("ssl_ca holds no readable PEM certificate".into())
-            })?;
-            roots.add(cert).map_err(|_| {
-                ReadError::Config("ssl_ca holds a certificate rustls refuses".into())
-            })?;
-        }
+        add_pem_roots(&mut roots, pem)?;
         let chain =
             rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
@@ -242,6 +273,18 @@ fn tls_config(
             })
         }
     }
+}
+
+/// Adds the certificates of the user's `ssl_ca` (PEM) to `roots`.
+fn add_pem_roots(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), ReadError> {
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert =
+            cert.map_err(|_| ReadError::Config("ssl_ca holds no readable PEM certificate".into()))?;
+        roots
+            .add(cert)
+            .map_err(|_| ReadError::Config("ssl_ca holds a certificate rustls refuses".into()))?;
+    }
+    Ok(())
 }
 
 /// Verifies the chain against the user's CA, not the name (`verify_ca`).
@@ -354,14 +397,17 @@ fn refused(what: &str) -> ReadError {
 }
 
 /// Authenticates (within `wait`: a relay whose sqlx side gave up never lingers), then
-/// copies.
+/// copies, cutting the link at the first server packet over the policy's cap (its reason
+/// kept in `cut` before the link closes).
 async fn relay(
     client: tokio::net::UnixStream,
     port: u16,
     policy: Policy,
     wait: Duration,
+    cut: &CutReason,
 ) -> Result<(), ReadError> {
     let shown = format!("{}:{port}", policy.host);
+    let max_packet = policy.max_packet;
     let (client, server) = tokio::time::timeout(wait, authenticate(client, port, policy))
         .await
         .map_err(|_| {
@@ -370,7 +416,7 @@ async fn relay(
                 wait.as_secs()
             ))
         })??;
-    pipe(client, server).await
+    pipe(client, server, max_packet, cut).await
 }
 
 /// The connection phase, packet by packet, with the server at the policy's host and
@@ -519,17 +565,131 @@ async fn authenticate(
     Ok((Box::new(client), server))
 }
 
-/// Copies both ways until either side closes; then both close.
-async fn pipe(client: Box<dyn Wire>, server: Box<dyn Wire>) -> Result<(), ReadError> {
+/// Copies both ways until either side closes or the server sends a packet over
+/// `max_packet`; then both close (after the reason is kept in `cut`).
+async fn pipe(
+    client: Box<dyn Wire>,
+    server: Box<dyn Wire>,
+    max_packet: usize,
+    cut: &CutReason,
+) -> Result<(), ReadError> {
     let (client_read, mut client_write) = tokio::io::split(client);
-    let (server_read, mut server_write) = tokio::io::split(server);
+    let (mut server_read, mut server_write) = tokio::io::split(server);
     let mut from_client = BufReader::with_capacity(64 * 1024, client_read);
-    let mut from_server = BufReader::with_capacity(64 * 1024, server_read);
     tokio::select! {
         _ = tokio::io::copy_buf(&mut from_client, &mut server_write) => {}
-        _ = tokio::io::copy_buf(&mut from_server, &mut client_write) => {}
+        copied = copy_packets(&mut server_read, &mut client_write, max_packet) => {
+            if let Err(PacketsEnd::OverCap(size)) = copied {
+                cut.set(format!(
+                    "the server sent a MySQL packet of at least {size} bytes, over the link's \
+                     cap of {max_packet} (max_allowed_packet); the link was closed before it \
+                     was read"
+                ));
+            }
+        }
     }
     Ok(())
+}
+
+/// How copying the server's packets ended early.
+#[derive(Debug, PartialEq, Eq)]
+enum PacketsEnd {
+    /// A side closed or failed.
+    Closed,
+    /// A packet (its parts joined) was announced at this many bytes, over the cap.
+    OverCap(usize),
+}
+
+/// Copies the server's bytes to sqlx as they come, checking each packet's announced size
+/// against `max_packet` before any of a packet over it is passed on.
+async fn copy_packets<R, W>(from: &mut R, to: &mut W, max_packet: usize) -> Result<(), PacketsEnd>
+where
+    R: AsyncRead + Unpin + ?Sized,
+    W: AsyncWrite + Unpin + ?Sized,
+{
+    let mut sizes = PacketSizes::new(max_packet);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = from.read(&mut buf).await.map_err(|_| PacketsEnd::Closed)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let allowed = sizes.feed(&buf[..n]);
+        to.write_all(&buf[..allowed])
+            .await
+            .map_err(|_| PacketsEnd::Closed)?;
+        if allowed < n {
+            return Err(PacketsEnd::OverCap(sizes.announced));
+        }
+    }
+}
+
+/// The MySQL packet framing of a byte stream, followed across reads: each part is a 3-byte
+/// little-endian length and a sequence byte, then the payload; a part of the largest length
+/// (`0xFFFFFF`) continues in the next, and the parts of one packet count together.
+#[derive(Debug)]
+struct PacketSizes {
+    cap: usize,
+    header: [u8; 4],
+    header_len: usize,
+    /// Payload bytes of the current part not yet seen.
+    remaining: usize,
+    /// The size of the packet so far, its parts joined.
+    announced: usize,
+    /// The last part had the largest length: the next part belongs to the same packet.
+    continues: bool,
+}
+
+/// The length of a part that another part follows.
+const FULL_PART: usize = 0xFF_FFFF;
+
+impl PacketSizes {
+    fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            header: [0; 4],
+            header_len: 0,
+            remaining: 0,
+            announced: 0,
+            continues: false,
+        }
+    }
+
+    /// Follows `bytes`; returns how many of them may pass: all, or those before the header
+    /// of the part that takes a packet over the cap (then `announced` is its size).
+    fn feed(&mut self, bytes: &[u8]) -> usize {
+        let mut at = 0;
+        while at < bytes.len() {
+            if self.remaining > 0 {
+                let take = self.remaining.min(bytes.len() - at);
+                self.remaining -= take;
+                at += take;
+                continue;
+            }
+            self.header[self.header_len] = bytes[at];
+            self.header_len += 1;
+            at += 1;
+            if self.header_len < 4 {
+                continue;
+            }
+            self.header_len = 0;
+            let part = usize::from(self.header[0])
+                | usize::from(self.header[1]) << 8
+                | usize::from(self.header[2]) << 16;
+            self.announced = if self.continues {
+                self.announced.saturating_add(part)
+            } else {
+                part
+            };
+            self.continues = part == FULL_PART;
+            if self.announced > self.cap {
+                // The header's bytes read in an earlier call already passed.
+                return at.saturating_sub(4);
+            }
+            self.remaining = part;
+        }
+        at
+    }
 }
 
 fn check_plugin(plugin: &str, verified: bool) -> Result<(), ReadError> {
@@ -613,6 +773,73 @@ mod tests {
         }
         let e = check_plugin("\u{1b}[31mred", false).unwrap_err();
         assert!(e.to_string().contains("an unknown"), "{e}");
+    }
+
+    /// Packets framed as MySQL frames them: `sizes` in parts, each part's header then its
+    /// payload; returns the stream and where the first packet over `cap` starts its
+    /// offending part (or the stream's length).
+    fn framed(sizes: &[usize], cap: usize) -> (Vec<u8>, usize) {
+        let mut out = Vec::new();
+        let mut cut = None;
+        for &size in sizes {
+            let mut rest = size;
+            let mut joined = 0;
+            loop {
+                let part = rest.min(FULL_PART);
+                joined += part;
+                if joined > cap && cut.is_none() {
+                    cut = Some(out.len());
+                }
+                out.extend_from_slice(&(part as u32).to_le_bytes()[..3]);
+                out.push(0);
+                out.resize(out.len() + part, b'x');
+                rest -= part;
+                if part < FULL_PART {
+                    break;
+                }
+            }
+        }
+        let len = out.len();
+        (out, cut.unwrap_or(len))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// However the stream is cut into reads, every byte before the part that takes a
+        /// packet over the cap passes and none after it.
+        #[test]
+        fn packet_sizes_stop_at_the_first_part_over_the_cap(
+            sizes in proptest::collection::vec(
+                proptest::prop_oneof![0usize..300, proptest::prelude::Just(FULL_PART), proptest::prelude::Just(FULL_PART + 7)],
+                1..5,
+            ),
+            cap in proptest::prop_oneof![0usize..400, proptest::prelude::Just(FULL_PART), proptest::prelude::Just(2 * FULL_PART)],
+            reads in proptest::collection::vec(1usize..70_000, 1..40),
+        ) {
+            let (stream, expected) = framed(&sizes, cap);
+            let mut sizes_seen = PacketSizes::new(cap);
+            let mut passed = 0;
+            let mut at = 0;
+            let mut reads = reads.into_iter().cycle();
+            while at < stream.len() {
+                let n = reads.next().unwrap_or(1).min(stream.len() - at);
+                let allowed = sizes_seen.feed(&stream[at..at + n]);
+                passed += allowed;
+                at += n;
+                if allowed < n {
+                    break;
+                }
+            }
+            // A header split across reads lets its first bytes through; nothing of its
+            // payload.
+            proptest::prop_assert!(
+                passed <= expected && expected - passed <= 3,
+                "passed {passed}, expected {expected}"
+            );
+            if expected == stream.len() {
+                proptest::prop_assert_eq!(passed, stream.len());
+            }
+        }
     }
 
     /// Another process that reaches the socket first is closed unanswered; the relay serves

@@ -16,6 +16,7 @@ use sqlx::{Column, Decode, MySql, MySqlConnection, Row, ValueRef};
 use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
 
 use super::connect::MySqlEndpoint;
+use super::guard::CutReason;
 use crate::error::{ReadError, bounded};
 
 /// The most rows a session query returns before failing (its answers are metadata).
@@ -34,6 +35,7 @@ pub struct TextRows {
 #[derive(Debug)]
 pub struct Session {
     conn: MySqlConnection,
+    cut: CutReason,
     timeout: Duration,
     endpoint: MySqlEndpoint,
 }
@@ -42,8 +44,10 @@ impl Session {
     /// Connects as [`MySqlEndpoint::connect`] does; each statement is bounded by the
     /// endpoint's read timeout.
     pub async fn open(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
+        let (conn, cut) = endpoint.connect_watched().await?;
         Ok(Self {
-            conn: endpoint.connect().await?,
+            conn,
+            cut,
             timeout: endpoint.read_timeout,
             endpoint: endpoint.clone(),
         })
@@ -52,19 +56,20 @@ impl Session {
     /// Replaces the connection with a new one to the same endpoint (the old one is
     /// dropped, and with it any transaction it had open).
     pub async fn reconnect(&mut self) -> Result<(), ReadError> {
-        self.conn = self.endpoint.connect().await?;
+        (self.conn, self.cut) = self.endpoint.connect_watched().await?;
         Ok(())
     }
 
     /// Runs a statement; returns the affected-row count.
     pub async fn execute(&mut self, sql: &str) -> Result<u64, ReadError> {
         let conn = &mut self.conn;
+        let cut = &self.cut;
         bounded(self.timeout, "a statement", async move {
             sqlx::raw_sql(sql)
                 .execute(conn)
                 .await
                 .map(|r| sqlx::mysql::MySqlQueryResult::rows_affected(&r))
-                .map_err(ReadError::from_sqlx)
+                .map_err(|e| cut.explain(e))
         })
         .await
     }
@@ -73,10 +78,11 @@ impl Session {
     pub async fn query(&mut self, sql: &str) -> Result<TextRows, ReadError> {
         let timeout = self.timeout;
         let conn = &mut self.conn;
+        let cut = &self.cut;
         let read = async move {
             let mut out = TextRows::default();
             let mut rows = sqlx::raw_sql(sql).fetch(conn);
-            while let Some(row) = rows.try_next().await.map_err(ReadError::from_sqlx)? {
+            while let Some(row) = rows.try_next().await.map_err(|e| cut.explain(e))? {
                 if out.rows.len() >= MAX_SESSION_ROWS {
                     return Err(ReadError::Metadata(format!(
                         "a session query returned more than {MAX_SESSION_ROWS} rows"

@@ -220,7 +220,7 @@ pub(crate) async fn query(
         ));
     }
     let mut decoder = RowDecoder::new(schema.clone())?;
-    let mut conn = endpoint.connect().await?;
+    let (mut conn, cut) = endpoint.connect_watched().await?;
     let read_timeout = endpoint.read_timeout;
     let (rx, task) = feed::spawn(1, move |feed| async move {
         let mut rows = sqlx::raw_sql(&sql).fetch(&mut conn);
@@ -231,7 +231,7 @@ pub(crate) async fn query(
             // under the read timeout. Dropping the unfinished `try_next` loses nothing: the
             // stream keeps its own state.
             let next = match rows.try_next().now_or_never() {
-                Some(r) => r.map_err(ReadError::from_sqlx)?,
+                Some(r) => r.map_err(|e| cut.explain(e))?,
                 None => tokio::time::timeout(read_timeout, rows.try_next())
                     .await
                     .map_err(|_| {
@@ -240,7 +240,7 @@ pub(crate) async fn query(
                             read_timeout.as_secs()
                         ))
                     })?
-                    .map_err(ReadError::from_sqlx)?,
+                    .map_err(|e| cut.explain(e))?,
             };
             let Some(row) = next else { break };
             if row.len() != width {

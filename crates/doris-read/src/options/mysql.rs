@@ -14,6 +14,7 @@
 //! | `charset` | `utf8mb4` or `utf8` only (the connector reads UTF-8) |
 //! | `connect_timeout`, `read_timeout`, `write_timeout` | seconds: the link's connect timeout, and its query timeout (the larger of the two) ([`MySqlOptions::connect_timeout`], [`MySqlOptions::query_timeout`]) |
 //! | `autocommit` | `True` only (a read runs in autocommit mode) |
+//! | `max_allowed_packet` | bytes: the largest packet (row) the server may send, as MySQL's client reads it (1 KiB to 1 GiB; default 64 MiB) ([`MySqlOptions::max_packet_bytes`]) |
 //!
 //! The settings a read takes as arguments of its own (host, port, user, password,
 //! database, timeouts, …) are refused naming the argument; keys this transport cannot honour
@@ -21,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use doris_connection::SslMode;
+use doris_connection::{ConnectionSettings, SslMode};
 
 use super::{OptionValue, refuse_keys};
 use crate::error::ReadError;
@@ -61,10 +62,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("sql_mode", "session variables are not set from options"),
     ("compress", "Doris's MySQL protocol offers no compression"),
     ("local_infile", "a read loads no local file"),
-    (
-        "max_allowed_packet",
-        "a read's batches are bounded by batch_rows and batch_bytes",
-    ),
     ("ssl_key_password", ENCRYPTED_KEY),
     (
         "auth_plugin_map",
@@ -101,6 +98,7 @@ const SUPPORTED: &[&str] = &[
     "read_timeout",
     "write_timeout",
     "autocommit",
+    "max_allowed_packet",
 ];
 
 /// What `mysql_options` ask of the MySQL link.
@@ -122,6 +120,9 @@ pub struct MySqlOptions {
     /// PyMySQL's `read_timeout` and `write_timeout` (seconds; the larger when both are
     /// given): how long the link waits for a statement's answer (the query timeout).
     pub query_timeout: Option<std::time::Duration>,
+    /// `max_allowed_packet` (bytes): the largest packet the server may send
+    /// ([`crate::MySqlEndpoint::max_packet_bytes`]).
+    pub max_packet_bytes: Option<usize>,
 }
 
 impl MySqlOptions {
@@ -155,6 +156,22 @@ impl MySqlOptions {
         ) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
+        };
+        let max_packet_bytes = match options.remove("max_allowed_packet") {
+            None => None,
+            Some(OptionValue::Int(n))
+                if usize::try_from(n).is_ok_and(|n| {
+                    (1024..=ConnectionSettings::MAX_MYSQL_MAX_PACKET_BYTES).contains(&n)
+                }) =>
+            {
+                usize::try_from(n).ok()
+            }
+            Some(_) => {
+                return Err(config(format!(
+                    "mysql_options max_allowed_packet must be a number of bytes from 1024 to {}",
+                    ConnectionSettings::MAX_MYSQL_MAX_PACKET_BYTES
+                )));
+            }
         };
         if let Some(autocommit) = flag(&mut options, "autocommit")?
             && !autocommit
@@ -274,6 +291,7 @@ impl MySqlOptions {
             ssl_cert_and_key,
             connect_timeout,
             query_timeout,
+            max_packet_bytes,
         })
     }
     /// These options under a connection whose MySQL link already settled on `floor` (a
@@ -644,7 +662,7 @@ mod tests {
     }
 
     #[test]
-    fn pymysql_timeouts_and_autocommit_are_honoured_as_1_1_passes_them() {
+    fn pymysql_timeouts_autocommit_and_packet_cap_are_honoured_as_1_1_passes_them() {
         use OptionValue::{Bool, Float, Int};
         use std::time::Duration;
         let parse = |pairs: &[(&str, OptionValue)]| {
@@ -661,7 +679,21 @@ mod tests {
         assert_eq!(given.query_timeout, Some(Duration::from_secs(60)));
         let read_only = parse(&[("read_timeout", Float(2.5))]).unwrap();
         assert_eq!(read_only.query_timeout, Some(Duration::from_millis(2500)));
+        let capped = parse(&[("max_allowed_packet", Int(16 << 20))]).unwrap();
+        assert_eq!(capped.max_packet_bytes, Some(16 << 20));
         for (pairs, message) in [
+            (
+                vec![("max_allowed_packet", Int(1023))],
+                "max_allowed_packet must be a number of bytes from 1024",
+            ),
+            (
+                vec![("max_allowed_packet", Int((1 << 30) + 1))],
+                "max_allowed_packet must be a number of bytes from 1024",
+            ),
+            (
+                vec![("max_allowed_packet", Float(1e6))],
+                "max_allowed_packet must be a number of bytes",
+            ),
             (
                 vec![("autocommit", Bool(false))],
                 "autocommit=False is refused",

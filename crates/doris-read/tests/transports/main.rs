@@ -7,6 +7,7 @@
 mod flight_transport;
 mod mtls;
 mod mysql_auth;
+mod mysql_caps;
 mod mysql_transport;
 mod split;
 

@@ -82,7 +82,7 @@ async fn flight_ids(endpoint: &FlightSqlEndpoint) -> Result<Vec<i64>, ReadError>
 async fn the_mysql_link_presents_the_client_certificate_when_asked() {
     let ca = TestCa::new(&["127.0.0.1"]).unwrap();
     let (_e, mut settings) = setup(&ca).await;
-    // Verified (sqlx's own TLS) and verify_ca (the guard's TLS) alike.
+    // verify_identity and verify_ca alike (the guard's TLS on every link).
     for mode in [SslMode::VerifyIdentity, SslMode::VerifyCa] {
         settings.mysql_ssl_mode = mode;
         settings.client_identity = None;

@@ -115,7 +115,7 @@ async fn a_pinned_key_or_a_verified_link_lets_full_authentication_through() {
 async fn tls_is_negotiated_on_the_wire_when_the_mode_says_so() {
     let ca = TestCa::new(&["127.0.0.1"]).unwrap();
     let (e, with_password) = emulator(Some(&ca)).await;
-    // Without a password the link is sqlx's own (nothing to guard), except verify_ca.
+    // With and without a password (every link goes through the guard, which owns its TLS).
     let mut without = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     without.database = Some("demo".into());
     for (mode, ca_given, encrypted) in [
@@ -200,7 +200,7 @@ enum Step {
 const HOSTILE_PASSWORD: &str = "pw-H0stile-Cl3ar";
 
 /// A greeting with any protocol byte, capabilities and plugin.
-fn hostile_greeting(protocol: u8, capabilities: u32, plugin: &str) -> Vec<u8> {
+pub(crate) fn hostile_greeting(protocol: u8, capabilities: u32, plugin: &str) -> Vec<u8> {
     let mut p = vec![protocol];
     p.extend_from_slice(b"5.7.99\0");
     p.extend_from_slice(&9u32.to_le_bytes());
