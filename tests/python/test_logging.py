@@ -70,3 +70,70 @@ def test_nothing_is_formatted_when_the_logger_is_quiet(caplog):
                 table=DorisTable("logs", "t"),
             )
         assert not [r for r in caplog.records if r.name == "daft_doris" and r.levelno < logging.WARNING]
+
+
+# A process that exits while the binding's threads are still busy: split reads started and
+# left open (their producers on the runtime's threads, one batch taken), loads that ran
+# just before, the logger at DEBUG. At `atexit` the runtime ends and no thread of ours takes
+# the GIL again (crates/daft-doris-py/src/runtime.rs).
+EXIT_WHILE_BUSY = """
+import asyncio, logging, sys, time
+import pyarrow as pa
+from daft.io.pushdowns import Pushdowns
+from daft.recordbatch import MicroPartition
+from daft_doris import DorisConnection, DorisDataSink, DorisDataSource, DorisTable
+
+logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+host, http_port, query_port, password, pause = sys.argv[1:6]
+connection = DorisConnection(
+    host=host, http_port=int(http_port), mysql_port=int(query_port), password=password
+)
+data = pa.table({"id": pa.array(range(2000), pa.int64()), "v": ["x"] * 2000})
+sink = DorisDataSink(connection, DorisTable("logs", "t"))
+sink.bind_schema(data.schema)
+sink.start()
+list(sink.write(iter([MicroPartition.from_arrow(data)])))
+source = DorisDataSource(
+    host=host, mysql_port=int(query_port), http_port=int(http_port), password=password,
+    database="logs", table="t", transport="mysql", split="auto", batch_rows=1,
+)
+
+async def start_reads():
+    reads = [task.read() async for task in source.get_tasks(Pushdowns())]
+    for read in reads:
+        await read.__anext__()
+    return reads
+
+loop = asyncio.new_event_loop()
+open_reads = loop.run_until_complete(start_reads())
+time.sleep(float(pause))
+sys.exit(0)
+"""
+
+
+def test_the_process_exits_cleanly_while_native_threads_still_log(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit_while_busy.py"
+    script.write_text(EXIT_WHILE_BUSY)
+    with run_emulator(INIT, root_password=ROOT_PASSWORD) as ports:
+        # Exits at once and after the producers have filled their channels, several times.
+        for pause in ("0", "0", "0.1", "0.5"):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    str(script),
+                    "127.0.0.1",
+                    str(ports["fe_http_port"]),
+                    str(ports["query_port"]),
+                    ROOT_PASSWORD,
+                    pause,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            tail = done.stderr[-2000:]
+            assert done.returncode == 0, f"pause {pause}: exit status {done.returncode}\n{tail}"
+            assert "Fatal Python error" not in done.stderr and "panicked" not in done.stderr, tail

@@ -8,6 +8,7 @@ reads present the certificate given as ``tls_client_cert_file``/``tls_client_key
 tries each crate's link)."""
 
 import os
+import pickle
 import tempfile
 
 import daft
@@ -18,6 +19,7 @@ from daft_doris import (
     ConfigurationError,
     DaftOlapError,
     DorisConnection,
+    DorisDataSource,
     DorisTable,
     read_doris,
     write_doris,
@@ -142,6 +144,47 @@ def test_flight_reads_present_the_adbc_client_certificate(doris):
     assert len(frame.to_pydict()["id"]) == expected
     frame = read(doris, transport="flight", flight_secure=True, **files)
     assert len(frame.to_pydict()["id"]) == expected
+    # The key as text is a secret a pickled source (every Ray task) would carry: refused,
+    # naming the files to give instead (docs/security.md, "Secrets in pickles").
+    source = DorisDataSource(
+        host="127.0.0.1",
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        flight_port=doris["fe_flight_port"],
+        http_secure=True,
+        tls_ca_file=doris["ca"],
+        database="s",
+        table="t",
+        transport="flight",
+        flight_secure=True,
+        flight_options=adbc,
+        **files,
+    )
+    with pytest.raises(ConfigurationError, match="tls_client_key_file") as refused:
+        pickle.dumps(source)
+    assert "PRIVATE KEY" not in str(refused.value)
+    assert (
+        pickle.loads(
+            pickle.dumps(
+                DorisDataSource(
+                    host="127.0.0.1",
+                    mysql_port=doris["query_port"],
+                    http_port=doris["fe_http_port"],
+                    http_secure=True,
+                    flight_port=doris["fe_flight_port"],
+                    tls_ca_file=doris["ca"],
+                    database="s",
+                    table="t",
+                    transport="flight",
+                    flight_secure=True,
+                    **files,
+                )
+            )
+        )
+        .read()
+        .count_rows()
+        == expected
+    )
     key_only = {
         "adbc.flight.sql.client_option.mtls_private_key": adbc[
             "adbc.flight.sql.client_option.mtls_private_key"

@@ -16,13 +16,40 @@ from conftest import run_emulator
 
 SCRIPT = textwrap.dedent(
     """
-    import json, sys
+    import json, os, sys
     import daft, ray
-    from daft_doris import ConfigurationError, DorisConnection, DorisTable, read_doris, write_doris
+    from daft_doris import (ConfigurationError, DorisConnection, DorisTable, SecretRef, read_doris,
+                            write_doris)
 
     ports = json.loads(sys.argv[1])
+    # The workers Ray starts inherit this environment: SecretRef.env resolves there.
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     daft.set_runner_ray()
+    secret = os.environ["RAY_DORIS_PW"]
+
+    def read_as_rayer(password):
+        return read_doris(host="127.0.0.1", mysql_port=ports["query_port"], http_port=ports["fe_http_port"],
+                          database="r", table="t", transport="mysql", split="auto", target_tasks=4,
+                          username="rayer", password=password).to_pydict()
+
+    # A password the user chose to send, or one each worker reads: the split read runs there.
+    secret_reads = {name: len(read_as_rayer(password)["id"]) for name, password in (
+        ("env", SecretRef.env("RAY_DORIS_PW")), ("file", SecretRef.file(sys.argv[2])),
+        ("inline", SecretRef.inline(secret)))}
+    # A plain string stays in the driver: refused before any task is made.
+    plain = {}
+    try:
+        read_as_rayer(secret)
+    except ConfigurationError as e:
+        plain["read"] = str(e)
+    try:
+        write_doris(daft.from_pydict({"id": [1], "v": [1]}),
+                    connection=DorisConnection(host="127.0.0.1", http_port=ports["fe_http_port"],
+                                               mysql_port=ports["query_port"], username="rayer",
+                                               password=secret),
+                    table=DorisTable("w", "t"), idempotence_key="ray-plain")
+    except ConfigurationError as e:
+        plain["write"] = str(e)
     frame = read_doris(host="127.0.0.1", mysql_port=ports["query_port"], http_port=ports["fe_http_port"],
                        database="r", table="t", transport="mysql", split="auto", target_tasks=4)
     data = frame.to_pydict()
@@ -48,9 +75,14 @@ SCRIPT = textwrap.dedent(
                          database="w", table="t", transport="mysql").to_pydict()
     runner = daft.get_or_infer_runner_type()
     print(json.dumps({"ids": sorted(data["id"]), "runner": runner, "refused": refused,
-                      "statuses": statuses, "written": sorted(written["id"])}))
+                      "statuses": statuses, "written": sorted(written["id"]),
+                      "secret_reads": secret_reads, "plain": plain}))
     """
 )
+
+
+# The password of the reads that go through SecretRef (env, file, inline) on Ray workers.
+RAY_PASSWORD = "r4y-w0rker-secret"
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +94,9 @@ def doris():
         "CREATE DATABASE w;\n"
         "CREATE TABLE w.t (`id` INT NOT NULL, `v` INT NULL) DUPLICATE KEY(`id`)"
         " DISTRIBUTED BY HASH(`id`) BUCKETS 4;\n"
+        f"CREATE USER 'rayer'@'%' IDENTIFIED BY '{RAY_PASSWORD}';\n"
+        "GRANT SELECT_PRIV ON r.* TO 'rayer'@'%';\n"
+        "GRANT SELECT_PRIV, LOAD_PRIV ON w.* TO 'rayer'@'%';\n"
     )
     with run_emulator(init) as ports:
         conn = pymysql.connect(host="127.0.0.1", port=ports["query_port"], user="root", database="r")
@@ -70,12 +105,17 @@ def doris():
         yield ports
 
 
-def test_split_reads_and_atomic_writes_run_on_ray_workers(doris):
+def test_split_reads_and_atomic_writes_run_on_ray_workers(doris, tmp_path):
+    import os
+
+    password_file = tmp_path / "password"
+    password_file.write_text(RAY_PASSWORD + "\n")
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(doris)],
+        [sys.executable, "-c", SCRIPT, json.dumps(doris), str(password_file)],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "RAY_DORIS_PW": RAY_PASSWORD},
     )
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
@@ -84,6 +124,12 @@ def test_split_reads_and_atomic_writes_run_on_ray_workers(doris):
     assert result["refused"] and "atomic=True" in result["refused"]
     assert result["statuses"] == ["success", "already_committed"]
     assert result["written"] == list(range(1000, 1300))
+    # SecretRef.env, .file and .inline reach the workers; a plain string is refused before
+    # any task is made, naming the choices, and never shown.
+    assert result["secret_reads"] == {"env": 200, "file": 200, "inline": 200}
+    assert set(result["plain"]) == {"read", "write"}
+    for message in result["plain"].values():
+        assert "SecretRef.env" in message and "SecretRef.inline" in message and RAY_PASSWORD not in message
 
 
 KILL_SCRIPT = textwrap.dedent(

@@ -104,7 +104,8 @@ def test_every_scalar_type_round_trips(doris, transport):
     assert schema.field("d").type == pa.decimal128(12, 3)
     assert schema.field("day").type == pa.date32()
     assert schema.field("ts").type == pa.timestamp("us")
-    assert schema.field("ts0").type == pa.timestamp("s")
+    # Every DATETIME precision as microseconds, as 1.1 reads them.
+    assert schema.field("ts0").type == pa.timestamp("us")
     got = {r["id"]: r for r in table.to_pylist()}
     one = got[1]
     assert one["b"] is True and one["t8"] == -8 and one["s16"] == 300 and one["i64"] == 9000000000
@@ -606,6 +607,58 @@ def test_1_1s_pymysql_timeouts_and_autocommit_are_honoured(doris):
     assert len(frame.to_pydict()["id"]) > 0
 
 
+def test_a_plain_password_or_key_text_never_travels_in_a_pickle(doris, tmp_path):
+    """A source and its tasks pickle (as Ray ships them) with a password read from a file on
+    each worker, and the read runs after unpickling; a plain-string password refuses to be
+    pickled, naming what to use (a client key given as PEM text: test_mtls.py)."""
+    source = daft_doris.DorisDataSource(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        database="py",
+        table="events",
+        transport="mysql",
+        password=ROOT_PASSWORD,
+    )
+    with pytest.raises(ConfigurationError, match="SecretRef.inline") as refused:
+        pickle.dumps(source)
+    assert ROOT_PASSWORD not in str(refused.value)
+    secret_file = tmp_path / "pw"
+    secret_file.write_text(ROOT_PASSWORD)
+    from_file = daft_doris.DorisDataSource(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        database="py",
+        table="events",
+        transport="mysql",
+        password=SecretRef.file(str(secret_file)),
+    )
+    blob = pickle.dumps(from_file)
+    assert ROOT_PASSWORD.encode() not in blob
+    assert pickle.loads(blob).read().count_rows() == 400
+    with pytest.raises(ConfigurationError, match="cannot be read"):
+        SecretRef.file(str(tmp_path / "missing")).resolve()
+    with pytest.raises(ConfigurationError, match="one of an environment variable, a file or a value"):
+        SecretRef()
+
+
+@pytest.mark.parametrize("transport", ["mysql", "flight"])
+def test_datetime_reads_as_microseconds_unless_asked_by_precision(doris, transport):
+    """1.1 reads every DATETIME precision as ``timestamp[us]`` (so tables and files shared
+    with 1.1-era data keep their types); ``timestamp_units="by_precision"`` gives each
+    column the narrowest exact unit; the values are the same either way."""
+    default = read(doris, "types", transport=transport, columns=["id", "ts", "ts0"]).to_arrow()
+    assert [default.schema.field(n).type for n in ("ts", "ts0")] == [pa.timestamp("us")] * 2
+    exact = read(
+        doris, "types", transport=transport, columns=["id", "ts", "ts0"], timestamp_units="by_precision"
+    ).to_arrow()
+    assert [exact.schema.field(n).type for n in ("ts", "ts0")] == [pa.timestamp("us"), pa.timestamp("s")]
+    assert sorted(default.to_pylist(), key=lambda r: r["id"]) == sorted(
+        exact.to_pylist(), key=lambda r: r["id"]
+    )
+    with pytest.raises(ConfigurationError, match="timestamp_units must be one of microseconds, by_precision"):
+        read(doris, "types", timestamp_units="ms")
+
+
 def test_a_row_over_max_allowed_packet_fails_the_read_naming_the_cap(doris):
     """``mysql_options["max_allowed_packet"]`` caps the packets (rows) the server may send,
     as MySQL's client reads it: a row over it fails the read with a TransportError naming
@@ -638,7 +691,7 @@ def test_unreadable_columns_fail_the_read_as_in_1_1_unless_omitted(doris, monkey
     raises."""
     import daft_doris.read as read_module
 
-    def describe(connection, password, database, table):
+    def describe(connection, password, database, table, timestamp_units=None):
         schema = pa.schema([("id", pa.int32(), False)])
         return schema, [("bits", "bitmap", "BITMAP has no Arrow form")]
 

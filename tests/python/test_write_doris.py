@@ -380,14 +380,43 @@ def test_the_connections_redirect_targets_are_followed_and_no_others(doris):
     assert query(doris, "SELECT count(*) FROM redirected")[0][0] == 3
 
 
-def test_sink_pickles_and_redacts_its_password():
-    sink = DorisDataSink(
-        DorisConnection(host="fe", password="pl41n-secret"),
-        DorisTable("w", "dup"),
-        DorisWriteOptions(operation="partial_update"),
-    )
-    assert "pl41n-secret" not in repr(sink)
-    copy = pickle.loads(pickle.dumps(sink))
+def test_sink_pickles_and_redacts_its_password(tmp_path):
+    """A sink pickles (as Ray ships it to every worker) with a password each worker reads
+    (SecretRef.env, SecretRef.file) or one the user chose to send (SecretRef.inline); a
+    plain-string password refuses to be pickled, naming the choices; no form shows it."""
+
+    def sink(password):
+        return DorisDataSink(
+            DorisConnection(host="fe", password=password),
+            DorisTable("w", "dup"),
+            DorisWriteOptions(operation="partial_update"),
+        )
+
+    plain = sink("pl41n-secret")
+    assert "pl41n-secret" not in repr(plain)
+    with pytest.raises(
+        ConfigurationError, match=r"SecretRef.env\(NAME\) or SecretRef.file\(PATH\)"
+    ) as refused:
+        pickle.dumps(plain)
+    assert "pl41n-secret" not in str(refused.value)
+    with pytest.raises(ConfigurationError, match="plain string"):
+        pickle.dumps(plain._connection)
+    # No password at all travels as it is.
+    assert pickle.loads(pickle.dumps(sink(""))).name() == "Apache Doris Stream Load"
+    secret_file = tmp_path / "pw"
+    secret_file.write_text("pl41n-secret\n")
+    for password, travels in (
+        (SecretRef.env("W_SINK_PW"), False),
+        (SecretRef.file(str(secret_file)), False),
+        (SecretRef.inline("pl41n-secret"), True),
+    ):
+        blob = pickle.dumps(sink(password))
+        assert (b"pl41n-secret" in blob) is travels, password
+        assert "pl41n-secret" not in repr(password) and "pl41n-secret" not in repr(sink(password))
+        again = pickle.loads(blob)
+        if not isinstance(password, SecretRef) or password.environment_variable is None:
+            assert again._connection.password.resolve() == "pl41n-secret"
+    copy = pickle.loads(pickle.dumps(sink(SecretRef.inline("pl41n-secret"))))
     assert copy.name() == "Apache Doris Stream Load"
     assert copy.schema().to_pyarrow_schema().names == [
         "status",
@@ -406,7 +435,8 @@ def test_a_started_sink_carries_its_checked_table_to_the_workers(doris):
     same WriteTarget (columns and value rules) and applies its rules before any upload."""
     from daft.recordbatch import MicroPartition
 
-    sink = DorisDataSink(conn(doris), DorisTable("w", "carried"))
+    # Sent with the tasks by choice: a plain-string password would not pickle.
+    sink = DorisDataSink(conn(doris, password=SecretRef.inline(ROOT_PASSWORD)), DorisTable("w", "carried"))
     data = pa.table({"id": pa.array([1, 2], pa.int32()), "name": pa.array(["ok", "x" * 9])})
     sink.bind_schema(data.schema)
     sink.start()

@@ -37,6 +37,11 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
+    // The runtime ends before the interpreter does (`runtime::shutdown`).
+    let shutdown = wrap_pyfunction!(runtime::shutdown, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (shutdown,))?;
     m.add("DEFAULTS", defaults::defaults(m.py())?)?;
     m.add_class::<connection::Connection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;

@@ -97,11 +97,15 @@ impl<S: Subscriber> Layer<S> for PythonLogging {
             return;
         }
         let level = python_level(event.metadata().level());
-        if level < THRESHOLD.load(Ordering::Relaxed) {
+        // Once the interpreter is exiting no line takes the GIL (`runtime::shutdown`).
+        if level < THRESHOLD.load(Ordering::Relaxed) || crate::runtime::exiting() {
             return;
         }
         // `try_attach`: an event from a runtime thread while the interpreter shuts down is
         // dropped, not a crash.
+        // A thread Python ends while it waits for the GIL (the interpreter finalizing) is
+        // parked, not unwound into an abort (`runtime::HangOnThreadExit`).
+        let guard = crate::runtime::HangOnThreadExit;
         let _ = Python::try_attach(|py| -> PyResult<()> {
             let logger = logger(py)?.bind(py);
             if !logger.call_method1("isEnabledFor", (level,))?.is_truthy()? {
@@ -112,6 +116,7 @@ impl<S: Subscriber> Layer<S> for PythonLogging {
             logger.call_method1("log", (level, format!("{}{}", line.message, line.fields)))?;
             Ok(())
         });
+        guard.disarm();
     }
 }
 

@@ -235,6 +235,8 @@ pub(crate) fn plan_read(
         split,
         trusted_where: request.trusted_where.clone(),
         count: count_alias,
+        // Used only when `schema` is not given; `describe_table` chose the units then.
+        timestamp_units: doris_read::TimestampUnits::default(),
     };
     let (database, table) = (&request.database, &request.table);
     let plan = match schema {

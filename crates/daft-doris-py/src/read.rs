@@ -2,7 +2,7 @@
 //! record batches (the plan is `crate::plan`).
 
 use arrow_schema::Schema;
-use doris_read::{BatchLimits, BatchStream, Transport, TransportKind, discover};
+use doris_read::{BatchLimits, BatchStream, Transport, TransportKind, discover_in};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
@@ -17,18 +17,26 @@ type UnreadableColumn = (String, String, String);
 ///
 /// Returns the pyarrow schema of every column that has an Arrow form (table order) and,
 /// for the others, `(name, doris type, reason)`: such a column fails a read only if the
-/// read selects it.
+/// read selects it. DATETIME columns come in `timestamp_units` (by name; default
+/// microseconds).
 #[pyfunction]
+#[pyo3(signature = (connection, password, database, table, timestamp_units=None))]
 pub(crate) fn describe_table(
     py: Python<'_>,
     connection: PyRef<'_, Connection>,
     password: &str,
     database: &str,
     table: &str,
+    timestamp_units: Option<&str>,
 ) -> PyResult<(Py<PyAny>, Vec<UnreadableColumn>)> {
     let connection: &Connection = &connection;
+    let units = match timestamp_units {
+        Some(name) => doris_read::options::timestamp_units(name).map_err(read_error)?,
+        None => doris_read::TimestampUnits::default(),
+    };
     let endpoint = connection.mysql(password, None);
-    let layout = block_on(py, || discover(&endpoint, database, table)).map_err(read_error)?;
+    let layout =
+        block_on(py, || discover_in(&endpoint, database, table, units)).map_err(read_error)?;
     let mut fields = Vec::new();
     let mut unsupported = Vec::new();
     for c in &layout.columns {

@@ -50,6 +50,8 @@ pub(crate) struct ReadOptions {
     mysql_query_timeout_seconds: Option<f64>,
     /// `mysql_options` `max_allowed_packet` (bytes).
     mysql_max_packet_bytes: Option<usize>,
+    /// The Arrow unit of DATETIME columns (`doris_read::TimestampUnits` by name).
+    timestamp_units: String,
     /// What a table with columns that have no Arrow form does (`"error"` or `"omit"`,
     /// `doris_read::options::UnreadableColumns`).
     unreadable_columns: String,
@@ -70,6 +72,7 @@ impl ReadOptions {
         flight_endpoint_rewrite = None,
         flight_allowed_locations = None,
         unreadable_columns = None,
+        timestamp_units = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -82,7 +85,17 @@ impl ReadOptions {
         flight_endpoint_rewrite: Option<Bound<'_, PyAny>>,
         flight_allowed_locations: Option<Bound<'_, PyAny>>,
         unreadable_columns: Option<Bound<'_, PyAny>>,
+        timestamp_units: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let timestamp_units = match args::given(timestamp_units) {
+            Some(v) => {
+                doris_read::options::timestamp_units(&v.extract::<String>().unwrap_or_default())
+                    .map_err(read_error)?
+            }
+            None => doris_read::TimestampUnits::default(),
+        }
+        .name()
+        .to_owned();
         let unreadable_columns = match args::given(unreadable_columns) {
             Some(v) => args::named::<UnreadableColumns>(&v).map_err(read_error)?,
             None => UnreadableColumns::default(),
@@ -143,6 +156,7 @@ impl ReadOptions {
             flight_endpoint_rewrite,
             flight_allowed_locations,
             unreadable_columns,
+            timestamp_units,
         })
     }
 

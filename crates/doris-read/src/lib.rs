@@ -83,13 +83,15 @@ pub mod table;
 pub mod transport;
 
 pub use doris_connection::{ConnectionSettings, Credentials, SslMode};
+pub use doris_sql::TimestampUnits;
 pub use error::ReadError;
 #[cfg(feature = "flight")]
 pub use flight::FlightSqlEndpoint;
 pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream};
 pub use schema::{
-    ReadColumn, TableLayout, discover, fetch_table_schema, fetch_table_schema_and_release,
+    ReadColumn, TableLayout, discover, discover_in, fetch_table_schema,
+    fetch_table_schema_and_release,
 };
 pub use table::{
     ReadPlan, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,

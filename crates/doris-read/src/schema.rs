@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use doris_sql::{
-    DescColumn, DescRow, DorisType, TableRef, TableSchema, parse_describe,
+    DescColumn, DescRow, DorisType, TableRef, TableSchema, TimestampUnits, parse_describe,
     parse_show_create_checked,
 };
 use sqlx::Row;
@@ -122,11 +122,22 @@ async fn describe(
     parse_describe(&desc).map_err(ReadError::MetadataParse)
 }
 
-/// Runs `DESC db.table` and maps every column.
+/// Runs `DESC db.table` and maps every column, DATETIME as `timestamp[us]` whatever its
+/// precision ([`TimestampUnits::default`]; [`discover_in`] chooses).
 pub async fn discover(
     endpoint: &MySqlEndpoint,
     database: &str,
     table: &str,
+) -> Result<TableLayout, ReadError> {
+    discover_in(endpoint, database, table, TimestampUnits::default()).await
+}
+
+/// Runs `DESC db.table` and maps every column, DATETIME values in `units`.
+pub async fn discover_in(
+    endpoint: &MySqlEndpoint,
+    database: &str,
+    table: &str,
+    units: TimestampUnits,
 ) -> Result<TableLayout, ReadError> {
     let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let mut conn = endpoint.connect().await?;
@@ -138,7 +149,7 @@ pub async fn discover(
         columns: columns
             .into_iter()
             .map(|c| ReadColumn {
-                arrow_type: c.ty.to_arrow().map_err(|e| e.to_string()),
+                arrow_type: c.ty.to_arrow_in(units).map_err(|e| e.to_string()),
                 name: c.name,
                 doris_type: c.ty,
                 nullable: c.nullable,

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use arrow_schema::{DataType, Field, Schema};
 use doris_plan::{DiscoveryPolicy, PlanEndpoint, PlanError, ReadTask, plan_tasks};
-use doris_sql::{Expr, SelectBuilder, TableRef, TrustedWhere, translate_filter};
+use doris_sql::{Expr, SelectBuilder, TableRef, TimestampUnits, TrustedWhere, translate_filter};
 
 use crate::error::ReadError;
 use crate::mysql::connect::MySqlEndpoint;
-use crate::schema::discover;
+use crate::schema::discover_in;
 
 /// How a read is split into tasks.
 // One per read, never in a collection: the automatic split's size costs nothing.
@@ -145,6 +145,8 @@ pub struct TableReadOptions {
     /// Count the rows instead of reading them: one task `SELECT count(*) AS <alias>`
     /// whose batch has one non-null UInt64 column. Refused while a residual remains.
     pub count: Option<String>,
+    /// The Arrow unit of DATETIME columns (default: microseconds for every precision).
+    pub timestamp_units: TimestampUnits,
 }
 
 impl Default for TableReadOptions {
@@ -156,6 +158,7 @@ impl Default for TableReadOptions {
             split: Split::Single,
             trusted_where: None,
             count: None,
+            timestamp_units: TimestampUnits::default(),
         }
     }
 }
@@ -233,7 +236,7 @@ pub async fn plan_table_read(
     let schema = match &options.count {
         // A count reads no column: nothing to discover.
         Some(_) => Arc::new(Schema::empty()),
-        None => discover(mysql, database, table)
+        None => discover_in(mysql, database, table, options.timestamp_units)
             .await?
             .arrow_schema(options.columns.as_deref())?,
     };

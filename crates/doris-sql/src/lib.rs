@@ -92,7 +92,8 @@ pub use params::{FragmentPiece, Param, TrustedWhere, bind_trusted_where, scan_fr
 pub use select::SelectBuilder;
 pub use translate::{Translation, escape_like, render_predicate, translate_filter};
 pub use types::{
-    DorisType, MAX_CHAR_LENGTH, MAX_VARCHAR_LENGTH, Spelling, StructField, datetime_unit,
+    DorisType, MAX_CHAR_LENGTH, MAX_VARCHAR_LENGTH, Spelling, StructField, TimestampUnits,
+    datetime_unit,
 };
 pub use write_compat::{NestedStep, ValueCheck, WriteIncompatibility, WritePlan, check_writable};
 pub use write_target::{

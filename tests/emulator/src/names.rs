@@ -142,9 +142,22 @@ pub fn label_format_error(label: &str) -> String {
     format!("Label format error. regex: {LABEL_REGEX}, label: {label}")
 }
 
+/// Doris's reserved keywords that hold a `_` (newest release: `DorisLexer.g4`'s keywords
+/// less `DorisParser.g4`'s `nonReserved`): no identifier, so no label in SQL.
+const RESERVED_WITH_UNDERSCORE: [&str; 8] = [
+    "ACCOUNT_LOCK",
+    "ACCOUNT_UNLOCK",
+    "LOW_PRIORITY",
+    "NO_USE_MV",
+    "SQL_BLOCK_RULE",
+    "TOKEN_FILTER",
+    "TYPE_CAST",
+    "USE_MV",
+];
+
 /// A label written in SQL (`BEGIN WITH LABEL <l>`, `INSERT … WITH LABEL <l>`), where
-/// Doris's grammar takes an identifier: unquoted, `(LETTER | DIGIT | '_')+` and not all
-/// digits (that is a number). A backquoted label keeps its backticks, which the label rule
+/// Doris's grammar takes an identifier: unquoted, `(LETTER | DIGIT | '_')+`, not all
+/// digits (that is a number) and no reserved keyword. A backquoted label keeps its backticks, which the label rule
 /// then refuses. `Err` is Doris's message: a syntax error, or the label rule's refusal.
 pub fn sql_label(token: &str) -> Result<&str, String> {
     if token.starts_with('`') {
@@ -158,7 +171,12 @@ pub fn sql_label(token: &str) -> Result<&str, String> {
             "\nextraneous input '{bad}' expecting {{<EOF>, ';'}}(line 1, pos 0)"
         ));
     }
-    if token.is_empty() || token.bytes().all(|b| b.is_ascii_digit()) {
+    if token.is_empty()
+        || token.bytes().all(|b| b.is_ascii_digit())
+        || RESERVED_WITH_UNDERSCORE
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(token))
+    {
         return Err(format!(
             "\nmismatched input '{token}' expecting {{<EOF>, ';'}}(line 1, pos 0)"
         ));
@@ -238,6 +256,15 @@ mod tests {
         );
         assert!(sql_label("`x`").unwrap_err().contains("Label format error"));
         assert!(sql_label("123").unwrap_err().contains("mismatched input"));
+        assert!(
+            sql_label("sql_block_RULE")
+                .unwrap_err()
+                .contains("mismatched input")
+        );
+        assert!(
+            sql_label("current_timestamp").is_ok(),
+            "a non-reserved keyword"
+        );
         assert!(
             sql_label(&"x".repeat(129))
                 .unwrap_err()

@@ -6,7 +6,11 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from daft_doris.secrets import Secret, resolve_secret
+from daft_doris.errors import CompatibilityError, ConfigurationError
+from daft_doris.secrets import Secret, check_picklable, resolve_secret
+
+# ADBC's client key as PEM text in ``flight_options``: a secret that must not travel.
+_MTLS_PRIVATE_KEY = "adbc.flight.sql.client_option.mtls_private_key"
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,33 @@ class Endpoint:
     def password_value(self) -> str:
         """The password, resolved in this process."""
         return resolve_secret(self.password)
+
+    def __getstate__(self) -> dict[str, Any]:
+        self.check_travels()
+        return self.__dict__.copy()
+
+    def check_travels(self) -> None:
+        """Refuses when pickling would carry a secret the user did not choose to send: a
+        plain password, or a private key as text (a pickled endpoint is in every task Daft's
+        Ray runner ships; ``daft_doris.secrets``)."""
+        check_picklable(self.password)
+        if any(key == _MTLS_PRIVATE_KEY for key, _ in self.flight_options):
+            raise ConfigurationError(
+                f"flight_options {_MTLS_PRIVATE_KEY} is a private key as text, which pickling (as "
+                "Daft's Ray runner does with every task) would send with the tasks: give the "
+                "client certificate and key as files, tls_client_cert_file and tls_client_key_file, "
+                "read by each process that connects"
+            )
+
+
+def active_runner() -> str:
+    """Daft's runner in this process, ``"native"`` or ``"ray"`` (asked without starting one)."""
+    import daft
+
+    try:
+        return daft.runners.get_or_infer_runner_type()
+    except Exception:
+        raise CompatibilityError("this Daft version does not tell which runner is active") from None
 
 
 @functools.lru_cache(maxsize=128)

@@ -83,6 +83,7 @@ class ReadOptions:
     mysql_query_timeout_seconds: float | None
     mysql_max_packet_bytes: int | None
     unreadable_columns: str
+    timestamp_units: str
 
 def check_unreadable_columns(policy: str, unreadable: Sequence[tuple[str, str, str]]) -> None: ...
 def mysql_ssl_mode_at_least(mysql_options: Mapping[str, Any] | None, floor: str) -> str: ...
@@ -159,7 +160,9 @@ class S3Insert:
 class StagePlan:
     def __init__(self, *, destination: str, prefix: str, file_format: str, rows_per_file: int) -> None: ...
 
-def describe_table(connection: Connection, password: str, database: str, table: str) -> pa.Schema: ...
+def describe_table(
+    connection: Connection, password: str, database: str, table: str, timestamp_units: str | None = None
+) -> tuple[pa.Schema, list[tuple[str, str, str]]]: ...
 def plan_read(
     connection: Connection,
     password: str,

@@ -18,7 +18,7 @@ from daft.recordbatch import RecordBatch
 from daft.schema import Schema
 
 from daft_doris import _filters, _native, _snapshot
-from daft_doris._endpoint import Endpoint
+from daft_doris._endpoint import Endpoint, active_runner
 from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError, UnreadableColumnsWarning
 from daft_doris.read_options import DorisReadOptions, check_option_names
 from daft_doris.secrets import check_secret
@@ -164,6 +164,7 @@ class DorisDataSource(DataSource):
             flight_endpoint_rewrite=given("flight_endpoint_rewrite"),
             flight_allowed_locations=given("flight_allowed_locations"),
             unreadable_columns=given("unreadable_columns"),
+            timestamp_units=given("timestamp_units"),
         )
         self._transport = checked.transport
         params = _snapshot.mapping("query_parameters", given("query_parameters"))
@@ -218,8 +219,16 @@ class DorisDataSource(DataSource):
             mysql_client_cert_file=checked.mysql_ssl_cert,
             mysql_client_key_file=checked.mysql_ssl_key,
         )
+        if active_runner() == "ray":
+            # Every task carries the endpoint: refuse now, before any I/O, a secret that
+            # could not travel with them (daft_doris.secrets).
+            self._endpoint.check_travels()
         schema, unsupported = _native.describe_table(
-            self._endpoint.native(), self._endpoint.password_value(), self._database, self._table
+            self._endpoint.native(),
+            self._endpoint.password_value(),
+            self._database,
+            self._table,
+            checked.timestamp_units,
         )
         self._arrow_schema: pa.Schema = schema
         # Columns with no Arrow form fail the read (as in 1.1) unless it asked to omit them.

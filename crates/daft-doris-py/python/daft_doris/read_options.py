@@ -58,6 +58,12 @@ class DorisReadOptions(TypedDict, total=False):
     AGG_STATE) does: ``error`` (default, as the reference connector 1.1): the read raises
     ``SchemaError`` naming them; ``omit``: they are left out of the DataFrame with an
     ``UnreadableColumnsWarning``, and selecting one raises ``SchemaError``."""
+    timestamp_units: Literal["microseconds", "by_precision"]
+    """The Arrow unit of DATETIME columns: ``microseconds`` (default, as the reference
+    connector 1.1 and MySQL clients read them): ``timestamp[us]`` whatever the column's
+    precision; ``by_precision``: the narrowest unit that keeps the column exact,
+    DATETIME(0) as ``timestamp[s]``, (1-3) as ``timestamp[ms]``, (4-6) as
+    ``timestamp[us]``."""
     split: Literal["single", "auto"]
     """``single`` (default): one query; ``auto``: one query per group of tablets, planned
     by the FE's ``_query_plan``."""

@@ -16,14 +16,13 @@ from daft.recordbatch import MicroPartition
 from daft.schema import Schema
 
 from daft_doris import _native
-from daft_doris._endpoint import Endpoint
+from daft_doris._endpoint import Endpoint, active_runner
 from daft_doris.errors import (
-    CompatibilityError,
     ConfigurationError,
     DaftOlapError,
     DorisPartialCommitError,
 )
-from daft_doris.secrets import Secret, check_secret
+from daft_doris.secrets import Secret, check_picklable, check_secret
 from daft_doris.write_options import DorisWriteKeywords, DorisWriteOptions, check_option_names
 
 # The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
@@ -95,6 +94,11 @@ class DorisConnection:
         # checked by the native connection, made now (before any I/O).
         self.endpoint().native()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A plain-string password stays in this process (daft_doris.secrets).
+        check_picklable(self.password)
+        return self.__dict__.copy()
+
     def endpoint(self) -> Endpoint:
         """The endpoint the native layer connects to."""
         return Endpoint(
@@ -137,13 +141,6 @@ class DorisTable:
         return _native.qualified_name(self.database, self.name)
 
 
-def _runner() -> str:
-    try:
-        return daft.runners.get_or_infer_runner_type()
-    except Exception:
-        raise CompatibilityError("this Daft version does not tell which runner is active") from None
-
-
 class DorisDataSink(DataSink[dict]):
     """Daft DataSink that loads every micropartition through Stream Load.
 
@@ -167,6 +164,10 @@ class DorisDataSink(DataSink[dict]):
             raise ConfigurationError("table must be a DorisTable")
         if options is not None and not isinstance(options, Mapping):
             raise ConfigurationError("options must be a DorisWriteOptions mapping")
+        if active_runner() == "ray":
+            # Every task carries the sink: refuse now, before anything is written, what
+            # could not be pickled then.
+            check_picklable(connection.password)
         self._connection = connection
         self._table = table
         # The options as given (a snapshot: later changes to the caller's mappings do not
@@ -231,7 +232,7 @@ class DorisDataSink(DataSink[dict]):
         )
 
     def start(self) -> None:
-        if _runner() != "native":
+        if active_runner() != "native":
             _native.check_retried_tasks(self._options)
         endpoint = self._connection.endpoint()
         if self._data_schema is not None:

@@ -53,6 +53,23 @@ pub(crate) use flight::MAX_MESSAGE_SIZE_KEY;
 pub use mysql::MySqlOptions;
 pub use unreadable::UnreadableColumns;
 
+/// `timestamp_units` by name (`microseconds`, the default, or `by_precision`); another
+/// name is [`ReadError::Config`] listing them.
+///
+/// ```
+/// use doris_read::{TimestampUnits, options::timestamp_units};
+/// assert_eq!(timestamp_units("by_precision").unwrap(), TimestampUnits::ByPrecision);
+/// assert!(timestamp_units("ms").is_err());
+/// ```
+pub fn timestamp_units(name: &str) -> Result<doris_sql::TimestampUnits, ReadError> {
+    doris_sql::TimestampUnits::parse(name).ok_or_else(|| {
+        ReadError::Config(format!(
+            "timestamp_units must be one of {}",
+            doris_sql::TimestampUnits::NAMES.join(", ")
+        ))
+    })
+}
+
 use crate::error::ReadError;
 
 /// One option's value as a caller hands it over (a Python binding converts `str`, `int`,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field, Float64Type, Int32Type, Int64Type, Schema,
-    TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+    TimeUnit, TimestampMicrosecondType,
 };
 use doris_emulator::faults::Fault;
 use doris_emulator::{Emulator, EmulatorConfig};
@@ -118,11 +118,12 @@ async fn every_type_reads_from_the_emulator_into_its_arrow_type() {
         b.column(2).as_primitive::<Decimal128Type>().value(0),
         7_500_000
     );
+    // DATETIME(3) as microseconds (every precision reads so by default).
     assert_eq!(
         b.column(3)
-            .as_primitive::<TimestampMillisecondType>()
+            .as_primitive::<TimestampMicrosecondType>()
             .value(0),
-        1_706_702_400_007
+        1_706_702_400_007_000
     );
     assert_eq!(b.column(4).as_primitive::<Date32Type>().value(0), 19_754);
     assert!(b.column(5).as_boolean().value(0));

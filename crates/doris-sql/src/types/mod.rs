@@ -330,7 +330,9 @@ impl DorisType {
         }
     }
 
-    /// The Arrow type this crate maps the Doris type to (see the module table).
+    /// The Arrow type this crate maps the Doris type to (see the module table), DATETIME in
+    /// the narrowest unit that keeps its precision exact ([`TimestampUnits::ByPrecision`];
+    /// a read's schema comes from [`DorisType::to_arrow_in`]).
     ///
     /// ```
     /// use arrow_schema::{DataType, TimeUnit};
@@ -340,6 +342,22 @@ impl DorisType {
     /// assert!("BITMAP".parse::<DorisType>().unwrap().to_arrow().is_err());
     /// ```
     pub fn to_arrow(&self) -> Result<DataType> {
+        self.to_arrow_in(TimestampUnits::ByPrecision)
+    }
+
+    /// The Arrow type a read gives the Doris type, DATETIME values (nested ones included)
+    /// in `units`.
+    ///
+    /// ```
+    /// use arrow_schema::{DataType, TimeUnit};
+    /// use doris_sql::{DorisType, TimestampUnits};
+    /// let t: DorisType = "array<datetime(0)>".parse().unwrap();
+    /// let DataType::List(item) = t.to_arrow_in(TimestampUnits::Microseconds).unwrap() else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(item.data_type(), &DataType::Timestamp(TimeUnit::Microsecond, None));
+    /// ```
+    pub fn to_arrow_in(&self, units: TimestampUnits) -> Result<DataType> {
         Ok(match self {
             DorisType::Boolean => DataType::Boolean,
             DorisType::TinyInt => DataType::Int8,
@@ -358,9 +376,13 @@ impl DorisType {
                 }
             }
             DorisType::Date => DataType::Date32,
-            DorisType::DateTime { precision } => {
-                DataType::Timestamp(datetime_unit(*precision), None)
-            }
+            DorisType::DateTime { precision } => DataType::Timestamp(
+                match units {
+                    TimestampUnits::Microseconds => TimeUnit::Microsecond,
+                    TimestampUnits::ByPrecision => datetime_unit(*precision),
+                },
+                None,
+            ),
             DorisType::Time { .. } => DataType::Duration(TimeUnit::Microsecond),
             DorisType::Char { .. }
             | DorisType::Varchar { .. }
@@ -384,13 +406,13 @@ impl DorisType {
                 element_nullable,
             } => DataType::List(Arc::new(Field::new(
                 "item",
-                element.to_arrow()?,
+                element.to_arrow_in(units)?,
                 *element_nullable,
             ))),
             DorisType::Map { key, value } => {
                 let entries = Fields::from(vec![
-                    Field::new("key", key.to_arrow()?, false),
-                    Field::new("value", value.to_arrow()?, true),
+                    Field::new("key", key.to_arrow_in(units)?, false),
+                    Field::new("value", value.to_arrow_in(units)?, true),
                 ]);
                 DataType::Map(
                     Arc::new(Field::new("entries", DataType::Struct(entries), false)),
@@ -400,10 +422,46 @@ impl DorisType {
             DorisType::Struct { fields } => DataType::Struct(
                 fields
                     .iter()
-                    .map(|f| Ok(Field::new(&f.name, f.ty.to_arrow()?, f.nullable)))
+                    .map(|f| Ok(Field::new(&f.name, f.ty.to_arrow_in(units)?, f.nullable)))
                     .collect::<Result<Fields>>()?,
             ),
         })
+    }
+}
+
+/// The Arrow unit of DATETIME values a read gives: microseconds for every precision (as
+/// MySQL clients and the reference connector 1.1 read them: a table's timestamps share one
+/// type whatever each column's precision), or the narrowest unit that keeps the column's
+/// precision exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum TimestampUnits {
+    /// `timestamp[us]` for every precision (the default).
+    #[default]
+    Microseconds,
+    /// DATETIME(0) as `timestamp[s]`, (1–3) as `timestamp[ms]`, (4–6) as `timestamp[us]`
+    /// ([`datetime_unit`]).
+    ByPrecision,
+}
+
+impl TimestampUnits {
+    /// The names, as options spell them: `microseconds`, `by_precision`.
+    pub const NAMES: [&'static str; 2] = ["microseconds", "by_precision"];
+
+    /// The units an option names ([`TimestampUnits::NAMES`]); `None` for another name.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "microseconds" => Some(Self::Microseconds),
+            "by_precision" => Some(Self::ByPrecision),
+            _ => None,
+        }
+    }
+
+    /// The option's name of these units.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Microseconds => "microseconds",
+            Self::ByPrecision => "by_precision",
+        }
     }
 }
 
@@ -717,6 +775,52 @@ mod tests {
         }
         let deep = "ARRAY<".repeat(200) + "INT" + &">".repeat(200);
         assert!(deep.parse::<DorisType>().is_err());
+    }
+
+    #[test]
+    fn datetime_units_of_a_read() {
+        for precision in 0..=6u8 {
+            let ty = DorisType::DateTime { precision };
+            assert_eq!(
+                ty.to_arrow_in(TimestampUnits::Microseconds).unwrap(),
+                DataType::Timestamp(TimeUnit::Microsecond, None)
+            );
+            assert_eq!(
+                ty.to_arrow_in(TimestampUnits::ByPrecision).unwrap(),
+                DataType::Timestamp(datetime_unit(precision), None)
+            );
+        }
+        /// Every timestamp unit inside `t`.
+        fn units(t: &DataType, out: &mut Vec<TimeUnit>) {
+            match t {
+                DataType::Timestamp(unit, _) => out.push(*unit),
+                DataType::List(f) | DataType::Map(f, _) => units(f.data_type(), out),
+                DataType::Struct(fields) => fields.iter().for_each(|f| units(f.data_type(), out)),
+                _ => {}
+            }
+        }
+        let nested: DorisType = "STRUCT<a:MAP<DATETIME(3),ARRAY<DATETIME>>>"
+            .parse()
+            .unwrap();
+        for (chosen, expected) in [
+            (
+                TimestampUnits::Microseconds,
+                vec![TimeUnit::Microsecond, TimeUnit::Microsecond],
+            ),
+            (
+                TimestampUnits::ByPrecision,
+                vec![TimeUnit::Millisecond, TimeUnit::Second],
+            ),
+        ] {
+            let mut found = Vec::new();
+            units(&nested.to_arrow_in(chosen).unwrap(), &mut found);
+            assert_eq!(found, expected, "{chosen:?}");
+        }
+        for name in TimestampUnits::NAMES {
+            assert_eq!(TimestampUnits::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(TimestampUnits::default(), TimestampUnits::Microseconds);
+        assert!(TimestampUnits::parse("us").is_none());
     }
 
     #[test]

@@ -8,8 +8,30 @@
 //! characters, whatever the key: letters and digits of the key stand as they are, and
 //! every other byte of it (`_` included) is written `_` and two upper-case hex digits.
 //! Two keys never share a label, and a key's label never changes.
+//!
+//! A label Doris's lexer reads as a reserved keyword is no identifier there: such a label
+//! (a `label_prefix` and key that spell, say, `sql_block_rule`) is refused before anything
+//! is written. A label always holds a `_`, so only keywords with one can collide
+//! ([`RESERVED_WITH_UNDERSCORE`]).
 
 use doris_streamload::{Label, MAX_LABEL_LEN, StreamLoadError};
+
+/// Doris's keywords that hold a `_` and that its grammar does not take as an identifier
+/// (`DorisLexer.g4` less `DorisParser.g4`'s `nonReserved`), in any release 2.1 to 4.1: a
+/// label equal to one of them, in any case, is a syntax error in `BEGIN WITH LABEL`.
+pub const RESERVED_WITH_UNDERSCORE: [&str; 11] = [
+    "ACCOUNT_LOCK",
+    "ACCOUNT_UNLOCK",
+    "BITMAP_EMPTY",
+    "HASH_MAP",
+    "IP_TRIE",
+    "LOW_PRIORITY",
+    "NO_USE_MV",
+    "SQL_BLOCK_RULE",
+    "TOKEN_FILTER",
+    "TYPE_CAST",
+    "USE_MV",
+];
 
 /// The key's label, `<prefix>_<key written as above>`.
 ///
@@ -20,6 +42,7 @@ use doris_streamload::{Label, MAX_LABEL_LEN, StreamLoadError};
 /// // `_` is escaped too, so `a_b` and `a-b` stay apart.
 /// assert_ne!(key_label("etl", "a_b").unwrap(), key_label("etl", "a-b").unwrap());
 /// assert!(key_label("9lives", "k").is_err(), "a label starts with a letter");
+/// assert!(key_label("sql_block", "rule").is_err(), "a reserved keyword is no label");
 /// ```
 pub fn key_label(prefix: &str, key: &str) -> Result<Label, StreamLoadError> {
     check_prefix(prefix)?;
@@ -46,6 +69,15 @@ pub fn key_label(prefix: &str, key: &str) -> Result<Label, StreamLoadError> {
              {MAX_LABEL_LEN} (in the atomic mode a key's letters and digits take one character \
              each, any other character three)",
             label.len()
+        )));
+    }
+    if let Some(keyword) = RESERVED_WITH_UNDERSCORE
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(&label))
+    {
+        return Err(StreamLoadError::Config(format!(
+            "label_prefix and idempotence_key make the Doris label {keyword}, which Doris's SQL \
+             reads as a reserved keyword: choose another label_prefix"
         )));
     }
     Label::new(label)
@@ -126,6 +158,12 @@ mod tests {
             "128 characters at most"
         );
         assert!(key_label("p", &"k".repeat(126)).is_ok());
+        for (prefix, key) in [("sql_block", "rule"), ("USE", "mv"), ("type", "Cast")] {
+            let e = key_label(prefix, key).unwrap_err().to_string();
+            assert!(e.contains("reserved keyword"), "{e}");
+        }
+        // A keyword Doris takes as an identifier is a label like any other.
+        assert!(key_label("current", "timestamp").is_ok());
     }
 
     proptest! {

@@ -44,7 +44,7 @@ use crate::staging::{
 use doris_sql::TableSchema;
 pub use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
 pub use housekeeping::cleanup;
-pub use key::{check_prefix, key_label};
+pub use key::{RESERVED_WITH_UNDERSCORE, check_prefix, key_label};
 pub use record::{CommittedBy, LabelState, cleanup_ledger, label_state};
 pub use release::{ATOMIC_WRITE_FLOOR, check_release, label_lookup_privilege};
 

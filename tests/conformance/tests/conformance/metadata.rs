@@ -1,7 +1,7 @@
 //! `DESC` and `SHOW CREATE TABLE` as doris-sql parses them and doris-read maps them.
 
 use arrow::datatypes::{DataType, TimeUnit};
-use doris_read::{discover, fetch_table_schema};
+use doris_read::{TimestampUnits, discover, discover_in, fetch_table_schema};
 use doris_sql::{Buckets, Distribution, KeyModel};
 
 use crate::common::with_table;
@@ -23,11 +23,20 @@ async fn desc_maps_every_column_to_its_arrow_type() {
             ("amount".into(), DataType::Decimal128(20, 6), true),
             (
                 "ts".into(),
-                DataType::Timestamp(TimeUnit::Millisecond, None),
+                DataType::Timestamp(TimeUnit::Microsecond, None),
                 true
             ),
             ("d".into(), DataType::Date32, true),
         ]
+    );
+    // DATETIME(3) in its own unit, when asked.
+    let exact = discover_in(&target.mysql(), &db.name, "t", TimestampUnits::ByPrecision)
+        .await
+        .unwrap();
+    let ts = exact.columns.iter().find(|c| c.name == "ts").unwrap();
+    assert_eq!(
+        ts.arrow_type.clone().unwrap(),
+        DataType::Timestamp(TimeUnit::Millisecond, None)
     );
     target.drop_scratch(db).await;
 }

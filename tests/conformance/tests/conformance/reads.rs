@@ -7,7 +7,7 @@ use arrow::compute::concat_batches;
 use arrow::datatypes::Int64Type;
 use arrow::record_batch::RecordBatch;
 use doris_plan::fetch_plan;
-use doris_read::{BatchLimits, ReadError, Transport, discover};
+use doris_read::{BatchLimits, ReadError, TimestampUnits, Transport, discover, discover_in};
 use doris_streamload::{LoadOptions, StreamLoadClient};
 
 use crate::common::{Target, load, rows, with_table};
@@ -56,7 +56,10 @@ fn limits() -> BatchLimits {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mysql_and_flight_return_the_rows_stream_load_wrote() {
     let (target, db) = loaded().await;
-    let layout = discover(&target.mysql(), &db.name, "t").await.unwrap();
+    // DATETIME(3) in milliseconds, the unit the rows were written in.
+    let layout = discover_in(&target.mysql(), &db.name, "t", TimestampUnits::ByPrecision)
+        .await
+        .unwrap();
     let schema = layout.arrow_schema(None).unwrap();
     let sql = format!(
         "SELECT `id`, `name`, `amount`, `ts`, `d` FROM `{}`.`t`",
