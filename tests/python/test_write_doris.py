@@ -85,6 +85,14 @@ def test_load_properties_none_is_1_1s_default(doris):
     done = summary(write_doris(rows, connection=conn(doris), table=table, load_properties=None))
     assert done["status"] == "success" and done["loaded_rows"] == 2
     assert query(doris, "SELECT count(*) FROM none_props")[0][0] == 2
+    # 1.1's request_timeout_seconds bounds the client's wait; the Stream Load timeout is
+    # an option of its own.
+    done = summary(
+        write_doris(
+            rows, connection=conn(doris), table=table, request_timeout_seconds=30, load_timeout_seconds=900
+        )
+    )
+    assert done["loaded_rows"] == 2
 
 
 def test_upsert_partial_update_and_delete_on_a_unique_table(doris):
@@ -241,6 +249,7 @@ def test_rejected_rows_raise_a_write_error_with_no_rows_committed(doris):
         ({"two_phase_commit": "yes"}, "two_phase_commit must be a bool"),
         ({"max_filter_ratio": True}, "max_filter_ratio"),
         ({"request_timeout_seconds": 0}, "request_timeout_seconds must be more than 0"),
+        ({"load_timeout_seconds": 0}, "load_timeout_seconds must be more than 0"),
         ({"label_prefix": 7}, "label_prefix"),
         ({"idempotence_key": 7}, "idempotence_key"),
         ({"load_properties": {"timeout": 5}}, "load_properties values must be strings"),
@@ -568,3 +577,54 @@ def test_arrow_by_default_writes_what_1_1s_formats_write(doris):
         doris, "SELECT * FROM pu_json ORDER BY id"
     )
     assert query(doris, "SELECT * FROM pu_arrow ORDER BY id") == ((1, "keep", None), (2, "also", -7))
+
+
+@pytest.mark.parametrize("fmt", [None, "json", "parquet", "csv"])
+def test_nested_values_go_into_a_json_column_as_their_json(doris, fmt):
+    """A struct, list or map written into a JSON column arrives as its JSON (1.1 wrote nested
+    values into JSON columns too): whatever the body's format, the value read back parses to
+    the value written; a NaN inside is refused before any byte is sent."""
+    name = f"nested_json_{fmt or 'arrow'}"
+    query(
+        doris,
+        f"CREATE TABLE w.{name} (`id` INT NOT NULL, `s` JSON NULL, `l` JSON NULL, `m` JSON NULL) "
+        "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1",
+    )
+    person = pa.struct([("name", pa.string()), ("n", pa.int64()), ("x", pa.float64())])
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int32()),
+            "s": pa.array(
+                [{"name": 'a "q", b', "n": 7, "x": 1.5}, None, {"name": "é", "n": None, "x": -0.25}], person
+            ),
+            "l": pa.array([[1, None, 3], [], None], pa.list_(pa.int64())),
+            "m": pa.array([[("k", 5), ("z", None)], None, []], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    written = write_doris(
+        daft.from_arrow(data), connection=conn(doris), table=DorisTable("w", name), format=fmt
+    )
+    assert summary(written)["loaded_rows"] == 3
+    got = {row[0]: row[1:] for row in query(doris, f"SELECT id, s, l, m FROM {name}")}
+
+    def parsed(value):
+        return None if value is None else json.loads(value)
+
+    assert [parsed(v) for v in got[1]] == [
+        {"name": 'a "q", b', "n": 7, "x": 1.5},
+        [1, None, 3],
+        {"k": 5, "z": None},
+    ]
+    assert [parsed(v) for v in got[2]] == [None, [], None]
+    assert [parsed(v) for v in got[3]] == [{"name": "é", "n": None, "x": -0.25}, None, {}]
+    nan = pa.table(
+        {
+            "id": pa.array([9], pa.int32()),
+            "s": pa.array([None], person),
+            "l": pa.array([[float("nan")]], pa.list_(pa.float64())),
+            "m": pa.array([None], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    with pytest.raises(DorisTableCompatibilityError, match="NaN or infinite"):
+        write_doris(daft.from_arrow(nan), connection=conn(doris), table=DorisTable("w", name), format=fmt)
+    assert query(doris, f"SELECT count(*) FROM {name}")[0][0] == 3

@@ -21,7 +21,7 @@ fn config(message: &str) -> PyErr {
 
 /// The option names a write takes (`DorisWriteOptions`' keys); each one left out takes
 /// [`WriteSpec::new`]'s default.
-pub(crate) const OPTION_NAMES: [&str; 15] = [
+pub(crate) const OPTION_NAMES: [&str; 16] = [
     "operation",
     "format",
     "batch_rows",
@@ -31,6 +31,7 @@ pub(crate) const OPTION_NAMES: [&str; 15] = [
     "max_filter_ratio",
     "strict_mode",
     "request_timeout_seconds",
+    "load_timeout_seconds",
     "load_properties",
     "two_phase_commit",
     "max_retries",
@@ -83,6 +84,13 @@ pub(crate) fn write_spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
             None
         } else {
             Some(args::seconds("request_timeout_seconds", &value)?)
+        };
+    }
+    if let Some(value) = given("load_timeout_seconds")? {
+        spec.load_timeout = if value.is_none() {
+            None
+        } else {
+            Some(args::seconds("load_timeout_seconds", &value)?)
         };
     }
     // `None` is 1.1's default, passed explicitly: no properties.

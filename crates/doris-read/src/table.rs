@@ -244,7 +244,7 @@ pub async fn plan_table_read(
 }
 
 /// Plans the read of `schema`'s columns, in its order, without asking the server for the
-/// table's schema again: for a caller that already ran [`discover`] (a data source that
+/// table's schema again: for a caller that already ran [`discover`](crate::discover) (a data source that
 /// describes its table once, then plans each query). `options.columns` is not consulted;
 /// `schema` is the projection (from [`TableLayout::arrow_schema`](crate::TableLayout::arrow_schema)).
 /// Only tablet planning (`Split::Auto`) talks to the server.

@@ -21,6 +21,7 @@
 //! | List / LargeList / FixedSizeList | ARRAY of a compatible element |
 //! | Map | MAP of compatible key and value |
 //! | Struct | STRUCT with the same field names (case-insensitive) in order, each compatible |
+//! | List / LargeList / FixedSizeList / Struct / Map | JSON, each value sent as its JSON text ([`WritePlan::json_text`]) when everything inside has an exact JSON form: booleans, integers, finite floats, decimals, text, dates and naive timestamps (as ISO text), nested again; maps with text keys |
 //! | Dictionary(_, V) | as V |
 //!
 //! ```
@@ -109,6 +110,9 @@ fn nested(
 pub struct WritePlan {
     /// Value-level checks, outermost first.
     pub value_checks: Vec<ValueCheck>,
+    /// A nested value (list, struct, map) goes into a JSON column: the writer sends each
+    /// value as its JSON text (non-finite floats inside refused on the values).
+    pub json_text: bool,
 }
 
 /// Why an Arrow type cannot be written into a Doris column.
@@ -261,6 +265,14 @@ fn check(arrow: &DataType, doris: &DorisType, plan: &mut WritePlan) -> Result<()
             }
         }
         (
+            A::List(_) | A::LargeList(_) | A::FixedSizeList(..) | A::Struct(_) | A::Map(..),
+            D::Json,
+        ) => {
+            json_form(arrow)?;
+            plan.json_text = true;
+            Ok(())
+        }
+        (
             A::List(item) | A::LargeList(item) | A::FixedSizeList(item, _),
             D::Array { element, .. },
         ) => nested(plan, NestedStep::Element, |p| {
@@ -312,6 +324,56 @@ fn check(arrow: &DataType, doris: &DorisType, plan: &mut WritePlan) -> Result<()
             Ok(())
         }
         _ => refuse(),
+    }
+}
+
+/// Whether every value of `arrow` has an exact JSON form (the types a nested value may hold
+/// on its way into a JSON column).
+fn json_form(arrow: &DataType) -> Result<(), String> {
+    use DataType as A;
+    match arrow {
+        A::Null
+        | A::Boolean
+        | A::Int8
+        | A::Int16
+        | A::Int32
+        | A::Int64
+        | A::UInt8
+        | A::UInt16
+        | A::UInt32
+        | A::UInt64
+        | A::Float16
+        | A::Float32
+        | A::Float64
+        | A::Decimal128(..)
+        | A::Decimal256(..)
+        | A::Utf8
+        | A::LargeUtf8
+        | A::Utf8View
+        | A::Date32
+        | A::Date64
+        | A::Timestamp(_, None) => Ok(()),
+        A::Dictionary(_, value) => json_form(value),
+        A::List(item) | A::LargeList(item) | A::FixedSizeList(item, _) => {
+            json_form(item.data_type())
+        }
+        A::Struct(fields) => fields.iter().try_for_each(|f| json_form(f.data_type())),
+        A::Map(entries, _) => {
+            let A::Struct(kv) = entries.data_type() else {
+                return Err("malformed Arrow map".into());
+            };
+            match kv
+                .iter()
+                .map(|f| f.data_type())
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                [A::Utf8 | A::LargeUtf8 | A::Utf8View, value] => json_form(value),
+                [_, _] => Err("a map with keys that are not text has no JSON form".into()),
+                _ => Err("malformed Arrow map".into()),
+            }
+        }
+        other => Err(format!("a {other} value inside has no exact JSON form")),
     }
 }
 
@@ -495,6 +557,34 @@ mod tests {
             false,
         );
         ok(map.clone(), "MAP<TEXT,DOUBLE>");
-        assert!(no(map, "MAP<TEXT,FLOAT>").contains("map value"));
+        assert!(no(map.clone(), "MAP<TEXT,FLOAT>").contains("map value"));
+        // Into a JSON column: each value as its JSON text, when everything inside has one.
+        assert!(ok(map, "JSON").json_text);
+        let list = |item: DataType| DataType::List(Arc::new(Field::new("item", item, true)));
+        assert!(ok(list(DataType::Int64), "JSON").json_text);
+        assert!(!ok(DataType::Utf8, "JSON").json_text);
+        assert!(no(list(DataType::Binary), "JSON").contains("no exact JSON form"));
+        let int_keys = DataType::Map(
+            Arc::new(Field::new(
+                "entries",
+                DataType::Struct(
+                    vec![
+                        Field::new("key", DataType::Int32, false),
+                        Field::new("value", DataType::Utf8, true),
+                    ]
+                    .into(),
+                ),
+                false,
+            )),
+            false,
+        );
+        assert!(no(int_keys, "JSON").contains("keys that are not text"));
+        assert!(
+            no(
+                list(DataType::Timestamp(TimeUnit::Second, Some("UTC".into()))),
+                "JSON"
+            )
+            .contains("no exact JSON form")
+        );
     }
 }

@@ -96,6 +96,9 @@ pub struct ColumnWrite {
     pub not_null: bool,
     /// Value checks the type cannot guarantee (string lengths, LARGEINT text, …).
     pub value_checks: Vec<ValueCheck>,
+    /// A nested value (list, struct, map) written into a JSON column: sent as its JSON text
+    /// ([`crate::WritePlan::json_text`]).
+    pub json_text: bool,
 }
 
 /// A write that passed the check.
@@ -201,6 +204,7 @@ pub fn check_write_target(
             continue;
         }
         let mut cast_to = None;
+        let mut json_text = false;
         let value_checks = match check_writable(field.data_type(), &column.ty) {
             // An all-null column of Arrow's Null type is sent in the column's own type:
             // Doris (and its Arrow reader) knows no Null type.
@@ -208,7 +212,10 @@ pub fn check_write_target(
                 cast_to = column.ty.to_arrow().ok();
                 plan.value_checks
             }
-            Ok(plan) => plan.value_checks,
+            Ok(plan) => {
+                json_text = plan.json_text;
+                plan.value_checks
+            }
             Err(incompatible) => {
                 match column.ty.to_arrow() {
                     Ok(target) if value_cast_target(field.data_type(), &target) => {
@@ -225,6 +232,7 @@ pub fn check_write_target(
             cast_to,
             not_null: !column.nullable,
             value_checks,
+            json_text,
         });
     }
 

@@ -47,6 +47,8 @@ pub mod decide;
 #[cfg(feature = "client")]
 mod encode;
 mod error;
+#[cfg(feature = "client")]
+mod json_text;
 mod label;
 #[cfg(feature = "client")]
 mod loader;

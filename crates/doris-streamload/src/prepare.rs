@@ -30,6 +30,10 @@ pub struct ColumnRule {
     pub not_null: bool,
     /// Checks on the values.
     pub checks: Vec<ValueCheck>,
+    /// Send each nested value as its JSON text (a JSON column written from a list, struct or
+    /// map).
+    #[serde(default)]
+    pub json_text: bool,
 }
 
 impl ColumnRule {
@@ -40,6 +44,7 @@ impl ColumnRule {
             cast_to: write.cast_to.as_ref().map(ToString::to_string),
             not_null: write.not_null,
             checks: write.value_checks.clone(),
+            json_text: write.json_text,
         }
     }
 }
@@ -108,6 +113,10 @@ impl BatchRules {
             }
             for check in &rule.checks {
                 check_values(&rule.name, &columns[i], check)?;
+            }
+            if rule.json_text {
+                columns[i] = crate::json_text::json_text(&rule.name, &columns[i])?;
+                fields[i] = Arc::new(Field::clone(&fields[i]).with_data_type(DataType::Utf8));
             }
         }
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| rejected("", e))
@@ -287,6 +296,7 @@ mod tests {
             cast_to: None,
             not_null: false,
             checks: vec![check],
+            json_text: false,
         }])
         .unwrap()
     }
@@ -361,6 +371,7 @@ mod tests {
             cast_to: Some("Int32".into()),
             not_null: true,
             checks: vec![],
+            json_text: false,
         }])
         .unwrap();
         let out = r.apply(batch(vec![Some(1), Some(-2)])).unwrap();
@@ -393,6 +404,7 @@ mod tests {
                 cast_to: Some("Decimal128(6, 2)".into()),
                 not_null: false,
                 checks: vec![],
+                json_text: false,
             }])
             .map(|r| (r, Schema::new(vec![Field::new("x", t, true)])))
             .unwrap()
@@ -453,6 +465,7 @@ mod tests {
             cast_to: None,
             not_null: false,
             checks: plan.value_checks,
+            json_text: false,
         }])
         .unwrap()
     }

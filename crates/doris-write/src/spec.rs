@@ -126,8 +126,13 @@ pub struct WriteSpec {
     pub max_filter_ratio: f64,
     /// Doris's `strict_mode`.
     pub strict_mode: bool,
-    /// Stream Load `timeout` and the client's request timeout.
+    /// The client's wait for each load's answer (the reference connector 1.1's
+    /// `request_timeout_seconds`: its socket timeout, nothing sent to Doris); `None`: the
+    /// connection's.
     pub timeout: Option<Duration>,
+    /// The Stream Load `timeout` header: how long Doris lets each load run (`None`: Doris's
+    /// own default, `stream_load_default_timeout_second`).
+    pub load_timeout: Option<Duration>,
     /// Further Stream Load properties (headers), checked by [`LoadOptions::set_property`].
     pub load_properties: BTreeMap<String, String>,
     /// Pre-commit every load, commit them all at the end.
@@ -155,6 +160,7 @@ impl WriteSpec {
             max_filter_ratio: 0.0,
             strict_mode: true,
             timeout: None,
+            load_timeout: None,
             load_properties: BTreeMap::new(),
             two_phase_commit: false,
             max_retries: 4,
@@ -339,8 +345,8 @@ impl WriteSpec {
     }
 
     /// Settles what the write takes from its connection: a write without its own timeout
-    /// takes the connection's `default_timeout` (for the Stream Load `timeout` and the
-    /// client's wait for an answer), and the client retries a load `max_retries` times.
+    /// takes the connection's `default_timeout` (the client's wait for an answer), and the
+    /// client retries a load `max_retries` times.
     pub fn configure_client(&mut self, config: &mut ClientConfig, default_timeout: Duration) {
         let timeout = *self.timeout.get_or_insert(default_timeout);
         config.answer_timeout = timeout;
@@ -373,7 +379,7 @@ impl WriteSpec {
         for (key, value) in &self.load_properties {
             options.set_property(key, value)?;
         }
-        if let Some(t) = self.timeout {
+        if let Some(t) = self.load_timeout {
             options.timeout = Some(t);
         }
         options.validate()?;
@@ -525,5 +531,31 @@ mod tests {
             with_props.load_options().is_err(),
             "the client manages labels"
         );
+    }
+
+    #[test]
+    fn the_request_timeout_stays_in_the_client_and_the_load_timeout_goes_to_doris() {
+        let config = || {
+            ClientConfig::new(
+                "http://fe:8030".parse().unwrap(),
+                doris_streamload::Credentials::new("u", ""),
+            )
+        };
+        let mut spec = WriteSpec::new(WriteOperation::Load);
+        let mut config_a = config();
+        spec.configure_client(&mut config_a, Duration::from_secs(42));
+        let config = config();
+        assert_eq!(config_a.answer_timeout, Duration::from_secs(42));
+        // 1.1's request_timeout_seconds: the client's wait, no Stream Load `timeout`.
+        spec.timeout = Some(Duration::from_secs(7));
+        assert_eq!(spec.load_options().unwrap().timeout, None);
+        spec.load_timeout = Some(Duration::from_secs(900));
+        assert_eq!(
+            spec.load_options().unwrap().timeout,
+            Some(Duration::from_secs(900))
+        );
+        let mut config = config;
+        spec.configure_client(&mut config, Duration::from_secs(42));
+        assert_eq!(config.answer_timeout, Duration::from_secs(7));
     }
 }

@@ -400,10 +400,12 @@ def write_doris(
     ``commit_ledger=None`` relies on the label alone (a rerun after Doris forgot it writes
     the rows again). See docs/consistency.md for what every mode guarantees.
 
-    ``request_timeout_seconds`` (default: the connection's) is each load's Stream Load
-    ``timeout`` and the client's wait for Doris's answer (to the headers, and after the last
-    body byte); the upload itself has no time limit while its bytes keep moving, and a body
-    the BE stops reading for 60 s fails the attempt (retried under the same label).
+    ``request_timeout_seconds`` (default: the connection's) is the client's wait for Doris's
+    answer to each load (to the headers, and after the last body byte), as in 1.1: nothing
+    of it is sent to Doris; ``load_timeout_seconds`` is the Stream Load ``timeout`` header
+    (default: Doris's own). The upload itself has no time limit while its bytes keep moving,
+    and a body the BE stops reading for 60 s fails the attempt (retried under the same
+    label).
 
     ``write_mode="overwrite"`` replaces every row of the table with the DataFrame's in the
     same one transaction (``INSERT OVERWRITE TABLE … WITH LABEL`` from the staging table; an

@@ -44,8 +44,11 @@ class DorisWriteKeywords(TypedDict, total=False):
     strict_mode: bool
     """Doris's ``strict_mode`` (default True)."""
     request_timeout_seconds: float | None
-    """Each load's Stream Load ``timeout`` and the client's wait for Doris's answer
-    (default None: the connection's)."""
+    """The client's wait for Doris's answer to each load (default None: the connection's),
+    as in the reference connector 1.1: nothing of it is sent to Doris."""
+    load_timeout_seconds: float | None
+    """The Stream Load ``timeout``: how long Doris lets each load run (default None:
+    Doris's own ``stream_load_default_timeout_second``)."""
     load_properties: Mapping[str, str] | None
     """Further Stream Load headers (``columns``, ``where``, ``sequence_col``, ...); the ones
     the write sets itself are refused."""
