@@ -59,15 +59,15 @@ def test_adbc_reads_what_read_doris_reads(doris):
 
 
 def test_adbc_sees_doris_errors(doris):
-    with pytest.raises(Exception, match="(?i)denied|unauthenticated"):
+    with pytest.raises(flightsql.Error, match="(?i)denied|unauthenticated"):
         with adbc(doris, password="wrong") as conn, conn.cursor() as cur:
             cur.execute("SELECT 1")
     with adbc(doris) as conn, conn.cursor() as cur:
-        with pytest.raises(Exception, match="does not exist|Unknown table"):
+        with pytest.raises(flightsql.Error, match="does not exist|Unknown table"):
             cur.execute("SELECT `id` FROM `a`.`missing`")
             cur.fetch_arrow_table()
     with adbc(doris, "adbc", "adbc-pw") as conn, conn.cursor() as cur:
-        with pytest.raises(Exception, match="command denied"):
+        with pytest.raises(flightsql.Error, match="command denied"):
             cur.execute("SELECT `id` FROM `a`.`t`")
             cur.fetch_arrow_table()
 
@@ -123,10 +123,10 @@ def test_adbc_binds_parameters_of_a_prepared_query(doris):
 
 def test_adbc_prepared_query_errors_are_doris_errors(doris):
     with adbc(doris) as conn, conn.cursor() as cur:
-        with pytest.raises(Exception, match="parameter"):
+        with pytest.raises(flightsql.Error, match="parameter"):
             cur.execute("SELECT `id` FROM `a`.`t` WHERE `id` = ? AND `id` = ?", parameters=(1,))
             cur.fetch_arrow_table()
     with adbc(doris, "adbc", "adbc-pw") as conn, conn.cursor() as cur:
-        with pytest.raises(Exception, match="command denied"):
+        with pytest.raises(flightsql.Error, match="command denied"):
             cur.execute("SELECT `id` FROM `a`.`t` WHERE `id` = ?", parameters=(1,))
             cur.fetch_arrow_table()

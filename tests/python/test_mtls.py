@@ -99,8 +99,9 @@ def test_a_write_presents_the_connections_client_certificate(doris):
     assert pymysql_count(doris, cert=doris["client"], key=doris["client_key"]) == before + 2
 
 
-def read(doris, **options):
-    return read_doris(
+def where(doris):
+    """The table and the FE's faces, over TLS verified against the emulator's CA."""
+    return dict(
         host="127.0.0.1",
         mysql_port=doris["query_port"],
         http_port=doris["fe_http_port"],
@@ -109,8 +110,11 @@ def read(doris, **options):
         tls_ca_file=doris["ca"],
         database="s",
         table="t",
-        **options,
     )
+
+
+def read(doris, **options):
+    return read_doris(**where(doris), **options)
 
 
 def test_split_mysql_reads_present_the_certificate_from_either_spelling(doris):
@@ -147,44 +151,13 @@ def test_flight_reads_present_the_adbc_client_certificate(doris):
     # The key as text is a secret a pickled source (every Ray task) would carry: refused,
     # naming the files to give instead (docs/security.md, "Secrets in pickles").
     source = DorisDataSource(
-        host="127.0.0.1",
-        mysql_port=doris["query_port"],
-        http_port=doris["fe_http_port"],
-        flight_port=doris["fe_flight_port"],
-        http_secure=True,
-        tls_ca_file=doris["ca"],
-        database="s",
-        table="t",
-        transport="flight",
-        flight_secure=True,
-        flight_options=adbc,
-        **files,
+        **where(doris), transport="flight", flight_secure=True, flight_options=adbc, **files
     )
     with pytest.raises(ConfigurationError, match="tls_client_key_file") as refused:
         pickle.dumps(source)
     assert "PRIVATE KEY" not in str(refused.value)
-    assert (
-        pickle.loads(
-            pickle.dumps(
-                DorisDataSource(
-                    host="127.0.0.1",
-                    mysql_port=doris["query_port"],
-                    http_port=doris["fe_http_port"],
-                    http_secure=True,
-                    flight_port=doris["fe_flight_port"],
-                    tls_ca_file=doris["ca"],
-                    database="s",
-                    table="t",
-                    transport="flight",
-                    flight_secure=True,
-                    **files,
-                )
-            )
-        )
-        .read()
-        .count_rows()
-        == expected
-    )
+    travels = DorisDataSource(**where(doris), transport="flight", flight_secure=True, **files)
+    assert pickle.loads(pickle.dumps(travels)).read().count_rows() == expected
     key_only = {
         "adbc.flight.sql.client_option.mtls_private_key": adbc[
             "adbc.flight.sql.client_option.mtls_private_key"

@@ -4,7 +4,7 @@
 
 use crate::run::{cargo, root, step};
 
-/// The fuzz targets of `crates/doris-sql/fuzz`.
+/// The fuzz targets of `fuzz`.
 pub(crate) const FUZZ_TARGETS: [&str; 7] = [
     "doris_type",
     "show_create",
@@ -52,7 +52,7 @@ fn host_triple() -> Result<String, String> {
 /// `cargo build` of every fuzz target, as `cargo fuzz build` does it.
 fn fuzz_build(triple: &str) -> std::process::Command {
     let mut cmd = cargo();
-    cmd.current_dir(root().join("crates/doris-sql/fuzz"))
+    cmd.current_dir(root().join("fuzz"))
         // The sanitizer flag is unstable; the machine's one toolchain is stable.
         .env("RUSTC_BOOTSTRAP", "1")
         .env(
@@ -102,7 +102,7 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         .unwrap_or("30")
         .parse()
         .map_err(|_| "fuzz takes a number of seconds per target".to_owned())?;
-    let fuzz_dir = root().join("crates/doris-sql/fuzz");
+    let fuzz_dir = root().join("fuzz");
     let triple = host_triple()?;
     // A no-op when `build_targets` ran (`cargo xtask ci`); by hand, the build.
     step("fuzz: the targets' build", fuzz_build(&triple))?;

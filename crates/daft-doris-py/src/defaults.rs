@@ -43,6 +43,10 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     read.set_item("target_tasks", TaskCounts::DEFAULT.target)?;
     read.set_item("max_tasks", TaskCounts::DEFAULT.max)?;
     read.set_item(
+        "unreadable_columns",
+        doris_read::options::UnreadableColumns::default().name(),
+    )?;
+    read.set_item(
         "timestamp_units",
         doris_read::TimestampUnits::default().name(),
     )?;

@@ -81,6 +81,7 @@ pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use ident::{TableRef, quote_ident, validate_ident};
 pub use literal::{
     Date, DateTime, Decimal, Literal, MAX_DECIMAL_PRECISION, Time, push_string_literal,
+    push_string_value,
 };
 pub use metadata::{
     Aggregation, Buckets, Column, ColumnDefault, DescColumn, DescRow, Distribution, KeyModel,

@@ -100,7 +100,7 @@ impl Literal {
             Literal::Float32(v) => push_float(out, f64::from(*v), "float")?,
             Literal::Float64(v) => push_float(out, *v, "double")?,
             Literal::Decimal(d) => push_display(out, d),
-            Literal::String(s) => push_string_literal(out, s),
+            Literal::String(s) => push_string_value(out, s),
             Literal::Binary(bytes) => {
                 out.push_str("X'");
                 for b in bytes {
@@ -162,7 +162,33 @@ fn push_float(out: &mut String, value: f64, kind: &'static str) -> Result<()> {
     Ok(())
 }
 
-/// Appends `value` as a single-quoted MySQL/Doris string literal.
+/// Appends `value` as a string expression that reads the same in every SQL mode: a quoted
+/// literal ([`push_string_literal`]), or, for a value holding a backslash or NUL (which
+/// `NO_BACKSLASH_ESCAPES` would read differently inside a literal), `from_base64('…')` of its
+/// bytes, which Doris folds to the same string before planning.
+///
+/// ```
+/// let mut sql = String::new();
+/// doris_sql::push_string_value(&mut sql, "a\\b");
+/// assert_eq!(sql, "from_base64('YVxi')");
+/// sql.clear();
+/// doris_sql::push_string_value(&mut sql, "it's");
+/// assert_eq!(sql, "'it''s'");
+/// ```
+pub fn push_string_value(out: &mut String, value: &str) {
+    use base64::Engine as _;
+    if value.contains(['\\', '\0']) {
+        out.push_str("from_base64('");
+        out.push_str(&base64::engine::general_purpose::STANDARD.encode(value));
+        out.push_str("')");
+    } else {
+        push_string_literal(out, value);
+    }
+}
+
+/// Appends `value` as a single-quoted MySQL/Doris string literal (where SQL takes only a
+/// literal: a comment, a property; in expressions [`push_string_value`] reads the same in
+/// every SQL mode).
 ///
 /// A quote is doubled (`''`), which every SQL mode reads the same way: under
 /// `NO_BACKSLASH_ESCAPES` a backslash-escaped quote (`\'`) would end the literal and let the
@@ -839,9 +865,10 @@ mod tests {
         assert_eq!(sql(Literal::Float64(-2.5e-300)), "-2.5e-300");
         assert_eq!(sql(Literal::Float64(0.0)), "0e0");
         assert_eq!(sql(Literal::Decimal("12.340".parse().unwrap())), "12.340");
+        // A backslash or NUL: from_base64, the same in every SQL mode.
         assert_eq!(
             sql(Literal::String("a'b\\c\0d\ne\rf\"g`h".into())),
-            "'a''b\\\\c\\0d\ne\rf\"g`h'"
+            "from_base64('YSdiXGMAZAplDWYiZ2Bo')"
         );
         assert_eq!(sql(Literal::String("żółw 🐢".into())), "'żółw 🐢'");
         assert_eq!(sql(Literal::Binary(vec![0, 0xab, 0xff])), "X'00ABFF'");

@@ -117,7 +117,7 @@ pub struct WritePlan {
 
 /// Why an Arrow type cannot be written into a Doris column.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("Arrow {arrow} cannot be written into Doris {doris}: {reason}")]
+#[error("Arrow {arrow} cannot be safely converted to Doris {doris}: {reason}")]
 pub struct WriteIncompatibility {
     /// The Arrow type.
     pub arrow: String,
@@ -542,20 +542,23 @@ mod tests {
         );
         assert!(no(strukt.clone(), "STRUCT<b:TEXT,a:INT>").contains("expected"));
         assert!(no(strukt, "STRUCT<a:TEXT>").contains("2 fields"));
-        let map = DataType::Map(
-            Arc::new(Field::new(
-                "entries",
-                DataType::Struct(
-                    vec![
-                        Field::new("key", DataType::Utf8, false),
-                        Field::new("value", DataType::Float64, true),
-                    ]
-                    .into(),
-                ),
+        let map_of = |key: DataType, value: DataType| {
+            DataType::Map(
+                Arc::new(Field::new(
+                    "entries",
+                    DataType::Struct(
+                        vec![
+                            Field::new("key", key, false),
+                            Field::new("value", value, true),
+                        ]
+                        .into(),
+                    ),
+                    false,
+                )),
                 false,
-            )),
-            false,
-        );
+            )
+        };
+        let map = map_of(DataType::Utf8, DataType::Float64);
         ok(map.clone(), "MAP<TEXT,DOUBLE>");
         assert!(no(map.clone(), "MAP<TEXT,FLOAT>").contains("map value"));
         // Into a JSON column: each value as its JSON text, when everything inside has one.
@@ -564,20 +567,7 @@ mod tests {
         assert!(ok(list(DataType::Int64), "JSON").json_text);
         assert!(!ok(DataType::Utf8, "JSON").json_text);
         assert!(no(list(DataType::Binary), "JSON").contains("no exact JSON form"));
-        let int_keys = DataType::Map(
-            Arc::new(Field::new(
-                "entries",
-                DataType::Struct(
-                    vec![
-                        Field::new("key", DataType::Int32, false),
-                        Field::new("value", DataType::Utf8, true),
-                    ]
-                    .into(),
-                ),
-                false,
-            )),
-            false,
-        );
+        let int_keys = map_of(DataType::Int32, DataType::Utf8);
         assert!(no(int_keys, "JSON").contains("keys that are not text"));
         assert!(
             no(

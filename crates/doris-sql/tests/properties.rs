@@ -201,14 +201,42 @@ fn flatten_and(e: &Expr, out: &mut Vec<Expr>) {
     }
 }
 
+/// Every string value of an expression: its single-quoted literals, and the value of each
+/// `from_base64('…')` (how a value holding a backslash or NUL is written) in place of its
+/// Base64 text.
 struct StringCollector<'a>(&'a mut Vec<String>);
 
 impl ast::Visitor for StringCollector<'_> {
     type Break = ();
 
+    fn pre_visit_expr(&mut self, expr: &ast::Expr) -> ControlFlow<()> {
+        use base64::Engine as _;
+        if let ast::Expr::Function(f) = expr
+            && f.name.to_string().eq_ignore_ascii_case("from_base64")
+        {
+            let text = f.to_string();
+            let encoded = text.split('\'').nth(1).unwrap_or_default().to_owned();
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(&encoded)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .unwrap_or_default();
+            // The Base64 literal inside is visited next: it stands for `decoded`.
+            self.0.push(format!("\u{0}base64:{encoded}"));
+            self.0.push(decoded);
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_value(&mut self, value: &ast::ValueWithSpan) -> ControlFlow<()> {
         if let ast::Value::SingleQuotedString(s) = &value.value {
-            self.0.push(s.clone());
+            let marker = format!("\u{0}base64:{s}");
+            match self.0.iter().position(|v| *v == marker) {
+                Some(i) => {
+                    self.0.remove(i);
+                }
+                None => self.0.push(s.clone()),
+            }
         }
         ControlFlow::Continue(())
     }

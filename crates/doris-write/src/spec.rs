@@ -297,8 +297,9 @@ impl WriteSpec {
             return Ok(());
         }
         Err(StreamLoadError::Config(
-            "on Daft's Ray runner, Doris writes need atomic=True (or an idempotence key with \
-             atomic=True): only the atomic mode keeps its guarantees when Ray retries tasks"
+            "Doris Stream Load writes require Daft's native runner, or on Ray atomic=True (or an \
+             idempotence key with atomic=True): only the atomic mode keeps its guarantees when \
+             Ray retries tasks"
                 .into(),
         ))
     }

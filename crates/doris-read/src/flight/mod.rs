@@ -269,10 +269,15 @@ fn with_bearer<T>(message: T, token: &str) -> Result<Request<T>, ReadError> {
     Ok(request)
 }
 
+/// What a Flight failure that is not the caller's to fix says first (the reference
+/// connector 1.1's words, which code written for it may match).
+const FLIGHT_FAILED: &str = "Doris Flight query failed";
+
 /// Classifies a gRPC status (its message may carry Doris's MySQL-style text).
 fn status_error(status: Status) -> ReadError {
     let message = scrub(status.message());
     let lower = message.to_ascii_lowercase();
+    let failed = || format!("{FLIGHT_FAILED}: {message}");
     match status.code() {
         // tonic refuses a message over the channel's cap before it buffers it.
         Code::OutOfRange if lower.contains("message length too large") => {
@@ -284,7 +289,7 @@ fn status_error(status: Status) -> ReadError {
         }
         Code::Unauthenticated => ReadError::Auth(message),
         Code::PermissionDenied => ReadError::Permission(message),
-        Code::NotFound if lower.contains("ticket") => ReadError::Transport(message),
+        Code::NotFound if lower.contains("ticket") => ReadError::Transport(failed()),
         Code::NotFound => ReadError::NotFound(message),
         Code::DeadlineExceeded => ReadError::Timeout(message),
         Code::InvalidArgument => ReadError::Config(message),
@@ -298,7 +303,7 @@ fn status_error(status: Status) -> ReadError {
             ReadError::NotFound(message)
         }
         Code::Unavailable | Code::ResourceExhausted | Code::Cancelled | Code::Aborted => {
-            ReadError::Transport(message)
+            ReadError::Transport(failed())
         }
         // The client's own link failed before the request left (tonic: "Service was not
         // ready: transport error"), or while it was under way: a transport failure, not
@@ -306,16 +311,19 @@ fn status_error(status: Status) -> ReadError {
         Code::Unknown
             if lower.starts_with("service was not ready") || lower.contains("transport error") =>
         {
-            ReadError::Transport(message)
+            ReadError::Transport(failed())
         }
-        _ => ReadError::Query { code: 0, message },
+        _ => ReadError::Query {
+            code: 0,
+            message: failed(),
+        },
     }
 }
 
 fn flight_error(e: FlightError) -> ReadError {
     match e {
         FlightError::Tonic(status) => status_error(*status),
-        other => ReadError::Transport(other.to_string()),
+        other => ReadError::Transport(format!("{FLIGHT_FAILED}: {other}")),
     }
 }
 
