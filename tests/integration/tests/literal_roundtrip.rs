@@ -124,9 +124,16 @@ fn numeric_literals_round_trip_through_mariadb() {
 #[test]
 fn temporal_literals_round_trip_through_mariadb() {
     let db = mariadb();
-    // MariaDB's DATE starts at 1000-01-01 where Doris's starts at 0000-01-01.
-    let date =
-        (1000u16..=9999, 1u8..=12, 1u8..=28).prop_map(|(y, m, d)| Date::new(y, m, d).unwrap());
+    // MariaDB's DATE starts at 1000-01-01 where Doris's starts at 0000-01-01. Every day of
+    // every month: month ends and leap days (Feb 29 of 2000 and 2024, never of 1900) half
+    // the time.
+    let day = prop_oneof![1u8..=31, 28u8..=31];
+    let date = (1000u16..=9999, 1u8..=12, day)
+        .prop_filter_map("no such day", |(y, m, d)| Date::new(y, m, d).ok());
+    let leap_days = prop::sample::select(vec![(2000u16, 29u8), (2024, 29), (1996, 29)])
+        .prop_map(|(y, d)| Date::new(y, 2, d).unwrap());
+    assert!(Date::new(1900, 2, 29).is_err() && Date::new(2023, 4, 31).is_err());
+    let date = prop_oneof![3 => date, 1 => leap_days];
     let temporal = prop_oneof![
         date.clone().prop_map(Literal::Date),
         (date, 0u8..24, 0u8..60, 0u8..60, 0u32..1_000_000, 0u8..=6).prop_map(
