@@ -28,6 +28,7 @@ CREATE TABLE demo.stream (`id` BIGINT NOT NULL, `name` VARCHAR(16) NULL)
 
 # The modules whose docstrings hold examples (each must hold at least one).
 MODULES = (
+    "daft_doris.connection",
     "daft_doris.read",
     "daft_doris.write",
     "daft_doris.catalog",

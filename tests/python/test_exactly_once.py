@@ -45,6 +45,23 @@ CREATE TABLE x.u (`id` INT NOT NULL, `v` VARCHAR(16) NULL, `w` INT NULL) UNIQUE 
 # The operations a generated case draws, with the table each writes.
 OPERATIONS = ["load", "load", "upsert", "partial_update", "overwrite"]
 
+# The steps of the publishing transaction a lost answer can hit (the statement does not
+# run), each told apart from the privilege probes before the loads (`… WHERE 1 = 0`): the
+# timeout, BEGIN, the rows' INSERT, the ledger's INSERT in the transaction, and an
+# overwrite's ledger record written alone after it.
+PUBLISH_STEPS = [
+    {"kind": "drop_statement", "prefix": "SET insert_timeout"},
+    {"kind": "drop_statement", "prefix": "BEGIN WITH LABEL"},
+    {"kind": "drop_statement", "prefix": "INSERT INTO `x`.`", "containing": "` IN ("},
+    {"kind": "drop_statement", "prefix": "INSERT INTO `x`.`daft_doris_commits`", "containing": "COUNT(*)"},
+]
+OVERWRITE_RECORD = {
+    "kind": "drop_statement",
+    "prefix": "INSERT INTO `x`.`daft_doris_commits`",
+    "containing": " VALUES (",
+}
+PUBLISH_STEPS.append(OVERWRITE_RECORD)
+
 # Faults that hit the staging loads (BE) or the publishing INSERT (MySQL face).
 FAULTS = [
     None,
@@ -183,9 +200,21 @@ class GeneratedCase:
     options: dict
 
 
-def write_generated(ports, rng, reasons, case, fault, **options):
+def fired_step(fired):
+    """A fired fault's name, with the statement it hit for a `drop_statement` (as the
+    emulator records it: the prefix, then `… containing`)."""
+    return f"{fired['kind']} at {fired['step']}" if fired.get("step") else fired["kind"]
+
+
+def armed_step(fault):
+    """The name `fired_step` gives `fault` once it fires."""
+    step = fault["prefix"] + (f" … {fault['containing']}" if "containing" in fault else "")
+    return fired_step({**fault, "step": step})
+
+
+def write_generated(ports, rng, reasons, case, fault, fired=None, **options):
     """One write of `case`'s input under its key (another partitioning each time), with
-    `fault` armed; whether it succeeded."""
+    `fault` armed; whether it succeeded. The faults that fired are counted in `fired`."""
     if fault is not None:
         faults(ports, "POST", {**fault, "times": rng.randint(1, 3)})
     try:
@@ -204,6 +233,8 @@ def write_generated(ports, rng, reasons, case, fault, **options):
         reasons[f"{fault['kind']} -> {type(error).__name__}"] += 1
         return False
     finally:
+        if fired is not None:
+            fired.update(fired_step(f) for f in json.loads(faults(ports, "GET"))["fired"])
         faults(ports, "DELETE")
 
 
@@ -211,10 +242,21 @@ def test_generated_faults_and_reruns_leave_exactly_the_input(doris, capsys):
     rng = random.Random(f"{SEED}-{doris['memory']}")
     tally = Counter()
     reasons = Counter()
+    fired = Counter()
     cases = CASES // len(MEMORIES)
     for case in range(cases):
-        op = rng.choice(OPERATIONS)
+        # Every fourth case loses an answer at one step of the publish, in turn, on an
+        # operation and input that reach it; the others draw their fault at random.
+        step = PUBLISH_STEPS[(case // 4) % len(PUBLISH_STEPS)] if case % 4 == 0 else None
+        if step is None:
+            op = rng.choice(OPERATIONS)
+        elif step is OVERWRITE_RECORD:
+            op = "overwrite"
+        else:
+            op = rng.choice(["load", "upsert", "partial_update"])
         table, columns, prior, given, want = draw_case(rng, op)
+        while step is not None and op != "overwrite" and not given:
+            table, columns, prior, given, want = draw_case(rng, op)
         seed(doris, table, prior)
         tally[f"op:{op}"] += 1
         key = f"gen-{SEED}-{doris['memory']}-{case}"
@@ -231,10 +273,10 @@ def test_generated_faults_and_reruns_leave_exactly_the_input(doris, capsys):
         )
 
         def write(fault, case_=case_, **options):
-            return write_generated(doris, rng, reasons, case_, fault, **options)
+            return write_generated(doris, rng, reasons, case_, fault, fired, **options)
 
         first = write(
-            rng.choice(FAULTS),
+            step or rng.choice(FAULTS),
             batch_rows=rng.choice([3, 17, 100, 65_536]),
             max_retries=rng.randint(0, 3),
         )
@@ -281,7 +323,12 @@ def test_generated_faults_and_reruns_leave_exactly_the_input(doris, capsys):
         )
         for reason, count in sorted(reasons.items()):
             print(f"[exactly-once]   a write failed: {reason}: {count}")
+        for step, count in sorted(fired.items()):
+            print(f"[exactly-once]   fired: {step}: {count}")
     assert tally["duplicated"] == 0 and tally["lost"] == 0, tally
+    # The generator reaches every step of the publishing transaction it can fault.
+    unreached = [armed_step(s) for s in PUBLISH_STEPS if not fired[armed_step(s)]]
+    assert not unreached, f"no generated case fired a lost answer at {unreached}: {dict(fired)}"
     assert not leftovers
     if doris["memory"] == "labels-3":
         # The forgetting is real: many committed keys are rerun with their label gone.
@@ -327,21 +374,55 @@ def test_a_writer_killed_at_a_random_moment_is_completed_exactly_once_by_a_rerun
         child.wait(timeout=30)
         tally["killed"] += 1
         faults(doris, "DELETE")
-        write_doris(
+        landed = kill_landed(txns(doris), key)
+        tally[f"landed: {landed}"] += 1
+        status = write_doris(
             daft.from_pydict({"id": list(range(n)), "v": ["k"] * n}),
             connection=conn(doris),
             table=DorisTable("x", "t"),
             idempotence_key=key,
-        ).collect()
+        ).to_pydict()["status"]
+        # Where the kill landed decides the rerun: a committed publish is not redone, an
+        # unfinished one is (a publish caught between BEGIN and its answer may go either way).
+        allowed = {
+            "before any staging load": {"success"},
+            "during the staging loads": {"success"},
+            "inside the publishing transaction": {"success", "already_committed"},
+            "after the publish committed": {"already_committed"},
+        }[landed]
+        assert set(status) <= allowed and status, (landed, status)
         duplicated, lost = compare(table_rows(doris), Counter((i, "k") for i in range(n)))
         tally["duplicated"] += duplicated
         tally["lost"] += lost
     with capsys.disabled():
+        where = ", ".join(f"{k[8:]} {v}" for k, v in sorted(tally.items()) if k.startswith("landed: "))
         print(
-            f"\n[exactly-once] {kill_cases} writers killed by SIGKILL, then rerun ({doris['memory']}): "
-            f"{tally['duplicated']} duplicated rows, {tally['lost']} lost rows"
+            f"\n[exactly-once] {kill_cases} writers killed by SIGKILL (seed {SEED + 1}; landed {where}), "
+            f"then rerun ({doris['memory']}): {tally['duplicated']} duplicated rows, "
+            f"{tally['lost']} lost rows"
         )
     assert tally["duplicated"] == 0 and tally["lost"] == 0, tally
+
+
+def staging_prefix(key):
+    """The name prefix of `key`'s staging tables: FNV-1a (64 bits) of its label, as
+    docs/consistency.md states the staging name."""
+    h = 0xCBF29CE484222325
+    for b in key_label(key).encode():
+        h = ((h ^ b) * 0x100000001B3) % 2**64
+    return f"daft_doris_stage_{h:016x}_"
+
+
+def kill_landed(ts, key):
+    """Where a killed writer of `key` stopped, from the emulator's transactions."""
+    states = {t["state"] for t in ts if t["label"] == key_label(key)}
+    if states & {"COMMITTED", "VISIBLE"}:
+        return "after the publish committed"
+    if "PREPARE" in states:
+        return "inside the publishing transaction"
+    if any(t["table"].startswith(staging_prefix(key)) for t in ts):
+        return "during the staging loads"
+    return "before any staging load"
 
 
 PHASE_WRITER = textwrap.dedent(

@@ -27,6 +27,7 @@ REQUIRED = object()
 REASONS = {
     "SecretRef.environment_variable": "one of three sources now: `SecretRef.env`, `.file`, `.inline`",
     "DorisWriteOptions.load_properties": "`None` and empty mean the same: no properties",
+    "read_doris.host": "required unless `connection=` (a `DorisConnection`, as writes take) gives it",
 }
 
 

@@ -17,6 +17,7 @@ from daft_doris import (
     AuthenticationError,
     ConfigurationError,
     DatabaseObjectNotFoundError,
+    DorisConnection,
     SecretRef,
     read_doris,
 )
@@ -413,12 +414,54 @@ def test_query_parameters_bind_null_time_and_uuid(doris):
         )
 
 
+def test_a_read_takes_the_connection_writes_take_and_refuses_its_fields_twice(doris):
+    connection = DorisConnection(
+        host=doris["host"],
+        mysql_port=doris["query_port"],
+        http_port=doris["fe_http_port"],
+        password=ROOT_PASSWORD,
+        mysql_ssl_mode="disabled",
+    )
+    for transport in ("mysql", "flight"):
+        by_connection = read_doris(
+            connection=connection,
+            flight_port=doris["fe_flight_port"],
+            database="py",
+            table="events",
+            transport=transport,
+            split="auto",
+        )
+        assert sorted(by_connection.to_pydict()["id"]) == sorted(read(doris, "events").to_pydict()["id"])
+    with pytest.raises(ConfigurationError, match="host, password given beside connection="):
+        read_doris(
+            connection=connection, host="x", password="p", database="py", table="events", transport="mysql"
+        )
+    with pytest.raises(TypeError, match="'host' \\(or 'connection'\\)"):
+        read_doris(database="py", table="events", transport="mysql")
+    with pytest.raises(ConfigurationError, match="connection must be a DorisConnection"):
+        read_doris(connection={"host": "x"}, database="py", table="events", transport="mysql")
+    # The connection's MySQL TLS mode is the read's floor: mysql_options may raise it only.
+    strict = DorisConnection(
+        host=doris["host"], mysql_port=doris["query_port"], mysql_ssl_mode="required", password=ROOT_PASSWORD
+    )
+    with pytest.raises(ConfigurationError, match="cannot lower the connection's TLS mode"):
+        read_doris(
+            connection=strict,
+            database="py",
+            table="events",
+            transport="mysql",
+            mysql_options={"ssl_disabled": True},
+        )
+
+
 def test_errors_are_typed_and_carry_no_secret(doris, monkeypatch):
     with pytest.raises(AuthenticationError) as info:
         read(doris, "events", username="reader", password="wrong-s3cret")
     assert "wrong-s3cret" not in str(info.value)
-    with pytest.raises(DatabaseObjectNotFoundError):
+    assert info.value.kind == "authentication"
+    with pytest.raises(DatabaseObjectNotFoundError) as missing:
         read(doris, "missing")
+    assert missing.value.kind == "not_found"
     # Flight credentials are checked when the task runs (the schema comes over MySQL).
     monkeypatch.setenv("FLIGHT_PW", "s3cret-pw")
     frame = read(doris, "events", transport="flight", username="reader", password=SecretRef.env("FLIGHT_PW"))

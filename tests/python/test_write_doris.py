@@ -183,8 +183,9 @@ def test_value_problems_stop_the_write_with_nothing_loaded(doris):
     nulls = daft.from_pydict(
         {"id": [1, None], "name": ["a", "b"], "amount": [None, None], "day": [None, None], "ts": [None, None]}
     ).with_column("amount", daft.col("amount").cast(daft.DataType.decimal128(10, 2)))
-    with pytest.raises(DorisTableCompatibilityError, match="NOT NULL"):
+    with pytest.raises(DorisTableCompatibilityError, match="NOT NULL") as refused:
         write_doris(nulls, connection=conn(doris), table=table)
+    assert refused.value.kind == "incompatible"
     assert query(doris, "SELECT count(*) FROM dup")[0][0] == 0
 
 
@@ -196,6 +197,7 @@ def test_credentials_errors_are_typed_and_redacted(doris, monkeypatch):
             table=DorisTable("w", "dup"),
         )
     assert "bad-pw-123" not in str(info.value)
+    assert info.value.kind == "authentication"
     monkeypatch.setenv("WRITER_PW", "wr1ter-pw")
     ok = write_doris(
         frame(2),

@@ -6,7 +6,7 @@ use crate::run::{cargo, step};
 
 /// The files `cargo xtask mutants` mutates, by package: what renders values and names into
 /// SQL, what decides where credentials go, and the label grammar (docs/testing.md has the
-/// last score). Each package's own tests judge its mutants.
+/// last score), and the atomic write's decisions. Each package's own tests judge its mutants.
 pub(crate) const MUTATED: [(&str, &[&str], &[&str]); 4] = [
     (
         "doris-sql",
@@ -36,6 +36,10 @@ pub(crate) const MUTATED: [(&str, &[&str], &[&str]); 4] = [
         &[
             "crates/doris-write/src/atomic/key.rs",
             "crates/doris-write/src/atomic/release.rs",
+            // The publish's decisions, judged by its model of Doris's transactions
+            // (`atomic/publish/tests.rs`).
+            "crates/doris-write/src/atomic/publish.rs",
+            "crates/doris-write/src/atomic/record.rs",
         ],
         &["--lib"],
     ),

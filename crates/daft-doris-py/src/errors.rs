@@ -1,114 +1,95 @@
 //! Rust errors raised as the exception classes of `daft_doris.errors`.
 //!
 //! The classes are defined in Python (so users can import, subclass and document them);
-//! [`ErrorClass`] names each one once, and each crate's error type maps to it here. Texts
+//! [`ErrorClass`] names each one once. Every crate's error says its kind
+//! (`doris_sql::ErrorKind`), which picks the class (one table for reads, one for writes,
+//! with the few variants 1.1 gives a class of their own) and becomes the exception's `kind`
+//! attribute. Texts
 //! come from the Rust crates, which never put a password, a bound value or a response
 //! body into an error.
 
-use doris_read::ReadError;
+use doris_read::{ErrorKind, ReadError};
 use doris_streamload::{LoaderError, StreamLoadError};
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
-/// The classes of `daft_doris.errors`, imported when first raised.
-mod classes {
-    pyo3::import_exception!(daft_doris.errors, AuthenticationError);
-    pyo3::import_exception!(daft_doris.errors, ConfigurationError);
-    pyo3::import_exception!(daft_doris.errors, DatabaseObjectNotFoundError);
-    pyo3::import_exception!(daft_doris.errors, DatabasePermissionError);
-    pyo3::import_exception!(daft_doris.errors, DiscoveryError);
-    pyo3::import_exception!(daft_doris.errors, DorisAmbiguousWriteError);
-    pyo3::import_exception!(daft_doris.errors, DorisLabelExistsError);
-    pyo3::import_exception!(daft_doris.errors, DorisMetadataError);
-    pyo3::import_exception!(daft_doris.errors, DorisPartialCommitError);
-    pyo3::import_exception!(daft_doris.errors, DorisReleaseError);
-    pyo3::import_exception!(daft_doris.errors, DorisStreamingJobError);
-    pyo3::import_exception!(daft_doris.errors, DorisTableCompatibilityError);
-    pyo3::import_exception!(daft_doris.errors, DorisTimeoutError);
-    pyo3::import_exception!(daft_doris.errors, DorisWriteAuthenticationError);
-    pyo3::import_exception!(daft_doris.errors, DorisWriteError);
-    pyo3::import_exception!(daft_doris.errors, DorisWritePermissionError);
-    pyo3::import_exception!(daft_doris.errors, SchemaError);
-    pyo3::import_exception!(daft_doris.errors, StagingOrderError);
-    pyo3::import_exception!(daft_doris.errors, TransportError);
+/// Declares [`ErrorClass`] with one variant per class of `daft_doris.errors`, named as in
+/// Python (so a class is named once; `test_every_error_the_binding_raises_has_a_class_and_a_kind`
+/// checks each exists).
+macro_rules! error_classes {
+    ($($name:ident),* $(,)?) => {
+        /// An exception class of `daft_doris.errors`.
+        // Each variant is its Python class's exact name, `…Error` included.
+        #[allow(clippy::enum_variant_names)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum ErrorClass {
+            $(
+                #[doc = concat!("`daft_doris.errors.", stringify!($name), "`.")]
+                $name,
+            )*
+        }
+
+        impl ErrorClass {
+            /// Every class.
+            pub(crate) const ALL: &[ErrorClass] = &[$(ErrorClass::$name),*];
+
+            /// The class's name in `daft_doris.errors`.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(ErrorClass::$name => stringify!($name),)*
+                }
+            }
+        }
+    };
 }
 
-/// An exception class of `daft_doris.errors` (named as in Python, so a class that does not
-/// exist is a compile error, not a failure at raise time).
-// Each variant is its Python class's exact name, `…Error` included.
-#[allow(clippy::enum_variant_names)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ErrorClass {
-    /// `daft_doris.errors.AuthenticationError`.
+error_classes!(
     AuthenticationError,
-    /// `daft_doris.errors.ConfigurationError`.
     ConfigurationError,
-    /// `daft_doris.errors.DatabaseObjectNotFoundError`.
     DatabaseObjectNotFoundError,
-    /// `daft_doris.errors.DatabasePermissionError`.
     DatabasePermissionError,
-    /// `daft_doris.errors.DiscoveryError`.
     DiscoveryError,
-    /// `daft_doris.errors.DorisAmbiguousWriteError`.
     DorisAmbiguousWriteError,
-    /// `daft_doris.errors.DorisLabelExistsError`.
     DorisLabelExistsError,
-    /// `daft_doris.errors.DorisMetadataError`.
     DorisMetadataError,
-    /// `daft_doris.errors.DorisPartialCommitError`.
     DorisPartialCommitError,
-    /// `daft_doris.errors.DorisReleaseError`.
     DorisReleaseError,
-    /// `daft_doris.errors.DorisStreamingJobError`.
     DorisStreamingJobError,
-    /// `daft_doris.errors.DorisTableCompatibilityError`.
     DorisTableCompatibilityError,
-    /// `daft_doris.errors.DorisTimeoutError`.
     DorisTimeoutError,
-    /// `daft_doris.errors.DorisWriteAuthenticationError`.
     DorisWriteAuthenticationError,
-    /// `daft_doris.errors.DorisWriteError`.
     DorisWriteError,
-    /// `daft_doris.errors.DorisWritePermissionError`.
     DorisWritePermissionError,
-    /// `daft_doris.errors.SchemaError`.
     SchemaError,
-    /// `daft_doris.errors.StagingOrderError`.
     StagingOrderError,
-    /// `daft_doris.errors.TransportError`.
     TransportError,
-}
+);
 
 impl ErrorClass {
-    /// An exception of this class with `message`.
+    /// An exception of this class with `message` (the class looked up in
+    /// `daft_doris.errors` when raised; if that import fails, its error is raised).
     pub(crate) fn error(self, message: String) -> PyErr {
-        match self {
-            Self::AuthenticationError => classes::AuthenticationError::new_err(message),
-            Self::ConfigurationError => classes::ConfigurationError::new_err(message),
-            Self::DatabaseObjectNotFoundError => {
-                classes::DatabaseObjectNotFoundError::new_err(message)
+        Python::attach(|py| {
+            let class = py
+                .import("daft_doris.errors")
+                .and_then(|module| module.getattr(self.name()))
+                .and_then(|class| class.cast_into::<PyType>().map_err(PyErr::from));
+            match class {
+                Ok(class) => PyErr::from_type(class, (message,)),
+                Err(e) => e,
             }
-            Self::DatabasePermissionError => classes::DatabasePermissionError::new_err(message),
-            Self::DiscoveryError => classes::DiscoveryError::new_err(message),
-            Self::DorisAmbiguousWriteError => classes::DorisAmbiguousWriteError::new_err(message),
-            Self::DorisLabelExistsError => classes::DorisLabelExistsError::new_err(message),
-            Self::DorisMetadataError => classes::DorisMetadataError::new_err(message),
-            Self::DorisPartialCommitError => classes::DorisPartialCommitError::new_err(message),
-            Self::DorisReleaseError => classes::DorisReleaseError::new_err(message),
-            Self::DorisStreamingJobError => classes::DorisStreamingJobError::new_err(message),
-            Self::DorisTableCompatibilityError => {
-                classes::DorisTableCompatibilityError::new_err(message)
-            }
-            Self::DorisTimeoutError => classes::DorisTimeoutError::new_err(message),
-            Self::DorisWriteAuthenticationError => {
-                classes::DorisWriteAuthenticationError::new_err(message)
-            }
-            Self::DorisWriteError => classes::DorisWriteError::new_err(message),
-            Self::DorisWritePermissionError => classes::DorisWritePermissionError::new_err(message),
-            Self::SchemaError => classes::SchemaError::new_err(message),
-            Self::StagingOrderError => classes::StagingOrderError::new_err(message),
-            Self::TransportError => classes::TransportError::new_err(message),
-        }
+        })
     }
+}
+
+/// The names of `doris_sql::ErrorKind`, in order (`_native.ERROR_KINDS`).
+pub(crate) fn kind_names() -> Vec<&'static str> {
+    ErrorKind::ALL.iter().map(|k| k.as_str()).collect()
+}
+
+/// The classes the binding raises (`_native.ERROR_CLASSES`).
+pub(crate) fn class_names() -> Vec<&'static str> {
+    ErrorClass::ALL.iter().map(|c| c.name()).collect()
 }
 
 /// Builds an exception of `class` with `message`.
@@ -116,23 +97,52 @@ pub(crate) fn raise(class: ErrorClass, message: impl Into<String>) -> PyErr {
     class.error(message.into())
 }
 
-/// A read error as its exception class.
+/// Builds an exception of `class` with `message` whose `kind` attribute is `kind`'s name
+/// (the crates' one error vocabulary, `doris_sql::ErrorKind`; each Python class also
+/// carries its usual kind as a class attribute).
+fn raise_kind(class: ErrorClass, kind: ErrorKind, message: String) -> PyErr {
+    let err = raise(class, message);
+    Python::attach(|py| {
+        // Setting an attribute on a fresh exception instance cannot fail.
+        let _ = err.value(py).setattr("kind", kind.as_str());
+    });
+    err
+}
+
+/// The class a read, catalog or job error of `kind` is raised as (1.1's read classes).
+fn read_class(kind: ErrorKind) -> ErrorClass {
+    match kind {
+        ErrorKind::Configuration => ErrorClass::ConfigurationError,
+        ErrorKind::Authentication => ErrorClass::AuthenticationError,
+        ErrorKind::Permission => ErrorClass::DatabasePermissionError,
+        ErrorKind::NotFound => ErrorClass::DatabaseObjectNotFoundError,
+        ErrorKind::Incompatible => ErrorClass::SchemaError,
+        ErrorKind::Timeout => ErrorClass::DorisTimeoutError,
+        _ => ErrorClass::TransportError,
+    }
+}
+
+/// The class a write error of `kind` is raised as (1.1's write classes).
+fn write_class(kind: ErrorKind) -> ErrorClass {
+    match kind {
+        ErrorKind::Configuration => ErrorClass::ConfigurationError,
+        ErrorKind::Authentication => ErrorClass::DorisWriteAuthenticationError,
+        ErrorKind::Permission => ErrorClass::DorisWritePermissionError,
+        ErrorKind::Incompatible => ErrorClass::DorisTableCompatibilityError,
+        ErrorKind::Ambiguous => ErrorClass::DorisAmbiguousWriteError,
+        _ => ErrorClass::DorisWriteError,
+    }
+}
+
+/// A read error as its exception class: by its kind, except planning (`DiscoveryError`)
+/// and a paused job (`DorisStreamingJobError`), which have classes of their own.
 pub(crate) fn read_error(e: ReadError) -> PyErr {
     let class = match &e {
-        ReadError::Config(_) | ReadError::Statement(_) | ReadError::LocationRefused { .. } => {
-            ErrorClass::ConfigurationError
-        }
-        ReadError::Auth(_) => ErrorClass::AuthenticationError,
-        ReadError::Permission(_) => ErrorClass::DatabasePermissionError,
-        ReadError::NotFound(_) => ErrorClass::DatabaseObjectNotFoundError,
-        ReadError::UnsupportedColumn { .. } | ReadError::Decode { .. } => ErrorClass::SchemaError,
-        ReadError::Metadata(_) | ReadError::MetadataParse(_) => ErrorClass::SchemaError,
         ReadError::Planning(_) => ErrorClass::DiscoveryError,
-        ReadError::Timeout(_) => ErrorClass::DorisTimeoutError,
         ReadError::JobPaused { .. } => ErrorClass::DorisStreamingJobError,
-        _ => ErrorClass::TransportError,
+        other => read_class(other.kind()),
     };
-    raise(class, e.to_string())
+    raise_kind(class, e.kind(), e.to_string())
 }
 
 /// A `doris-sql` error from checking a caller's arguments: a `ConfigurationError`, or
@@ -142,7 +152,7 @@ pub(crate) fn sql_error(e: doris_sql::SqlError) -> PyErr {
         doris_sql::SqlError::StagingOrder(_) => ErrorClass::StagingOrderError,
         _ => ErrorClass::ConfigurationError,
     };
-    raise(class, e.to_string())
+    raise_kind(class, e.kind(), e.to_string())
 }
 
 /// An error of a streaming job's statement: Doris's refusal (a job that is not paused, a
@@ -150,24 +160,30 @@ pub(crate) fn sql_error(e: doris_sql::SqlError) -> PyErr {
 /// read error's class.
 pub(crate) fn job_error(e: ReadError) -> PyErr {
     match e {
-        ReadError::Query { .. } => raise(ErrorClass::DorisStreamingJobError, e.to_string()),
+        ReadError::Query { .. } => {
+            raise_kind(ErrorClass::DorisStreamingJobError, e.kind(), e.to_string())
+        }
         other => read_error(other),
     }
 }
 
 /// A metadata error of the writer's table check (`SHOW CREATE TABLE` / `DESC`).
 pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
+    let kind = e.kind();
     match e {
-        ReadError::Metadata(m) => raise(
+        ReadError::Metadata(m) => raise_kind(
             ErrorClass::DorisMetadataError,
+            kind,
             format!("the table's metadata cannot be understood: {m}"),
         ),
-        ReadError::MetadataParse(source) => raise(
+        ReadError::MetadataParse(source) => raise_kind(
             ErrorClass::DorisMetadataError,
+            kind,
             format!("the table's metadata cannot be understood: {source}"),
         ),
-        ReadError::Transport(_) | ReadError::Timeout(_) | ReadError::Query { .. } => raise(
+        ReadError::Transport(_) | ReadError::Timeout(_) | ReadError::Query { .. } => raise_kind(
             ErrorClass::DiscoveryError,
+            kind,
             format!("Doris table metadata discovery failed: {e}"),
         ),
         other => read_error(other),
@@ -179,7 +195,7 @@ pub(crate) fn write_metadata_error(e: ReadError) -> PyErr {
 /// settlement `committed`, `aborted`, `left`; see `daft_doris.errors`) and the error it
 /// wraps as `__cause__`.
 pub(crate) fn load_error(e: &StreamLoadError) -> PyErr {
-    let err = raise(load_error_class(e), e.to_string());
+    let err = raise_kind(load_error_class(e), e.kind(), e.to_string());
     with_fields(&err, e);
     err
 }
@@ -187,7 +203,7 @@ pub(crate) fn load_error(e: &StreamLoadError) -> PyErr {
 /// A failed loader as the exception class of its error, with that error's fields and the
 /// labels of the pre-committed loads it aborted (`aborted`) or could not abort (`left`).
 pub(crate) fn loader_error(e: &LoaderError) -> PyErr {
-    let err = raise(load_error_class(&e.error), e.to_string());
+    let err = raise_kind(load_error_class(&e.error), e.kind(), e.to_string());
     with_fields(&err, &e.error);
     Python::attach(|py| {
         let value = err.value(py);
@@ -277,23 +293,15 @@ fn integer(py: Python<'_>, n: i64) -> Bound<'_, PyAny> {
         .map_or_else(|_| py.None().into_bound(py), Bound::into_any)
 }
 
-/// The exception class of a Stream Load error.
+/// The exception class of a Stream Load error: by its kind, except an existing label, a
+/// partial two-phase settlement and a release that cannot run the write, which have
+/// classes of their own, and a refused redirect, a `DorisWriteError` as in 1.1.
 pub(crate) fn load_error_class(e: &StreamLoadError) -> ErrorClass {
     match e {
-        StreamLoadError::Config(_) | StreamLoadError::Statement(_) => {
-            ErrorClass::ConfigurationError
-        }
-        StreamLoadError::Auth { .. } => ErrorClass::DorisWriteAuthenticationError,
         StreamLoadError::LabelExists { .. } => ErrorClass::DorisLabelExistsError,
-        StreamLoadError::Ambiguous { .. } | StreamLoadError::CounterMismatch { .. } => {
-            ErrorClass::DorisAmbiguousWriteError
-        }
         StreamLoadError::PartialCommit { .. } => ErrorClass::DorisPartialCommitError,
-        StreamLoadError::Privilege { .. } => ErrorClass::DorisWritePermissionError,
         StreamLoadError::UnsupportedRelease { .. } => ErrorClass::DorisReleaseError,
-        StreamLoadError::Encode(_) | StreamLoadError::ValueRejected { .. } => {
-            ErrorClass::DorisTableCompatibilityError
-        }
-        _ => ErrorClass::DorisWriteError,
+        StreamLoadError::RedirectRefused { .. } => ErrorClass::DorisWriteError,
+        other => write_class(other.kind()),
     }
 }

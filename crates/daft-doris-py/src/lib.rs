@@ -43,6 +43,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .import("atexit")?
         .call_method1("register", (shutdown,))?;
     m.add("DEFAULTS", defaults::defaults(m.py())?)?;
+    // The crates' error vocabulary and the classes raised from it, for the package's tests.
+    m.add("ERROR_KINDS", errors::kind_names())?;
+    m.add("ERROR_CLASSES", errors::class_names())?;
     m.add_class::<connection::Connection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
     m.add_class::<plan::ReadRequest>()?;

@@ -118,6 +118,17 @@ pub enum BackendsAnswerError {
     Malformed(&'static str),
 }
 
+impl BackendsAnswerError {
+    /// [`Authentication`](doris_sql::ErrorKind::Authentication) for refused credentials,
+    /// [`Transport`](doris_sql::ErrorKind::Transport) for an answer that is not a list.
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        match self {
+            Self::Unauthorized(_) => doris_sql::ErrorKind::Authentication,
+            Self::Malformed(_) => doris_sql::ErrorKind::Transport,
+        }
+    }
+}
+
 /// The alive BEs (`ip`, `http_port`) of an FE's `GET /api/backends?is_alive=true` answer:
 /// `{"code":0,"data":{"backends":[{"ip":…,"http_port":…,"is_alive":true}]}}`. An entry whose
 /// `ip` is no host name or address (empty, or holding `/`, `@` or a space) is left out: no

@@ -60,6 +60,13 @@ pub enum IdentityError {
     Key,
 }
 
+impl IdentityError {
+    /// Always [`Configuration`](doris_sql::ErrorKind::Configuration): nothing was sent.
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        doris_sql::ErrorKind::Configuration
+    }
+}
+
 impl ClientIdentity {
     /// The chain and key as TLS libraries take them (rustls, and what is built on it),
     /// checked: at least one certificate, and a readable private key.

@@ -47,6 +47,7 @@ mod settings;
 pub use secrecy;
 
 pub use credentials::Credentials;
+pub use doris_sql::ErrorKind;
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use identity::{ClientIdentity, IdentityError};
 pub use settings::{ConnectionSettings, ConnectionSettingsError, SslMode, check_host};

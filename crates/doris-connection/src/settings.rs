@@ -118,6 +118,13 @@ pub enum ConnectionSettingsError {
     Port(&'static str),
 }
 
+impl ConnectionSettingsError {
+    /// Always [`Configuration`](doris_sql::ErrorKind::Configuration): nothing was sent.
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        doris_sql::ErrorKind::Configuration
+    }
+}
+
 /// Where a Doris FE is and how to reach it; `Debug` hides the password.
 ///
 /// The fields are public so a caller sets what differs from the defaults; the ports are

@@ -37,6 +37,26 @@ pub enum PlanError {
 }
 
 impl PlanError {
+    /// The error's [`ErrorKind`](doris_sql::ErrorKind): a refused plan and an FE that
+    /// failed to plan are [`Rejected`](doris_sql::ErrorKind::Rejected); a request that
+    /// timed out is [`Timeout`](doris_sql::ErrorKind::Timeout); a failed link or an answer
+    /// that is not a plan is [`Transport`](doris_sql::ErrorKind::Transport).
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        use doris_sql::ErrorKind;
+        match self {
+            Self::Config(_) => ErrorKind::Configuration,
+            Self::Auth(_) => ErrorKind::Authentication,
+            Self::Permission(_) => ErrorKind::Permission,
+            Self::NotFound(_) => ErrorKind::NotFound,
+            Self::Rejected(_) | Self::Internal(_) => ErrorKind::Rejected,
+            #[cfg(feature = "http")]
+            Self::Request(e) if e.is_timeout() => ErrorKind::Timeout,
+            #[cfg(feature = "http")]
+            Self::Request(_) => ErrorKind::Transport,
+            Self::Transport(_) | Self::Malformed(_) => ErrorKind::Transport,
+        }
+    }
+
     /// Whether a `Single` discovery policy may fall back to one unsplit task.
     pub fn may_fall_back(&self) -> bool {
         matches!(

@@ -29,6 +29,7 @@ pub use answer::{QueryPlan, TabletPlacement, parse_plan_answer};
 #[cfg(feature = "http")]
 pub use client::{PlanEndpoint, fetch_backends, fetch_plan};
 pub use doris_connection::Credentials;
+pub use doris_sql::ErrorKind;
 pub use error::PlanError;
 #[cfg(feature = "http")]
 pub use group::plan_tasks;

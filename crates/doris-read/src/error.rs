@@ -93,6 +93,33 @@ pub enum ReadError {
     },
 }
 
+impl ReadError {
+    /// The error's [`ErrorKind`](doris_sql::ErrorKind). A refused query and a paused job
+    /// are [`Rejected`](doris_sql::ErrorKind::Rejected); a column that cannot be read, a
+    /// value that cannot be decoded and metadata that cannot be understood are
+    /// [`Incompatible`](doris_sql::ErrorKind::Incompatible); a Flight location the
+    /// allowlist refuses is [`Configuration`](doris_sql::ErrorKind::Configuration) (allow
+    /// it, or nothing is sent); planning errors keep their own kind.
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        use doris_sql::ErrorKind;
+        match self {
+            ReadError::Config(_) | ReadError::LocationRefused { .. } => ErrorKind::Configuration,
+            ReadError::Statement(e) => e.kind(),
+            ReadError::Auth(_) => ErrorKind::Authentication,
+            ReadError::Permission(_) => ErrorKind::Permission,
+            ReadError::NotFound(_) => ErrorKind::NotFound,
+            ReadError::Query { .. } | ReadError::JobPaused { .. } => ErrorKind::Rejected,
+            ReadError::UnsupportedColumn { .. }
+            | ReadError::Decode { .. }
+            | ReadError::Metadata(_)
+            | ReadError::MetadataParse(_) => ErrorKind::Incompatible,
+            ReadError::Transport(_) => ErrorKind::Transport,
+            ReadError::Timeout(_) => ErrorKind::Timeout,
+            ReadError::Planning(e) => e.kind(),
+        }
+    }
+}
+
 /// Cuts the statement echo of a server message: MySQL's `near '…'`, Doris's `== SQL ==`
 /// block (the statement with a caret under the error), and, in a syntax error, every
 /// quoted fragment (`mismatched input '…'`, sqlparser's `found: '…'`), which may be a
@@ -224,6 +251,49 @@ mod tests {
         ] {
             let text = crate::table::from_plan_error(e).to_string();
             assert!(!text.contains("secret-7"), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_read_error_has_the_kind_a_caller_reacts_to() {
+        use doris_sql::ErrorKind;
+        let planning = |e| ReadError::Planning(e);
+        for (error, kind) in [
+            (ReadError::Auth("denied".into()), ErrorKind::Authentication),
+            (ReadError::Timeout("30 s".into()), ErrorKind::Timeout),
+            (
+                ReadError::Query {
+                    code: 1105,
+                    message: "x".into(),
+                },
+                ErrorKind::Rejected,
+            ),
+            (
+                ReadError::Decode {
+                    column: "c".into(),
+                    arrow_type: "Int32".into(),
+                    reason: "r".into(),
+                },
+                ErrorKind::Incompatible,
+            ),
+            (
+                ReadError::LocationRefused {
+                    location: "10.0.0.9:9060".into(),
+                    reason: "not listed".into(),
+                },
+                ErrorKind::Configuration,
+            ),
+            // A planning error keeps the plan error's kind.
+            (
+                planning(doris_plan::PlanError::Permission("no".into())),
+                ErrorKind::Permission,
+            ),
+            (
+                planning(doris_plan::PlanError::Internal("lost".into())),
+                ErrorKind::Rejected,
+            ),
+        ] {
+            assert_eq!(error.kind(), kind, "{error}");
         }
     }
 

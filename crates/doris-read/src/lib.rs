@@ -83,6 +83,7 @@ pub mod table;
 pub mod transport;
 
 pub use doris_connection::{ConnectionSettings, Credentials, SslMode};
+pub use doris_sql::ErrorKind;
 pub use doris_sql::TimestampUnits;
 pub use error::ReadError;
 #[cfg(feature = "flight")]

@@ -25,7 +25,7 @@
 //! assert_eq!(
 //!     create_table_ddl(&TableRef::new("db", "t").unwrap(), &schema, &options).unwrap(),
 //!     "CREATE TABLE `db`.`t` (`id` BIGINT NOT NULL, `name` TEXT NULL) UNIQUE KEY(`id`) \
-//!      DISTRIBUTED BY HASH(`id`) BUCKETS 4 PROPERTIES (\"replication_num\" = \"1\")"
+//!      DISTRIBUTED BY HASH(`id`) BUCKETS 4 PROPERTIES ('replication_num' = '1')"
 //! );
 //! ```
 
@@ -322,18 +322,18 @@ fn column_sql(name: &str, ty: &DorisType, nullable: bool) -> Result<String> {
     ))
 }
 
-/// A property value or key as `SHOW CREATE TABLE` prints them (`PROPERTIES ("k" = "v")`):
-/// double quotes, with `\` and `"` escaped by a backslash.
+/// A property key or value as a single-quoted literal (`PROPERTIES ('k' = 'v')`, which
+/// Doris reads as it reads `SHOW CREATE TABLE`'s double-quoted form): a quote is doubled,
+/// so no SQL mode lets the text out of its quotes ([`push_string_literal`](crate::push_string_literal); a double-quoted
+/// string escaped with backslashes would end at `\"` under `NO_BACKSLASH_ESCAPES`).
+///
+/// ```
+/// assert_eq!(doris_sql::property_string("it's"), "'it''s'");
+/// assert_eq!(doris_sql::property_string("a\"b"), "'a\"b'");
+/// ```
 pub fn property_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for ch in s.chars() {
-        if ch == '"' || ch == '\\' {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out.push('"');
+    crate::push_string_literal(&mut out, s);
     out
 }
 

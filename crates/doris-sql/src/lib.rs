@@ -52,7 +52,9 @@
 //!
 //! ## Errors and secrets
 //!
-//! All fallible functions return [`SqlError`]. Error texts name identifiers, positions and
+//! All fallible functions return [`SqlError`]; its [`kind`](SqlError::kind) is an
+//! [`ErrorKind`], the vocabulary every crate of the workspace sorts its errors into.
+//! Error texts name identifiers, positions and
 //! parameter names, never literal values, bound parameters or trusted SQL text. Where a
 //! cluster is and the credentials to reach it are the `doris-connection` crate's; Doris 4.0
 //! streaming jobs (`CREATE JOB … ON STREAMING`) are the `doris-jobs` crate's.
@@ -76,7 +78,7 @@ mod write_target;
 pub use create_table::{
     CreateTableOptions, MAX_BUCKETS, create_table_ddl, doris_type_for, property_string,
 };
-pub use error::{Result, SqlError};
+pub use error::{ErrorKind, Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
 pub use ident::{TableRef, quote_ident, validate_ident};
 pub use literal::{

@@ -130,6 +130,14 @@ impl fmt::Display for WriteTargetError {
 
 impl std::error::Error for WriteTargetError {}
 
+impl WriteTargetError {
+    /// Always [`ErrorKind::Incompatible`](crate::ErrorKind::Incompatible): the data does
+    /// not fit the table.
+    pub fn kind(&self) -> crate::ErrorKind {
+        crate::ErrorKind::Incompatible
+    }
+}
+
 /// Whether a narrower column can take the data by a value-checked cast.
 fn value_cast_target(data: &DataType, column: &DataType) -> bool {
     use DataType::*;

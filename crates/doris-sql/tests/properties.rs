@@ -5,6 +5,7 @@
 //!   parser) as exactly one SELECT with the same projection, table and LIMIT, and every
 //!   pushed string value comes back from the parser unchanged.
 //! - The type parser reads back every spelling of every generated type.
+//! - A `CREATE TABLE`'s property text stays inside its literals in every SQL mode.
 //! - No input makes a parser panic.
 
 // Test code: a failed unwrap is a failed test, with the value in the message.
@@ -409,5 +410,69 @@ proptest! {
         let _ = text.parse::<DorisType>();
         let _ = doris_sql::parse_show_create(&text);
         let _ = doris_sql::scan_fragment(&text);
+    }
+}
+
+/// The single-quoted literals of `sql` as a server under `NO_BACKSLASH_ESCAPES` splits them
+/// (a backslash is an ordinary character, `''` a quote inside the literal), or `None` when
+/// a quote is left open. Backquoted names and double-quoted strings are skipped the same way.
+fn literals_without_backslash_escapes(sql: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut text = String::new();
+        loop {
+            match chars.next()? {
+                q if q == c && chars.peek() == Some(&c) => {
+                    chars.next();
+                    text.push(c);
+                }
+                q if q == c => break,
+                other => text.push(other),
+            }
+        }
+        if c == '\'' {
+            out.push(text);
+        }
+    }
+    Some(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 500, failure_persistence: None, ..ProptestConfig::default()
+    })]
+
+    /// A `CREATE TABLE`'s properties stay properties in every SQL mode: in the default mode
+    /// the DDL parses back to the same keys and values; under `NO_BACKSLASH_ESCAPES` the
+    /// statement still holds exactly one literal per key and per value, none left open, so
+    /// no property text can be read as SQL.
+    #[test]
+    fn property_text_never_leaves_its_literal_in_any_sql_mode(
+        properties in prop::collection::vec(
+            (hostile_string().prop_filter("no NUL", |s| !s.contains('\0')),
+             hostile_string().prop_filter("no NUL", |s| !s.contains('\0'))),
+            1..4,
+        )
+    ) {
+        let schema = arrow_schema::Schema::new(vec![
+            arrow_schema::Field::new("k", arrow_schema::DataType::Int32, false),
+        ]);
+        let options = doris_sql::CreateTableOptions {
+            properties: properties.clone(),
+            ..Default::default()
+        };
+        let ddl = doris_sql::create_table_ddl(&TableRef::new("db", "t").unwrap(), &schema, &options)
+            .unwrap();
+        let parsed = doris_sql::parse_show_create(&ddl)
+            .map_err(|e| TestCaseError::fail(format!("{e}: {ddl}")))?;
+        prop_assert_eq!(&parsed.properties, &properties);
+        let literals = literals_without_backslash_escapes(&ddl);
+        prop_assert!(literals.is_some(), "a quote left open: {}", ddl);
+        prop_assert_eq!(literals.unwrap().len(), 2 * properties.len(), "{}", ddl);
+        prop_assert!(ddl.ends_with(')'), "{}", ddl);
     }
 }

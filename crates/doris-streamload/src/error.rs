@@ -203,6 +203,37 @@ pub enum StreamLoadError {
 }
 
 impl StreamLoadError {
+    /// The error's [`ErrorKind`](doris_sql::ErrorKind). Outcomes that may have loaded
+    /// ([`may_have_loaded`](Self::may_have_loaded)) are
+    /// [`Ambiguous`](doris_sql::ErrorKind::Ambiguous) unless Doris said what happened: an
+    /// existing label, a refused load, an overwrite that did not apply and a refused 2PC
+    /// step are [`Rejected`](doris_sql::ErrorKind::Rejected); a value or body a column
+    /// cannot take and a release that lacks the behaviour are
+    /// [`Incompatible`](doris_sql::ErrorKind::Incompatible); a redirect the allowlist
+    /// refuses is [`Configuration`](doris_sql::ErrorKind::Configuration); a failed link, a
+    /// broken answer and a failed step of the atomic write's SQL are
+    /// [`Transport`](doris_sql::ErrorKind::Transport).
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        use doris_sql::ErrorKind;
+        match self {
+            Self::Config(_) | Self::RedirectRefused { .. } => ErrorKind::Configuration,
+            Self::Statement(e) => e.kind(),
+            Self::Auth { .. } => ErrorKind::Authentication,
+            Self::Privilege { .. } => ErrorKind::Permission,
+            Self::Rejected { .. }
+            | Self::LabelExists { .. }
+            | Self::OverwriteNotApplied { .. }
+            | Self::TwoPhase { .. } => ErrorKind::Rejected,
+            Self::Ambiguous { .. } | Self::CounterMismatch { .. } | Self::PartialCommit { .. } => {
+                ErrorKind::Ambiguous
+            }
+            Self::Transport { .. } | Self::Malformed(_) | Self::Sql { .. } => ErrorKind::Transport,
+            Self::ValueRejected { .. } | Self::Encode(_) | Self::UnsupportedRelease { .. } => {
+                ErrorKind::Incompatible
+            }
+        }
+    }
+
     /// Whether the rows of the failed load may nevertheless be in Doris.
     pub fn may_have_loaded(&self) -> bool {
         matches!(
@@ -226,5 +257,71 @@ impl From<arrow::error::ArrowError> for StreamLoadError {
 impl From<parquet::errors::ParquetError> for StreamLoadError {
     fn from(e: parquet::errors::ParquetError) -> Self {
         Self::Encode(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use doris_sql::ErrorKind;
+
+    #[test]
+    fn a_load_that_may_have_loaded_is_ambiguous_unless_doris_said_what_happened() {
+        let ambiguous = StreamLoadError::Ambiguous {
+            label: "l".into(),
+            attempts: 3,
+            detail: "lost".into(),
+        };
+        let exists = StreamLoadError::LabelExists {
+            label: "l".into(),
+            existing: ExistingJobStatus::Finished,
+            txn_id: None,
+        };
+        assert!(ambiguous.may_have_loaded() && exists.may_have_loaded());
+        assert_eq!(ambiguous.kind(), ErrorKind::Ambiguous);
+        // Doris refused this request; the label's earlier load is what may be there.
+        assert_eq!(exists.kind(), ErrorKind::Rejected);
+        let partial = StreamLoadError::PartialCommit {
+            committed: vec!["a".into()],
+            aborted: vec![],
+            left: vec!["b".into()],
+            source: Box::new(ambiguous),
+        };
+        assert_eq!(partial.kind(), ErrorKind::Ambiguous);
+        let refused = StreamLoadError::Rejected {
+            label: "l".into(),
+            message: "too many filtered rows".into(),
+            error_url: None,
+            error_log_head: vec![],
+        };
+        assert!(!refused.may_have_loaded());
+        assert_eq!(refused.kind(), ErrorKind::Rejected);
+    }
+
+    #[test]
+    fn input_errors_are_configuration_and_data_that_does_not_fit_is_incompatible() {
+        let statement = StreamLoadError::Statement(doris_sql::SqlError::InvalidQuery("x".into()));
+        assert_eq!(statement.kind(), ErrorKind::Configuration);
+        let redirect = StreamLoadError::RedirectRefused {
+            target: "10.0.0.9:8040".into(),
+            reason: "not listed".into(),
+        };
+        assert_eq!(redirect.kind(), ErrorKind::Configuration);
+        let value = StreamLoadError::ValueRejected {
+            column: "c".into(),
+            reason: "too long".into(),
+        };
+        assert_eq!(value.kind(), ErrorKind::Incompatible);
+        let release = StreamLoadError::UnsupportedRelease {
+            release: "2.1.10".into(),
+            feature: "the atomic write",
+            detail: "use 3.0.4 or later".into(),
+        };
+        assert_eq!(release.kind(), ErrorKind::Incompatible);
+        let privilege = StreamLoadError::Privilege {
+            needed: "LOAD",
+            message: "denied".into(),
+        };
+        assert_eq!(privilege.kind(), ErrorKind::Permission);
     }
 }

@@ -70,6 +70,7 @@ pub use config::{
     ClientConfig, ClientIdentity, ConnectionSettings, Credentials, HostPort, RedirectAllowlist,
     RedirectPolicy, RetryPolicy, Route,
 };
+pub use doris_sql::ErrorKind;
 #[cfg(feature = "client")]
 pub use encode::{Encoded, Limits, encode};
 pub use error::StreamLoadError;

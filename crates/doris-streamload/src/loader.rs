@@ -123,6 +123,13 @@ pub struct LoaderError {
     pub left_precommitted: Vec<String>,
 }
 
+impl LoaderError {
+    /// The first error's [`ErrorKind`](doris_sql::ErrorKind).
+    pub fn kind(&self) -> doris_sql::ErrorKind {
+        self.error.kind()
+    }
+}
+
 /// A load in flight: its sequence number, its label (none under group commit) and its task.
 type Running = (
     u64,

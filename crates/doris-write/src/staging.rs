@@ -604,7 +604,7 @@ mod tests {
         doris_sql::parse_show_create(
             "CREATE TABLE `t` (`id` BIGINT NOT NULL, `total` BIGINT SUM NULL) \
              AGGREGATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 4 \
-             PROPERTIES (\"replication_allocation\" = \"tag.location.default: 1\")",
+             PROPERTIES ('replication_allocation' = 'tag.location.default: 1')",
         )
         .unwrap()
     }
@@ -629,8 +629,8 @@ mod tests {
             ddl,
             "CREATE TABLE `d`.`daft_doris_stage_af63e64c8601fd8a_10_00000001` (`__dd_load` BIGINT NOT NULL, \
              `id` BIGINT NULL, `total` BIGINT NULL) DUPLICATE KEY(`__dd_load`) \
-             DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1 PROPERTIES (\"light_schema_change\" = \"true\", \
-             \"replication_allocation\" = \"tag.location.default: 1\")"
+             DISTRIBUTED BY HASH(`__dd_load`) BUCKETS 1 PROPERTIES ('light_schema_change' = 'true', \
+             'replication_allocation' = 'tag.location.default: 1')"
         );
         let parsed = doris_sql::parse_show_create(&ddl).unwrap();
         assert_eq!(parsed.key_columns, [LOAD_TAG_COLUMN]);
@@ -714,7 +714,7 @@ mod tests {
             "CREATE TABLE IF NOT EXISTS `d`.`daft_doris_commits` (`key_label` VARCHAR(128) NOT NULL, \
              `target_table` VARCHAR(256) NOT NULL, `row_count` BIGINT NULL, `committed_at` DATETIME NOT NULL) \
              DUPLICATE KEY(`key_label`) DISTRIBUTED BY HASH(`key_label`) BUCKETS 1 \
-             PROPERTIES (\"replication_allocation\" = \"tag.location.default: 1\")"
+             PROPERTIES ('replication_allocation' = 'tag.location.default: 1')"
         );
         let parsed =
             doris_sql::parse_show_create(ddl.replace(" IF NOT EXISTS", "").as_str()).unwrap();

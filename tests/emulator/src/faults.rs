@@ -174,6 +174,11 @@ pub enum Fault {
     DropStatement {
         /// The statement's first words, e.g. `BEGIN` or `SET insert_timeout`.
         prefix: String,
+        /// Text the statement must also hold (as written), to tell apart statements that
+        /// start alike: a publishing `INSERT … WHERE `tag` IN (…)` from the privilege probe
+        /// `INSERT … WHERE 1 = 0` before it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        containing: Option<String>,
     },
 }
 
@@ -302,6 +307,10 @@ pub struct Fired {
     pub txn_id: Option<i64>,
     /// Whether the load's data was committed.
     pub committed: bool,
+    /// Where it fired, for a fault armed at one step of several (a `drop_statement`'s
+    /// prefix): a generated case records which step of a coordinator it hit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 /// Armed faults and the record of those that fired.
@@ -365,6 +374,13 @@ impl FaultRegistry {
                 label: label.map(str::to_owned),
                 txn_id,
                 committed,
+                step: match fault {
+                    Fault::DropStatement { prefix, containing } => Some(match containing {
+                        Some(text) => format!("{prefix} … {text}"),
+                        None => prefix.clone(),
+                    }),
+                    _ => None,
+                },
             });
         }
     }

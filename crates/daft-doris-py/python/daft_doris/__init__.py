@@ -11,6 +11,7 @@ DataFrames as files for them. ``DorisCatalog`` attaches Doris to a Daft session,
 
 from daft_doris._native import __version__
 from daft_doris.catalog import DorisCatalog, DorisCatalogTable
+from daft_doris.connection import DorisConnection, DorisTable
 from daft_doris.diagnostics import diagnose
 from daft_doris.errors import (
     AuthenticationError,
@@ -43,9 +44,7 @@ from daft_doris.read_options import DorisReadOptions
 from daft_doris.secrets import SecretRef
 from daft_doris.streaming import S3Source, StreamingJob
 from daft_doris.write import (
-    DorisConnection,
     DorisDataSink,
-    DorisTable,
     cleanup_commit_ledger,
     cleanup_staging,
     write_doris,

@@ -14,6 +14,8 @@ import pyarrow as pa
 __version__: str
 #: The crates' defaults, keyed "connection", "read", "write" and "jobs", then by argument name.
 DEFAULTS: dict[str, dict[str, Any]]
+ERROR_KINDS: list[str]
+ERROR_CLASSES: list[str]
 
 class Connection:
     def __init__(

@@ -25,9 +25,10 @@ from daft.dataframe import DataFrame
 from daft.schema import Schema
 
 from daft_doris import _native
+from daft_doris.connection import DorisConnection, DorisTable
 from daft_doris.errors import ConfigurationError
 from daft_doris.read import read_doris
-from daft_doris.write import DorisConnection, DorisTable, write_doris
+from daft_doris.write import write_doris
 
 
 def _parts(ident: Identifier) -> tuple[str, str]:
@@ -185,30 +186,14 @@ class DorisCatalogTable(Table):
         return Schema.from_pyarrow_schema(arrow)
 
     def read(self, **options: Any) -> DataFrame:
-        c = self._catalog._connection
         options.setdefault("transport", self._catalog._options.transport)
-        # The whole connection: its MySQL TLS mode and its timeouts as the native connection
-        # settled them (a read never downgrades what the catalog was given).
-        native = c.endpoint().native()
-        mysql_options = dict(options.pop("mysql_options", None) or {})
-        # The read's own TLS keys may raise the connection's MySQL TLS mode, never lower it.
-        mysql_options["ssl_mode"] = _native.mysql_ssl_mode_at_least(mysql_options, native.mysql_ssl_mode)
-        options.setdefault("connect_timeout_seconds", native.connect_timeout_seconds)
-        options.setdefault("query_timeout_seconds", native.query_timeout_seconds)
+        options.setdefault("flight_port", self._catalog._options.flight_port)
+        # The whole connection (its MySQL TLS mode the floor of the read's own, its
+        # timeouts unless the read gives its own): read_doris(connection=…).
         return read_doris(
-            host=c.host,
-            mysql_port=c.mysql_port,
-            http_port=c.http_port,
-            http_secure=c.http_secure,
-            flight_port=self._catalog._options.flight_port,
-            tls_ca_file=c.tls_ca_file,
-            tls_client_cert_file=c.tls_client_cert_file,
-            tls_client_key_file=c.tls_client_key_file,
-            username=c.username,
-            password=c.password,
+            connection=self._catalog._connection,
             database=self._database,
             table=self._table,
-            mysql_options=mysql_options,
             **options,
         )
 

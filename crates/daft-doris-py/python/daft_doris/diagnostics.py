@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 import daft
 
 from daft_doris import _native, _snapshot
+from daft_doris.connection import DorisConnection, DorisTable
 from daft_doris.errors import ConfigurationError
-from daft_doris.write import DorisConnection, DorisTable
 
 #: The report's columns.
 COLUMNS = ("check", "target", "outcome", "detail", "fix")

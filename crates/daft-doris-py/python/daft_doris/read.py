@@ -145,12 +145,44 @@ def _one_of(name: str, argument: Any, from_mysql_options: float | None) -> Any:
     return from_mysql_options if argument is None else argument
 
 
+def _with_connection(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with a ``connection``'s fields as the flat keywords 1.1 reads take: its
+    host, ports, user, password and TLS files; its MySQL TLS mode as the floor of the
+    read's ``mysql_options``; its timeouts unless the read gives its own."""
+    connection = options.get("connection")
+    if connection is None:
+        return options
+    # The native connection settled the TLS mode and the timeouts (before any I/O).
+    native = connection.endpoint().native()
+    flat = {k: v for k, v in options.items() if k != "connection"}
+    mysql_options = dict(flat.get("mysql_options") or {})
+    mysql_options["ssl_mode"] = _native.mysql_ssl_mode_at_least(mysql_options, native.mysql_ssl_mode)
+    flat.update(
+        host=connection.host,
+        mysql_port=connection.mysql_port,
+        http_port=connection.http_port,
+        http_secure=connection.http_secure,
+        tls_ca_file=connection.tls_ca_file,
+        tls_client_cert_file=connection.tls_client_cert_file,
+        tls_client_key_file=connection.tls_client_key_file,
+        username=connection.username,
+        password=connection.password,
+        mysql_options=mysql_options,
+    )
+    if "connect_timeout" not in mysql_options:
+        flat.setdefault("connect_timeout_seconds", native.connect_timeout_seconds)
+    if not {"read_timeout", "write_timeout"} & set(mysql_options):
+        flat.setdefault("query_timeout_seconds", native.query_timeout_seconds)
+    return flat
+
+
 class DorisDataSource(DataSource):
     """A Doris table as a Daft data source. Its options are ``read_doris``'s
     (``DorisReadOptions``); an option left out takes the crates' default."""
 
     def __init__(self, **options: Unpack[DorisReadOptions]) -> None:
         check_option_names("DorisDataSource", options)
+        options = _with_connection(dict(options))
         given = options.get
         transport, database, table = options["transport"], options["database"], options["table"]
         # The transport, batch bounds and the MySQL and Flight options, checked natively.

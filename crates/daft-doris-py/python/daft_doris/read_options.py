@@ -13,15 +13,38 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Required, TypedDict
 
 from daft_doris import _keywords
+from daft_doris.connection import DorisConnection
+from daft_doris.errors import ConfigurationError
 from daft_doris.secrets import Secret
+
+#: The options a ``connection`` supplies: given with one, the read refuses them by name.
+CONNECTION_OPTIONS = (
+    "host",
+    "mysql_port",
+    "http_port",
+    "http_secure",
+    "tls_ca_file",
+    "tls_client_cert_file",
+    "tls_client_key_file",
+    "username",
+    "password",
+)
 
 
 class DorisReadOptions(TypedDict, total=False):
-    """The options of a Doris read. ``host``, ``database``, ``table`` and ``transport``
-    are required; every other one has the default its description names."""
+    """The options of a Doris read. ``database``, ``table``, ``transport`` and either
+    ``host`` (1.1's flat keywords) or ``connection`` are required; every other one has the
+    default its description names."""
 
-    host: Required[str]
-    """The FE's host name or address."""
+    connection: DorisConnection
+    """Where the FE is and who connects, as writes, the catalog and jobs take it: its host,
+    ports, user, password, TLS files and MySQL TLS mode (a read's ``mysql_options`` may
+    raise that mode, never lower it) and its timeouts (unless ``connect_timeout_seconds``
+    or ``query_timeout_seconds`` are given). Given with it, the flat keywords it supplies
+    (``host``, ``username``, ``password``, the ports, ``http_secure``, ``tls_*``) are
+    refused. Its Stream Load redirect settings (``redirect_*``) do not apply to reads."""
+    host: str
+    """The FE's host name or address (required unless ``connection`` is given)."""
     database: Required[str]
     """The table's database."""
     table: Required[str]
@@ -109,5 +132,17 @@ class DorisReadOptions(TypedDict, total=False):
 
 def check_option_names(owner: str, options: Mapping[str, Any]) -> None:
     """Refuses, as Python refuses a bad keyword, an option that is not a
-    ``DorisReadOptions`` key or a required one left out."""
+    ``DorisReadOptions`` key or a required one left out (``host`` or ``connection``), and
+    a flat connection keyword given beside ``connection``."""
     _keywords.check_option_names(owner, options, DorisReadOptions)
+    if "connection" not in options:
+        if "host" not in options:
+            raise TypeError(f"{owner}() missing required keyword arguments: 'host' (or 'connection')")
+        return
+    if not isinstance(options["connection"], DorisConnection):
+        raise ConfigurationError("connection must be a DorisConnection")
+    both = [name for name in CONNECTION_OPTIONS if name in options]
+    if both:
+        raise ConfigurationError(
+            f"{', '.join(both)} given beside connection=, which supplies them: give each once"
+        )

@@ -30,13 +30,13 @@ import daft
 import pyarrow as pa
 
 from daft_doris import _native
+from daft_doris.connection import DorisConnection, DorisTable
 from daft_doris.errors import (
     ConfigurationError,
     DatabaseObjectNotFoundError,
     DorisStreamingJobError,
     StagingOrderError,
 )
-from daft_doris.write import DorisConnection, DorisTable
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,8 @@ impl Publish<'_> {
     }
 
     /// After a single labelled statement committed, the key's ledger record (an
-    /// overwrite, which cannot share a transaction with it).
+    /// overwrite, which cannot share a transaction with it); a record that cannot be
+    /// written makes the outcome ambiguous (rerun the key to record it).
     async fn record_after_single<S: SqlSession>(
         &self,
         session: &mut S,
@@ -287,7 +288,19 @@ impl Publish<'_> {
             target_table: self.table,
             committed_at: &self.committed_at,
         };
-        record_alone(session, self.database, ledger, &record, rows, self.policy).await
+        // The rows are committed but the key is not recorded: once Doris forgets the label
+        // a rerun would write again, so this is no success. A rerun with the same key finds
+        // the label committed and writes the record (`AtomicWrite::begin`).
+        record_alone(session, self.database, ledger, &record, rows, self.policy)
+            .await
+            .map_err(|e| StreamLoadError::Ambiguous {
+                label: self.label.to_string(),
+                attempts: self.policy.publish_attempts,
+                detail: format!(
+                    "the rows committed, but the key's ledger record was not written ({e}): \
+                     rerun with the same key to record it"
+                ),
+            })
     }
 }
 
@@ -347,3 +360,6 @@ pub(crate) async fn reconnect<S: SqlSession>(
         message: last,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -410,16 +410,18 @@ async fn commands(
     Ok(())
 }
 
-/// The armed `DropStatement` fault whose prefix `sql` starts with, taken.
+/// The armed `DropStatement` fault whose prefix `sql` starts with (and whose `containing`
+/// text it holds), taken.
 fn dropped_statement(shared: &Shared, sql: &str) -> Option<crate::faults::Fault> {
     let text = sql.trim_start();
     shared
         .faults
         .take_where(crate::faults::Point::MysqlStatement, |fault| {
-            matches!(fault, crate::faults::Fault::DropStatement { prefix }
+            matches!(fault, crate::faults::Fault::DropStatement { prefix, containing }
                 if text.len() >= prefix.len()
                     && text.is_char_boundary(prefix.len())
-                    && text[..prefix.len()].eq_ignore_ascii_case(prefix))
+                    && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+                    && containing.as_deref().is_none_or(|c| text.contains(c)))
         })
 }
 

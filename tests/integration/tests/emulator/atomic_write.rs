@@ -352,6 +352,7 @@ async fn a_lost_answer_at_any_statement_of_the_publish_writes_the_rows_once() {
         e.faults().arm(
             Fault::DropStatement {
                 prefix: prefix.into(),
+                containing: None,
             },
             1,
         );
