@@ -102,12 +102,19 @@ FAULTS: list[tuple[str, dict | None]] = [
 READS = ["read mysql", "read flight", "read split (mysql)", "read split (flight)"]
 WRITES = [
     "write load",
+    "write per-load labels",
     "write upsert",
     "write partial_update",
     "write two-phase",
     "write atomic",
     "write atomic overwrite",
 ]
+
+
+def rerun_promised(operation: str) -> bool:
+    """Whether a rerun of a failed `operation` with its key must end with exactly the input
+    (the atomic mode, and per-load labels for the same data and partitioning)."""
+    return "atomic" in operation or "per-load" in operation
 
 
 def target_of(operation: str) -> str:
@@ -184,6 +191,9 @@ class Harness:
             kwargs["write_mode"] = "overwrite"
         if key is not None:
             kwargs["idempotence_key"] = key
+        if "per-load" in operation:
+            # Deterministic labels per load, each load its own transaction.
+            kwargs["atomic"] = False
         summary = write_doris(
             daft.from_pydict(data), connection=self.connection(), table=DorisTable("m", table), **kwargs
         ).to_pydict()
@@ -240,7 +250,7 @@ def run_matrix(ports: dict) -> list[dict]:
                     row["lost"], row["duplicated"] = missing, extra
                     row["fired"] = h.fired(fault)
                 else:
-                    key = f"mx-{case}" if "atomic" in operation else None
+                    key = f"mx-{case}" if rerun_promised(operation) else None
                     table, want, summary = h.write(operation, case, key)
                     row["fired"] = h.fired(fault)
                     h.faults("DELETE")
@@ -280,8 +290,9 @@ def run_matrix(ports: dict) -> list[dict]:
                         # for atomic; two-phase may keep loads committed before a failure.
                         if "atomic" in operation and got:
                             row["outcome"] += ", PARTIAL"
-                    if "atomic" in operation:
-                        # The promise: a rerun with the same key completes it exactly once.
+                    if rerun_promised(operation):
+                        # The promise: a rerun with the same key (the same data, the same
+                        # partitioning for per-load labels) completes it exactly once.
                         with suppress(Exception):
                             h.write(operation, case, f"mx-{case}")
                         got = h.table(table, case * 1000, case * 1000 + WRITE_ROWS)
@@ -327,8 +338,11 @@ def render(rows: list[dict]) -> str:
         "this table is not the matrix the code runs). Each case",
         "arms one emulator fault (`docs/emulator.md`) for the next three requests at its point,",
         "runs one operation, clears the faults and compares: a read with the table, a write with",
-        "its input. An atomic write that fails is rerun with the same key and must then hold",
-        "exactly its input. *fired* says whether the operation reached the fault's point.",
+        "its input. An atomic write or a per-load-labels write (`atomic=False`) that fails is",
+        "rerun with the same key (the same data and partitioning) and must then hold exactly",
+        "its input; a failed default or two-phase write (no rerun promise) must hold no row",
+        "twice, and a keyed table no key lost. *fired* says whether the operation reached the",
+        "fault's point.",
         "",
         "Rerun one operation: `python tests/python/fault_matrix.py --only 'write atomic'`.",
         "",

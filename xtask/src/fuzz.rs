@@ -1,8 +1,14 @@
 //! `cargo xtask fuzz`: the fuzz targets (doris-sql's parsers, the FE's `/api/backends` and
 //! `_query_plan` answers, Stream Load's load and 2PC answers with the exactly-once step
-//! decided after each) from their kept seeds, for a bounded time.
+//! decided after each) from their kept seeds and what earlier runs on this machine found,
+//! for a bounded time, with a new random seed each run (printed; `DAFT_DORIS_FUZZ_SEED`
+//! replays it).
 
 use crate::run::{cargo, root, step};
+
+/// Where the inputs fuzzing finds are kept between runs on this machine (outside the
+/// checkout; `DAFT_DORIS_FUZZ_CORPUS` moves it).
+const KEPT_CORPUS: &str = "/var/tmp/daft-doris-fuzz-corpus";
 
 /// The fuzz targets of `fuzz`.
 pub(crate) const FUZZ_TARGETS: [&str; 7] = [
@@ -107,23 +113,43 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
     // A no-op when `build_targets` ran (`cargo xtask ci`); by hand, the build.
     step("fuzz: the targets' build", fuzz_build(&triple))?;
     let binaries = fuzz_target_dir().join(&triple).join("release");
+    // A new seed each run, so CI explores further every time; printed, and taken from
+    // `DAFT_DORIS_FUZZ_SEED` to replay a run.
+    let seed = std::env::var("DAFT_DORIS_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.subsec_nanos() ^ d.as_secs() as u32)
+                .max(1)
+        });
+    println!("fuzz: seed {seed} (replay: DAFT_DORIS_FUZZ_SEED={seed} cargo xtask fuzz {seconds})");
+    // What runs find is kept outside the checkout, per machine, and read by the next run.
+    let kept_root = std::env::var_os("DAFT_DORIS_FUZZ_CORPUS").map_or_else(
+        || std::path::PathBuf::from(KEPT_CORPUS),
+        std::path::PathBuf::from,
+    );
     for target in FUZZ_TARGETS {
-        // New inputs go to a scratch corpus; the kept seeds (`fuzz/seeds/<target>`, in the
-        // repository) are read only, so a run never changes the checkout.
+        // New inputs go to the kept corpus (libFuzzer writes into its first folder); the
+        // seeds in the repository (`fuzz/seeds/<target>`) are read only, so a run never
+        // changes the checkout. A crash's input goes to a scratch folder (printed).
         let scratch =
             std::env::temp_dir().join(format!("daft-doris-fuzz-{target}-{}", std::process::id()));
-        std::fs::create_dir_all(&scratch)
-            .map_err(|e| format!("fuzz: cannot create {}: {e}", scratch.display()))?;
+        let kept = kept_root.join(target);
+        for dir in [&scratch, &kept] {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("fuzz: cannot create {}: {e}", dir.display()))?;
+        }
         let seeds = fuzz_dir.join("seeds").join(target);
         let mut cmd = std::process::Command::new(binaries.join(target));
-        cmd.arg(&scratch)
+        cmd.arg(&kept)
             .arg(&seeds)
-            // A crash's input goes to the scratch folder (printed in the log), never into
-            // the checkout.
             .arg(format!("-artifact_prefix={}/", scratch.display()))
-            // A fixed seed: a run of one commit explores the same inputs every time, so CI
-            // does not pass or fail by luck (a longer run by hand reaches further).
-            .args([&format!("-max_total_time={seconds}"), "-seed=20261201"]);
+            .args([
+                &format!("-max_total_time={seconds}"),
+                &format!("-seed={seed}"),
+            ]);
         // libFuzzer reports every new input; the log is kept aside and its end shown.
         let log = std::env::temp_dir().join(format!("daft-doris-fuzz-{target}.log"));
         let file = std::fs::File::create(&log)

@@ -107,8 +107,11 @@ fn unpack_packages(packages: &Path) -> Result<PathBuf, String> {
     let mut members = Vec::new();
     for krate in PUBLISHED {
         let file = newest_package(packages, krate)?;
+        // `-m`: the files get the time they are unpacked, not the archive's fixed one, so
+        // cargo sees changed sources as changed (the shared build folder keeps the last
+        // run's artifacts for these same paths, which an archive time would leave "fresh").
         let untarred = std::process::Command::new("tar")
-            .arg("-xzf")
+            .arg("-xzmf")
             .arg(&file)
             .arg("-C")
             .arg(&workspace)

@@ -65,6 +65,10 @@ struct Model {
     log: Vec<String>,
     /// Doris forgets the label as soon as it is final (only the ledger remembers).
     forgets: bool,
+    /// How many label lookups still see the key's transaction running (`PREPARE`).
+    running_polls: u32,
+    /// A refusal every label lookup gets (a missing privilege, say).
+    lookup_refused: Option<&'static str>,
 }
 
 impl Model {
@@ -138,6 +142,16 @@ impl Model {
     /// The rows of a query.
     fn rows(&mut self, sql: &str) -> Result<SqlRows, SqlFailure> {
         if sql.starts_with("SHOW TRANSACTION") {
+            if let Some(message) = self.lookup_refused {
+                return Err(SqlFailure::Refused(message.into()));
+            }
+            if self.running_polls > 0 {
+                self.running_polls -= 1;
+                return Ok(SqlRows {
+                    columns: vec!["Label".into(), "TransactionStatus".into()],
+                    rows: vec![vec![Some(LABEL.into()), Some("PREPARE".into())]],
+                });
+            }
             return match self.label {
                 None => Err(SqlFailure::Refused(format!(
                     "errCode = 2, detailMessage = transaction with label {LABEL} does not exist"
@@ -483,4 +497,121 @@ fn rows_committed_without_their_ledger_record_are_ambiguous_never_success() {
         "{error:?}"
     );
     assert_eq!((model.rows_committed, model.ledger), (1, 0));
+}
+
+/// Runs one of `record.rs`'s lookups against `model`.
+fn lookup<T>(
+    model: &mut Model,
+    run: impl AsyncFnOnce(&mut Model, &Label, &AtomicPolicy) -> T,
+) -> T {
+    let label = Label::new(LABEL).unwrap();
+    let policy = policy();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(run(model, &label, &policy))
+}
+
+#[test]
+fn a_running_label_is_waited_for_until_it_settles() {
+    use crate::atomic::record::{LabelState, settled_state};
+    for (end, state) in [
+        (Some("VISIBLE"), LabelState::Committed),
+        (None, LabelState::Free),
+    ] {
+        let mut model = Model {
+            label: end,
+            running_polls: 3,
+            ..Model::default()
+        };
+        let settled = lookup(&mut model, async |m, label, policy| {
+            settled_state(m, "db", label, policy).await
+        })
+        .unwrap();
+        assert_eq!(settled, state);
+        let polls = model
+            .log
+            .iter()
+            .filter(|s| s.starts_with("SHOW TRANSACTION"))
+            .count();
+        assert_eq!(polls, 4, "three running answers, then the settled one");
+    }
+}
+
+#[test]
+fn a_label_still_running_after_the_settle_timeout_is_ambiguous() {
+    let mut model = Model {
+        running_polls: u32::MAX,
+        ..Model::default()
+    };
+    let outcome = lookup(&mut model, async |m, label, policy| {
+        crate::atomic::record::settled_state(m, "db", label, policy).await
+    });
+    assert!(
+        matches!(&outcome, Err(StreamLoadError::Ambiguous { label, .. }) if label == LABEL),
+        "{outcome:?}"
+    );
+    // Polled at the policy's interval until its timeout, not once and not forever.
+    let polls = model.log.len();
+    assert!((2..=60).contains(&polls), "{polls} polls");
+}
+
+#[test]
+fn a_denied_label_lookup_names_the_privilege_and_other_refusals_are_errors() {
+    use crate::atomic::record::label_state;
+    let mut model = Model {
+        lookup_refused: Some(
+            "errCode = 2, detailMessage = Access denied; you need (at least one of) the \
+             ADMIN privilege(s) for this operation",
+        ),
+        ..Model::default()
+    };
+    let denied = lookup(&mut model, async |m, label, _| {
+        label_state(m, "db", label).await
+    });
+    assert!(
+        matches!(denied, Err(StreamLoadError::Privilege { .. })),
+        "{denied:?}"
+    );
+    // A refusal that is neither "does not exist" nor a privilege is no answer about the key.
+    for message in [
+        "errCode = 2, detailMessage = Unknown database 'db'",
+        "errCode = 2, detailMessage = transaction with label dd_key is being replayed",
+        "errCode = 2, detailMessage = table t does not exist",
+    ] {
+        let mut model = Model {
+            lookup_refused: Some(message),
+            ..Model::default()
+        };
+        let other = lookup(&mut model, async |m, label, _| {
+            label_state(m, "db", label).await
+        });
+        assert!(
+            matches!(other, Err(StreamLoadError::Sql { .. })),
+            "{message}: {other:?}"
+        );
+    }
+}
+
+#[test]
+fn the_ledger_tells_a_forgotten_key_and_its_largest_count() {
+    use crate::atomic::record::{CommittedBy, committed};
+    let record = CommitRecord::Ledger(LEDGER.into());
+    // Doris forgot the label; the ledger holds the key twice (a repaired record).
+    let mut model = Model {
+        ledger: 2,
+        ..Model::default()
+    };
+    let by = lookup(&mut model, async |m, label, policy| {
+        committed(m, "db", label, &record, policy).await
+    })
+    .unwrap();
+    assert_eq!(by, Some(CommittedBy::Ledger { rows: Some(STAGED) }));
+    // Without a ledger, a forgotten label is "not committed here".
+    let by = lookup(&mut Model::default(), async |m, label, policy| {
+        committed(m, "db", label, &CommitRecord::LabelOnly, policy).await
+    })
+    .unwrap();
+    assert_eq!(by, None);
 }
