@@ -72,113 +72,52 @@ pub(crate) fn identifier(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Strin
 }
 
 /// A Python value built of dicts (string keys), lists, tuples, strings, integers, floats,
-/// booleans and `None`, deserialized into `T` (the filter IR, query parameters). Nothing of
-/// the value is shown if it does not fit: only what was expected.
+/// booleans and `None`, deserialized into `T` (the filter IR, query parameters) by
+/// pythonize. Nothing of the value is shown if it does not fit (serde's messages quote the
+/// value they met): only what was expected.
 pub(crate) fn from_python<T: DeserializeOwned>(
     what: &str,
     value: &Bound<'_, PyAny>,
 ) -> PyResult<T> {
-    let tree = to_tree(what, value, 0)?;
-    serde_json::from_value(tree).map_err(|e| {
-        config(format!(
-            "invalid {what}: not the expected structure ({:?} error)",
-            e.classify()
-        ))
-    })
-}
-
-fn to_tree(what: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value> {
-    use serde_json::Value;
-    // The deepest nesting doris-sql takes.
-    if depth > doris_sql::Expr::MAX_DEPTH {
+    // The deepest nesting doris-sql takes (a cyclic list or dict ends here too).
+    if nesting(value, 0) > doris_sql::Expr::MAX_DEPTH {
         return Err(config(format!(
             "invalid {what}: nested deeper than {} levels",
             doris_sql::Expr::MAX_DEPTH
         )));
     }
-    if value.is_none() {
-        return Ok(Value::Null);
+    pythonize::depythonize(value)
+        .map_err(|_| config(format!("invalid {what}: not the expected structure")))
+}
+
+/// How deep `value`'s lists, tuples and dicts nest, counted no further than one level past
+/// doris-sql's limit.
+fn nesting(value: &Bound<'_, PyAny>, depth: usize) -> usize {
+    if depth > doris_sql::Expr::MAX_DEPTH {
+        return depth;
     }
-    if let Ok(b) = value.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
-    }
-    if value.is_instance_of::<PyInt>() {
-        let n: i64 = value
-            .extract()
-            .map_err(|_| config(format!("invalid {what}: an integer beyond 64 bits")))?;
-        return Ok(Value::from(n));
-    }
-    if let Ok(f) = value.cast::<PyFloat>() {
-        return serde_json::Number::from_f64(f.value())
-            .map(Value::Number)
-            .ok_or_else(|| config(format!("invalid {what}: a non-finite float")));
-    }
-    if let Ok(s) = value.cast::<PyString>() {
-        return Ok(Value::String(s.to_str()?.to_owned()));
-    }
-    if let Ok(list) = value.cast::<PyList>() {
-        return list.iter().map(|v| to_tree(what, &v, depth + 1)).collect();
-    }
-    if let Ok(tuple) = value.cast::<PyTuple>() {
-        return tuple.iter().map(|v| to_tree(what, &v, depth + 1)).collect();
-    }
-    if let Ok(dict) = value.cast::<PyDict>() {
-        let mut object = serde_json::Map::new();
-        for (k, v) in dict.iter() {
-            let key: String = k
-                .extract()
-                .map_err(|_| config(format!("invalid {what}: a key that is not a string")))?;
-            object.insert(key, to_tree(what, &v, depth + 1)?);
-        }
-        return Ok(Value::Object(object));
-    }
-    let kind = value
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    Err(config(format!("invalid {what}: a value of type {kind}")))
+    let children: Vec<Bound<'_, PyAny>> = if let Ok(list) = value.cast::<PyList>() {
+        list.iter().collect()
+    } else if let Ok(tuple) = value.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else if let Ok(dict) = value.cast::<PyDict>() {
+        dict.values().iter().collect()
+    } else {
+        return depth;
+    };
+    children
+        .iter()
+        .map(|child| nesting(child, depth + 1))
+        .max()
+        .unwrap_or(depth)
 }
 
 /// `value` (any serializable type) as the Python tree [`from_python`] reads back: dicts,
-/// lists, strings, numbers, booleans and `None`.
+/// lists, strings, numbers, booleans and `None` (pythonize).
 pub(crate) fn to_python<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
-    let tree = serde_json::to_value(value).map_err(|e| {
-        raise(
-            ErrorClass::ConfigurationError,
-            format!("unserializable value: {e}"),
-        )
-    })?;
-    tree_to_python(py, &tree)
-}
-
-fn tree_to_python(py: Python<'_>, tree: &serde_json::Value) -> PyResult<Py<PyAny>> {
-    use serde_json::Value;
-    Ok(match tree {
-        Value::Null => py.None(),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => i.into_pyobject(py)?.into_any().unbind(),
-            (None, Some(u), _) => u.into_pyobject(py)?.into_any().unbind(),
-            (_, _, Some(f)) => f.into_pyobject(py)?.into_any().unbind(),
-            _ => py.None(),
-        },
-        Value::String(s) => PyString::new(py, s).into_any().unbind(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(tree_to_python(py, item)?)?;
-            }
-            list.into_any().unbind()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (k, v) in map {
-                dict.set_item(k, tree_to_python(py, v)?)?;
-            }
-            dict.into_any().unbind()
-        }
-    })
+    pythonize::pythonize(py, value)
+        .map(Bound::unbind)
+        .map_err(|e| config(format!("unserializable value: {e}")))
 }
 
 /// A property value as the text Doris takes: a string as it is, a boolean as `true` or
