@@ -53,14 +53,11 @@ CREATE TABLE m.ow (`id` INT NOT NULL, `v` VARCHAR(16) NULL) DUPLICATE KEY(`id`)
 """
 
 
-def _closed_port() -> int:
-    """A loopback port where nothing listens (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-CLOSED_PORT = _closed_port()
+# A loopback port bound and never listening: a connection is refused, and no other process
+# can take the port while this module holds the socket.
+_CLOSED = socket.socket()
+_CLOSED.bind(("127.0.0.1", 0))
+CLOSED_PORT = _CLOSED.getsockname()[1]
 SOURCE_ROWS = 300
 WRITE_ROWS = 120
 

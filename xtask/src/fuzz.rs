@@ -115,15 +115,7 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
     let binaries = fuzz_target_dir().join(&triple).join("release");
     // A new seed each run, so CI explores further every time; printed, and taken from
     // `DAFT_DORIS_FUZZ_SEED` to replay a run.
-    let seed = std::env::var("DAFT_DORIS_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u32>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.subsec_nanos() ^ d.as_secs() as u32)
-                .max(1)
-        });
+    let seed = crate::run::seed_from("DAFT_DORIS_FUZZ_SEED");
     println!("fuzz: seed {seed} (replay: DAFT_DORIS_FUZZ_SEED={seed} cargo xtask fuzz {seconds})");
     // What runs find is kept outside the checkout, per machine, and read by the next run.
     let kept_root = std::env::var_os("DAFT_DORIS_FUZZ_CORPUS").map_or_else(

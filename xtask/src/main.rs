@@ -147,14 +147,7 @@ fn soak(minutes: &str, out: Option<&str>) -> Result<(), String> {
     let target = crate::run::shared_target();
     // A new fault sequence each run (the seed draws which fault is armed when), printed;
     // `DAFT_DORIS_SOAK_SEED` replays one.
-    let seed = std::env::var("DAFT_DORIS_SOAK_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(7, |d| d.as_nanos() as u64)
-        });
+    let seed = crate::run::seed_from("DAFT_DORIS_SOAK_SEED");
     println!(
         "soak: seed {seed} (replay: DAFT_DORIS_SOAK_SEED={seed} cargo xtask soak --minutes {minutes})"
     );

@@ -205,3 +205,18 @@ impl Drop for EmulatorProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The seed of a randomised step: `var`'s value to replay a run, else a new one from the
+/// clock (at least 1, below 2^31: libFuzzer's `-seed` is an `unsigned int`, 0 meaning
+/// "choose one").
+pub(crate) fn seed_from(var: &str) -> u32 {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| (d.subsec_nanos() ^ d.as_secs() as u32) & 0x7fff_ffff)
+                .max(1)
+        })
+}

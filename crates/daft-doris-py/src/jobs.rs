@@ -356,17 +356,10 @@ pub(crate) fn job_control(
     if_exists: bool,
 ) -> PyResult<()> {
     let conn: &Connection = &connection;
-    let control = match action {
-        "pause" => JobControl::Pause,
-        "resume" => JobControl::Resume,
-        "drop" => JobControl::Drop { if_exists },
-        other => {
-            return Err(raise(
-                ErrorClass::ConfigurationError,
-                format!("unknown job action {other:?} (pause, resume or drop)"),
-            ));
-        }
-    };
+    let control = action
+        .parse::<JobControl>()
+        .map_err(sql_error)?
+        .with_if_exists(if_exists);
     let endpoint = conn.mysql(password, None);
     let name = name.to_owned();
     block_on(py, || async move {

@@ -342,6 +342,44 @@ pub enum JobControl {
     },
 }
 
+impl JobControl {
+    /// The action names [`FromStr`](std::str::FromStr) reads, in order.
+    pub const NAMES: [&str; 3] = ["pause", "resume", "drop"];
+
+    /// This control, `DROP JOB` made `IF EXISTS` when `if_exists` (the others have no
+    /// such form and stay as they are).
+    pub fn with_if_exists(self, if_exists: bool) -> Self {
+        match self {
+            JobControl::Drop { .. } => JobControl::Drop { if_exists },
+            other => other,
+        }
+    }
+}
+
+/// `pause`, `resume` or `drop` (without `IF EXISTS`: [`JobControl::with_if_exists`]).
+///
+/// ```
+/// use doris_jobs::JobControl;
+/// let drop: JobControl = "drop".parse().unwrap();
+/// assert_eq!(drop.with_if_exists(true), JobControl::Drop { if_exists: true });
+/// assert!("stop".parse::<JobControl>().unwrap_err().to_string().contains("pause, resume, drop"));
+/// ```
+impl std::str::FromStr for JobControl {
+    type Err = SqlError;
+
+    fn from_str(action: &str) -> Result<Self> {
+        match action {
+            "pause" => Ok(JobControl::Pause),
+            "resume" => Ok(JobControl::Resume),
+            "drop" => Ok(JobControl::Drop { if_exists: false }),
+            _ => Err(SqlError::InvalidQuery(format!(
+                "a job action is one of {}",
+                JobControl::NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
 /// `PAUSE JOB WHERE jobname = '…'`, `RESUME …`, `DROP JOB [IF EXISTS] WHERE …`.
 pub fn job_control_sql(control: JobControl, name: &str) -> Result<String> {
     doris_sql::validate_ident("job", name)?;

@@ -492,11 +492,11 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreachable_be_fails_with_the_fix_named() {
-        // A port nothing listens on: bind, read the port, drop the listener.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .unwrap_or(1);
+        // A port bound and never listening: a connection is refused, and no other process
+        // can take the port while the test holds it.
+        let closed = tokio::net::TcpSocket::new_v4().unwrap();
+        closed.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = closed.local_addr().unwrap().port();
         let check = reach_be(&HostPort::new("127.0.0.1", port), Duration::from_secs(2)).await;
         assert_eq!(check.outcome, Outcome::Failed);
         assert!(

@@ -256,11 +256,11 @@ async fn one_unreachable_endpoint_of_several_fails_the_read() {
         .execute(&mut conn)
         .await
         .unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Bound and never listening: a connection is refused, and no other process can take
+    // the port while the test holds it.
+    let reserved = tokio::net::TcpSocket::new_v4().unwrap();
+    reserved.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let closed = reserved.local_addr().unwrap().port();
     // Admitted explicitly: the test is about reaching it, not about the allowlist.
     flight
         .allowlist

@@ -334,9 +334,11 @@ async fn a_commit_that_reached_doris_without_an_answer_is_ambiguous_and_one_that
     );
 
     // Nothing listens: no request left, so the transaction is certainly untouched.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Bound and never listening: a connection is refused, and no other process can take
+    // the port while the test holds it.
+    let closed = tokio::net::TcpSocket::new_v4().unwrap();
+    closed.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let port = closed.local_addr().unwrap().port();
-    drop(closed);
     let mut config = ClientConfig::new(
         format!("http://127.0.0.1:{port}").parse().unwrap(),
         Credentials::new("root", ""),

@@ -95,12 +95,19 @@ fn redirect(
     response
 }
 
-/// A loopback port where nothing listens (bound, then released).
+/// A loopback port where nothing listens: bound once and held, never listening, so a
+/// connection is refused and no other process can take the port while the emulator runs.
 fn unused_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(1)
+    static CLOSED: std::sync::OnceLock<Option<tokio::net::TcpSocket>> = std::sync::OnceLock::new();
+    CLOSED
+        .get_or_init(|| {
+            let socket = tokio::net::TcpSocket::new_v4().ok()?;
+            socket.bind("127.0.0.1:0".parse().ok()?).ok()?;
+            Some(socket)
+        })
+        .as_ref()
+        .and_then(|s| s.local_addr().ok())
+        .map_or(1, |a| a.port())
 }
 
 async fn fe_stream_load(
