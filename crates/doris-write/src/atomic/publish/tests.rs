@@ -69,6 +69,10 @@ struct Model {
     running_polls: u32,
     /// A refusal every label lookup gets (a missing privilege, say).
     lookup_refused: Option<&'static str>,
+    /// What an overwrite's check counts: (rows in the table, published rows missing).
+    overwrite_counts: (u64, u64),
+    /// How many reconnects fail before one succeeds.
+    reconnect_failures: u32,
 }
 
 impl Model {
@@ -162,6 +166,26 @@ impl Model {
                 }),
             };
         }
+        if sql.starts_with("SHOW CREATE TABLE") {
+            return Ok(SqlRows {
+                columns: vec!["Table".into(), "Create Table".into()],
+                rows: vec![vec![
+                    Some("t".into()),
+                    Some(
+                        "CREATE TABLE `t` (`id` INT NULL, `m` MAP<INT,INT> NULL) DUPLICATE \
+                         KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
+                            .into(),
+                    ),
+                ]],
+            });
+        }
+        if sql.starts_with("SELECT (SELECT COUNT(*)") {
+            let (held, missing) = self.overwrite_counts;
+            return Ok(SqlRows {
+                columns: vec!["target_rows".into(), "missing_rows".into()],
+                rows: vec![vec![Some(held.to_string()), Some(missing.to_string())]],
+            });
+        }
         if sql.starts_with("SELECT `row_count`") {
             return Ok(SqlRows {
                 columns: vec!["row_count".into(), "committed_at".into()],
@@ -214,6 +238,11 @@ impl SqlSession for Model {
     }
 
     async fn reconnect(&mut self) -> Result<(), SqlFailure> {
+        self.log.push("(reconnect)".into());
+        if self.reconnect_failures > 0 {
+            self.reconnect_failures -= 1;
+            return Err(SqlFailure::Unanswered("connection refused".into()));
+        }
         // A new connection: the old one's transaction ends with its session.
         self.broken = false;
         self.open = None;
@@ -614,4 +643,147 @@ fn the_ledger_tells_a_forgotten_key_and_its_largest_count() {
     })
     .unwrap();
     assert_eq!(by, None);
+}
+
+/// An overwrite (one labelled statement) whose answer was lost after it committed, so the
+/// label tells the outcome and the table is checked; the table holds `counts`.
+fn overwrite_told_by_its_label(
+    counts: (u64, u64),
+) -> (Model, Result<(Option<u64>, bool), StreamLoadError>) {
+    let mut model = Model {
+        overwrite_counts: counts,
+        ..Model::default()
+    }
+    .arm("INSERT INTO `db`.`t` WITH LABEL", Fault::LoseAfter);
+    let label = Label::new(LABEL).unwrap();
+    let record = CommitRecord::Ledger(LEDGER.into());
+    let policy = policy();
+    let run = Publish {
+        database: "db",
+        table: "t",
+        label: &label,
+        record: &record,
+        policy: &policy,
+        partial_update: false,
+        statements: Statements::Single(SINGLE.into()),
+        staged_rows: STAGED,
+        committed_at: "2026-12-06 00:00:00".into(),
+        overwrite_check: Some(super::OverwriteCheck {
+            columns: vec!["id".into(), "m".into()],
+            staging: crate::staging::StagingName::new(LABEL, 1, 1),
+            tags: vec!["1".into()],
+        }),
+    };
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(run.run(&mut model));
+    (model, outcome)
+}
+
+#[test]
+fn an_overwrite_told_by_its_label_is_done_only_when_the_table_holds_its_rows() {
+    let (model, outcome) = overwrite_told_by_its_label((STAGED, 0));
+    assert_eq!(outcome.unwrap(), (None, true));
+    assert_eq!(model.ledger, 1, "recorded after the check");
+    // Compared null-safely on the columns Doris can compare: not the MAP.
+    let check = model
+        .log
+        .iter()
+        .find(|s| s.starts_with("SELECT (SELECT COUNT(*)"))
+        .unwrap();
+    assert!(check.contains("`__t`.`id` <=> `__s`.`id`"), "{check}");
+    assert!(!check.contains("`m` <=>"), "{check}");
+    // Rows missing, or more rows than published: the partitions were not swapped.
+    for counts in [(STAGED, 2), (STAGED + 1, 0), (0, STAGED)] {
+        let (model, outcome) = overwrite_told_by_its_label(counts);
+        assert!(
+            matches!(&outcome, Err(StreamLoadError::OverwriteNotApplied { label, .. }) if label == LABEL),
+            "{counts:?}: {outcome:?}"
+        );
+        assert_eq!(
+            model.ledger, 0,
+            "{counts:?}: no record of an overwrite that did not apply"
+        );
+    }
+}
+
+#[test]
+fn reconnects_back_off_and_give_up_naming_the_step() {
+    let policy = AtomicPolicy {
+        poll_interval: Duration::from_millis(30),
+        ..policy()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    // Three refused, the fourth taken: waits of 30, 60 and 90 ms between them.
+    let mut model = Model {
+        reconnect_failures: 3,
+        ..Model::default()
+    };
+    let started = std::time::Instant::now();
+    runtime
+        .block_on(super::reconnect(&mut model, &policy))
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(180),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(model.log.len(), 4);
+    // Five refused: the FE is gone.
+    let mut model = Model {
+        reconnect_failures: 5,
+        ..Model::default()
+    };
+    let error = runtime
+        .block_on(super::reconnect(&mut model, &policy))
+        .unwrap_err();
+    assert!(
+        matches!(&error, StreamLoadError::Sql { step, .. } if step.contains("reconnect")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_running_label_is_given_up_before_the_settle_timeout_passes() {
+    let policy = AtomicPolicy {
+        settle_timeout: Duration::from_millis(300),
+        poll_interval: Duration::from_millis(100),
+        ..policy()
+    };
+    let mut model = Model {
+        running_polls: u32::MAX,
+        ..Model::default()
+    };
+    let label = Label::new(LABEL).unwrap();
+    let started = std::time::Instant::now();
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(crate::atomic::record::settled_state(
+            &mut model, "db", &label, &policy,
+        ));
+    let waited = started.elapsed();
+    assert!(
+        matches!(outcome, Err(StreamLoadError::Ambiguous { .. })),
+        "{outcome:?}"
+    );
+    // It stops once one more wait would pass the timeout: within it, never a wait beyond.
+    assert!(
+        waited >= Duration::from_millis(200) && waited < Duration::from_millis(350),
+        "{waited:?}"
+    );
+}
+
+#[test]
+fn the_ledger_time_is_now_in_utc_as_doris_datetime_text() {
+    let text = crate::atomic::record::now_utc();
+    let at = chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%d %H:%M:%S").unwrap();
+    let now = chrono::Utc::now().naive_utc();
+    assert!((now - at).num_seconds().abs() <= 5, "{text}");
 }
