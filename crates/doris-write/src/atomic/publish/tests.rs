@@ -547,6 +547,8 @@ fn a_running_label_is_waited_for_until_it_settles() {
     use crate::atomic::record::{LabelState, settled_state};
     for (end, state) in [
         (Some("VISIBLE"), LabelState::Committed),
+        (Some("COMMITTED"), LabelState::Committed),
+        (Some("ABORTED"), LabelState::Free),
         (None, LabelState::Free),
     ] {
         let mut model = Model {
@@ -565,6 +567,26 @@ fn a_running_label_is_waited_for_until_it_settles() {
             .filter(|s| s.starts_with("SHOW TRANSACTION"))
             .count();
         assert_eq!(polls, 4, "three running answers, then the settled one");
+    }
+}
+
+#[test]
+fn a_pre_committed_label_is_running_not_free() {
+    use crate::atomic::record::{LabelState, label_state};
+    for (shown, state) in [
+        ("PRECOMMITTED", LabelState::Running),
+        ("PREPARE", LabelState::Running),
+        ("precommitted", LabelState::Running),
+        ("ABORTED", LabelState::Free),
+    ] {
+        let mut model = Model {
+            label: Some(shown),
+            ..Model::default()
+        };
+        let got = lookup(&mut model, async |m, label, _| {
+            label_state(m, "db", label).await
+        });
+        assert_eq!(got.unwrap(), state, "{shown}");
     }
 }
 
