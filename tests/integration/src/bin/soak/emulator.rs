@@ -47,6 +47,11 @@ pub(crate) fn start_emulator(bin: &PathBuf, dir: &std::path::Path) -> Emulator {
             "0",
             "--be-flight-port",
             "0",
+            // Doris forgets a finished label beyond this many newer transactions: the
+            // verdict's reruns of atomic keys then cross forgotten labels (the ledger
+            // must remember them).
+            "--label-num-threshold",
+            "20",
             "--init-sql",
         ])
         .arg(&init)

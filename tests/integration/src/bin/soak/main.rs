@@ -22,7 +22,11 @@
 //! arming), `resources` (the samples, their peaks and the chart), `emulator` (the process),
 //! `verdict` (the checks after the run and the report).
 //!
-//! At the end the faults are cleared, the table is read whole and every unit checked:
+//! At the end the faults are cleared; no transaction may be left PRECOMMITTED unless a
+//! failed two-phase write reported it could not abort it; up to 100 committed atomic keys
+//! are rerun and must each be recognised, writing nothing (the emulator forgets labels
+//! beyond 20 newer transactions, so many are recognised by the ledger alone, and at least
+//! one must be); then the table is read whole and every unit checked:
 //! committed units complete and once, uncertain units whole or absent, no id twice; the
 //! sessions must close and the resources be flat (the last quarter of the run no higher
 //! than the second, within a small slack). It prints one JSON report and, with `--out`,
@@ -79,6 +83,9 @@ struct Tally {
     pub(crate) short_reads: Mutex<Vec<String>>,
     pub(crate) doubled_reads: AtomicU64,
     pub(crate) write_errors: Mutex<HashMap<&'static str, u64>>,
+    /// Two-phase loads a failed write reported left pre-committed (its abort failed too):
+    /// the only ones allowed to stay PRECOMMITTED (`TxnRef::describe` texts).
+    pub(crate) left_precommitted: Mutex<Vec<String>>,
 }
 
 /// What every worker needs.

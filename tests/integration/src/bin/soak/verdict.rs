@@ -10,7 +10,50 @@ use doris_read::{MySqlEndpoint, Transport};
 use crate::reads::{per_unit, read_ids};
 use crate::resources::{FLAT, Sample, peak, sample};
 use crate::writes::Mode;
-use crate::{Args, Context, UNIT_ROWS};
+use crate::{Args, Context, DB, UNIT_ROWS};
+
+/// Reruns every committed atomic unit's key (at most 100, spread over the run): each must
+/// be already committed. Returns (keys rerun, of them recognised by the ledger because
+/// Doris forgot the label); a key written again or failing is a failure.
+async fn rerun_atomic_keys(ctx: &Context, failures: &mut Vec<String>) -> (usize, usize) {
+    let units: Vec<i64> = ctx
+        .tally
+        .committed
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, mode)| *mode == Mode::Atomic)
+        .map(|(unit, _)| *unit)
+        .collect();
+    let step = units.len().div_ceil(100).max(1);
+    let target = crate::atomic_example::Target {
+        fe_http: &ctx.fe_url,
+        mysql: ("127.0.0.1", ctx.settings.mysql_port),
+        user: "root",
+        database: crate::DB,
+        table: crate::TABLE,
+    };
+    let (mut rerun, mut forgotten) = (0, 0);
+    for unit in units.iter().step_by(step) {
+        let batch = crate::atomic_example::sample(unit * UNIT_ROWS, UNIT_ROWS);
+        match crate::atomic_example::run(&target, &format!("u{unit}"), vec![batch]).await {
+            Ok(crate::atomic_example::Outcome::AlreadyCommitted { by }) => {
+                rerun += 1;
+                if matches!(by, doris_write::atomic::CommittedBy::Ledger { .. }) {
+                    forgotten += 1;
+                }
+            }
+            Ok(crate::atomic_example::Outcome::Committed) => {
+                failures.push(format!("atomic unit {unit}: its rerun wrote it again"));
+            }
+            Err(e) => failures.push(format!("atomic unit {unit}: its rerun failed: {e}")),
+        }
+    }
+    if rerun > 0 && forgotten == 0 {
+        failures.push("no atomic rerun crossed a label Doris had forgotten".into());
+    }
+    (rerun, forgotten)
+}
 
 /// The run's report (JSON); its `failures` list is empty when every check held.
 /// `faults` is (armed, fired).
@@ -49,6 +92,44 @@ pub(crate) async fn report(
             failures.push(format!("{name}: {open} still open after the run"));
         }
     }
+
+    // No transaction left pre-committed, except those a failed write reported it could
+    // not abort (Doris would abort them at its pre-commit timeout).
+    let left = ctx.tally.left_precommitted.lock().unwrap().clone();
+    let txns = ctx
+        .admin(reqwest::Method::GET, &format!("/_emulator/txns/{DB}"), None)
+        .await;
+    let precommitted: Vec<(String, i64)> = txns["txns"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter(|t| t["state"] == "PRECOMMITTED")
+                .map(|t| {
+                    (
+                        t["label"].as_str().unwrap_or_default().to_owned(),
+                        t["txn_id"].as_i64().unwrap_or(-1),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let unreported = precommitted
+        .iter()
+        .filter(|(label, id)| {
+            !left
+                .iter()
+                .any(|l| l.contains(&format!("[{label}]")) || l.contains(&format!("[{id}]")))
+        })
+        .count();
+    if unreported > 0 {
+        failures.push(format!(
+            "{unreported} transactions left PRECOMMITTED that no failed write reported"
+        ));
+    }
+
+    // Every committed atomic key rerun once, faults off: each must be recognised and
+    // write nothing, also after Doris forgot its label (the emulator keeps 20).
+    let reruns = rerun_atomic_keys(ctx, &mut failures).await;
 
     // The table, whole, without faults.
     let mysql = Transport::MySql(MySqlEndpoint::from_settings(&ctx.settings));
@@ -153,6 +234,8 @@ pub(crate) async fn report(
             "with_an_id_twice": doubled_reads,
         },
         "faults": {"armed": armed, "fired": fired},
+        "precommitted": {"left": precommitted.len(), "reported_left": left.len()},
+        "atomic_reruns": {"keys": reruns.0, "after_doris_forgot_the_label": reruns.1},
         "rows": {"lost": lost_rows, "duplicated": doubled_rows},
         "resources": resources,
         "failures": failures,

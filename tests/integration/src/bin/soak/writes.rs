@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use doris_streamload::{LabelScheme, LoadOptions, Loader, LoaderConfig};
+use doris_streamload::{LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadError};
 
 use crate::{Context, DB, TABLE, UNIT_ROWS, WRITE_PAUSE, atomic_example};
 
@@ -80,15 +80,23 @@ pub(crate) async fn write_unit(ctx: &Context, mode: Mode, unit: i64) -> Outcome 
             .unwrap();
             let summary = match loader.load_all([batch()]).await {
                 Ok(summary) => summary,
-                Err(_) => {
+                Err(e) => {
                     ctx.error("two_phase load");
+                    ctx.tally
+                        .left_precommitted
+                        .lock()
+                        .unwrap()
+                        .extend(e.left_precommitted);
                     return Outcome::Uncertain;
                 }
             };
             match ctx.client.commit_all(DB, &summary).await {
                 Ok(_) => Outcome::Committed,
-                Err(_) => {
+                Err(e) => {
                     ctx.error("two_phase commit");
+                    if let StreamLoadError::PartialCommit { left, .. } = e {
+                        ctx.tally.left_precommitted.lock().unwrap().extend(left);
+                    }
                     Outcome::Uncertain
                 }
             }
