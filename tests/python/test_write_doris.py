@@ -360,6 +360,7 @@ def test_the_sink_snapshots_its_options(doris):
         ({"redirect_hosts": ("be/1",)}, "bare host name"),
         ({"redirect_hosts": "be1"}, "redirect_hosts must be a list or tuple"),
         ({"redirect_ports": (70000,)}, "redirect_ports must be an integer from 1 to 65535"),
+        ({"trust_reported_backends": "yes"}, "trust_reported_backends must be a bool"),
         ({"redirect_policy": "nearest"}, "redirect_policy must be one of 'direct', 'random-be'"),
         ({"redirect_policy": 1}, "redirect_policy must be one of"),
         ({"mysql_ssl_mode": "strict"}, "ssl_mode must be one of"),
@@ -395,6 +396,35 @@ def test_the_connections_redirect_targets_are_followed_and_no_others(doris):
     result = write_doris(frame(3), connection=allowed, table=DorisTable("w", "redirected"))
     assert summary(result)["loaded_rows"] == 3
     assert query(doris, "SELECT count(*) FROM redirected")[0][0] == 3
+
+
+def test_listed_redirect_targets_keep_the_reference_rule(doris):
+    """As in 1.1, a connection that lists redirect targets allows the FE's host and
+    ``redirect_hosts`` on ``redirect_ports`` only: the BE the FE redirects to
+    (127.0.0.1, which /api/backends reports) is refused unless its port is listed, and the
+    FE's own list is trusted beside the lists only when asked; nothing listed, it is
+    trusted unless refused."""
+    be = doris["be_http_port"]
+    table = DorisTable("w", "redirected")
+    before = query(doris, "SELECT count(*) FROM redirected")[0][0]
+
+    def written(connection):
+        return summary(write_doris(frame(2), connection=connection, table=table))["loaded_rows"]
+
+    # 1.1: the FE's host is implicitly listed, on the listed ports.
+    assert written(conn(doris, redirect_ports=[be])) == 2
+    # Listed elsewhere: refused before any row, as 1.1 refused it.
+    listed_elsewhere = {"redirect_hosts": ["be.example"], "redirect_ports": [be + 1]}
+    with pytest.raises(DorisWriteError, match="not among the configured redirect targets"):
+        write_doris(frame(2), connection=conn(doris, **listed_elsewhere), table=table)
+    # Asked for, the BEs the FE reports are trusted beside the lists.
+    trusting = conn(doris, trust_reported_backends=True, **listed_elsewhere)
+    assert written(trusting) == 2
+    # Nothing listed: the FE's list, unless refused.
+    assert written(conn(doris)) == 2
+    with pytest.raises(DorisWriteError, match="redirect"):
+        write_doris(frame(2), connection=conn(doris, trust_reported_backends=False), table=table)
+    assert query(doris, "SELECT count(*) FROM redirected")[0][0] == before + 6
 
 
 def test_sink_pickles_and_redacts_its_password(tmp_path):

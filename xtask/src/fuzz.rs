@@ -103,12 +103,14 @@ pub(crate) fn build_targets() -> Result<(), String> {
     }
 }
 
-pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
+/// Runs every target for `seconds` (default 30) from its seeds and the kept corpus, `lanes`
+/// targets at a time (each libFuzzer process takes one core for its whole time, so on
+/// 2 cores `cargo xtask ci` runs two at once).
+pub(crate) fn fuzz(seconds: Option<&str>, lanes: usize) -> Result<(), String> {
     let seconds: u32 = seconds
         .unwrap_or("30")
         .parse()
         .map_err(|_| "fuzz takes a number of seconds per target".to_owned())?;
-    let fuzz_dir = root().join("fuzz");
     let triple = host_triple()?;
     // A no-op when `build_targets` ran (`cargo xtask ci`); by hand, the build.
     step("fuzz: the targets' build", fuzz_build(&triple))?;
@@ -122,19 +124,66 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         || std::path::PathBuf::from(KEPT_CORPUS),
         std::path::PathBuf::from,
     );
-    for target in FUZZ_TARGETS {
+    let run = Run {
+        binaries,
+        kept_root,
+        seconds,
+        seed,
+    };
+    let lanes = lanes.clamp(1, FUZZ_TARGETS.len());
+    // Lane `i` runs targets i, i + lanes, …; every lane runs to its end, then the first
+    // failure (in target order) is the result.
+    let mut results: Vec<(usize, Result<(), String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|lane| {
+                let run = &run;
+                scope.spawn(move || {
+                    FUZZ_TARGETS
+                        .iter()
+                        .enumerate()
+                        .skip(lane)
+                        .step_by(lanes)
+                        .map(|(i, target)| (i, run.target(target)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![(0, Err("a fuzz lane panicked".to_owned()))])
+            })
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().try_for_each(|(_, result)| result)
+}
+
+/// What every target's run shares.
+struct Run {
+    binaries: std::path::PathBuf,
+    kept_root: std::path::PathBuf,
+    seconds: u32,
+    seed: u32,
+}
+
+impl Run {
+    /// One target for the run's time; the end of its log shown (all of it on a failure).
+    fn target(&self, target: &str) -> Result<(), String> {
+        let (seconds, seed) = (self.seconds, self.seed);
         // New inputs go to the kept corpus (libFuzzer writes into its first folder); the
         // seeds in the repository (`fuzz/seeds/<target>`) are read only, so a run never
         // changes the checkout. A crash's input goes to a scratch folder (printed).
         let scratch =
             std::env::temp_dir().join(format!("daft-doris-fuzz-{target}-{}", std::process::id()));
-        let kept = kept_root.join(target);
+        let kept = self.kept_root.join(target);
         for dir in [&scratch, &kept] {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("fuzz: cannot create {}: {e}", dir.display()))?;
         }
-        let seeds = fuzz_dir.join("seeds").join(target);
-        let mut cmd = std::process::Command::new(binaries.join(target));
+        let seeds = root().join("fuzz").join("seeds").join(target);
+        let mut cmd = std::process::Command::new(self.binaries.join(target));
         cmd.arg(&kept)
             .arg(&seeds)
             .arg(format!("-artifact_prefix={}/", scratch.display()))
@@ -154,13 +203,15 @@ pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         let shown = if result.is_ok() { 3 } else { 80 };
-        for line in &lines[lines.len().saturating_sub(shown)..] {
-            println!("    {line}");
-        }
+        // One print, so two lanes' lines do not interleave.
+        let tail: String = lines[lines.len().saturating_sub(shown)..]
+            .iter()
+            .map(|line| format!("    {target}: {line}\n"))
+            .collect();
+        print!("{tail}");
         if result.is_ok() {
             let _ = std::fs::remove_dir_all(&scratch);
         }
-        result?;
+        result
     }
-    Ok(())
 }

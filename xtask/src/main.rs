@@ -52,6 +52,8 @@ use crate::tested_by::tested_by;
 
 /// Seconds each fuzz target runs in `cargo xtask ci` (docs/testing.md states the budget).
 const CI_FUZZ_SECONDS: &str = "20";
+/// How many fuzz targets `cargo xtask ci` runs at once.
+const CI_FUZZ_LANES: usize = 2;
 /// Minutes of the soak in `cargo xtask ci` (docs/reliability.md has a longer run's figures).
 const CI_SOAK_MINUTES: &str = "2";
 
@@ -71,7 +73,7 @@ fn main() -> ExitCode {
                 .and_then(|()| python::build_wheel(&dist::wheel_folder(), release, manylinux))
                 .and_then(|wheel| dist(&wheel))
         }
-        Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        Some("fuzz") => fuzz(args.get(1).map(String::as_str), 1),
         Some("faults") => faults(),
         Some("other-pythons") => build_as_tests()
             .and_then(|()| python::build_wheel(&dist::wheel_folder(), false, None))
@@ -227,30 +229,37 @@ fn ci() -> Result<(), String> {
     let wheel = python::build_wheel(&dist::wheel_folder(), false, None)?;
     let (other_passed, other_failed) = other_python_tests(&wheel)?;
     // Reads and writes side by side under random faults: no row lost or doubled, no
-    // resource growing (the test build made the binaries).
-    // The fuzz targets build meanwhile (their own folder and flags; measured cold: 92 s):
-    // the soak's writers and readers mostly wait on the emulator and on their faults.
-    // Then the wheel as a user installs it (`dist`: built on the test build's profile,
-    // installed into a fresh venv without Rust, running the main job).
-    let fuzz_build = std::thread::spawn(move || fuzz::build_targets().and_then(|()| dist(&wheel)));
+    // resource growing (the test build made the binaries). The fuzz targets build
+    // meanwhile (their own folder and flags; measured cold: 110 s): the soak's writers and
+    // readers mostly wait on the emulator and on their faults.
+    let fuzz_build = std::thread::spawn(fuzz::build_targets);
     let soaked = soak(CI_SOAK_MINUTES, None);
     let built = fuzz_build
         .join()
-        .unwrap_or_else(|_| Err("the fuzz build and dist thread panicked".into()));
+        .unwrap_or_else(|_| Err("the fuzz build thread panicked".into()));
     soaked?;
     built?;
-    // The parsers' fuzz targets, from the kept seeds, for a bounded time each (one core),
-    // beside the benchmark harness, reduced and on debug builds: it must keep working (no
-    // timing is asserted; each measurement checks its row count). It reuses the emulator
-    // binary and the package the tests just built: `cargo build -p doris-emulator` alone
-    // would unify features differently and rebuild DataFusion (~6 min).
-    let fuzzing = std::thread::spawn(|| fuzz(Some(CI_FUZZ_SECONDS)));
+    // Then, side by side (none of them waits for another, and only `dist` compiles):
+    // - the wheel as a user installs it (`dist`: built on the test build's profile,
+    //   installed into a fresh venv without Rust, running the main job; pip, mostly);
+    // - the parsers' fuzz targets, from the kept seeds, for a bounded time each, two at a
+    //   time (one core each);
+    // - the benchmark harness, reduced and on debug builds: it must keep working (no
+    //   timing is asserted; each measurement checks its row count). It reuses the emulator
+    //   binary and the package the tests just built: `cargo build -p doris-emulator` alone
+    //   would unify features differently and rebuild DataFusion.
+    let distributed = std::thread::spawn(move || dist(&wheel));
+    let fuzzing = std::thread::spawn(|| fuzz(Some(CI_FUZZ_SECONDS), CI_FUZZ_LANES));
     let benched = bench(true, true, false);
     let fuzzed = fuzzing
         .join()
         .unwrap_or_else(|_| Err("the fuzz thread panicked".into()));
+    let installed = distributed
+        .join()
+        .unwrap_or_else(|_| Err("the dist thread panicked".into()));
     benched?;
     fuzzed?;
+    installed?;
     let (passed, failed) = (
         rust_passed + py_passed + other_passed,
         rust_failed + py_failed + other_failed,

@@ -75,7 +75,7 @@ pub(crate) fn python_tests_beside(
     step("ruff format --check", format)?;
     install_python_package(&python)?;
     let beside = std::thread::spawn(beside);
-    let tested = pytest(&python, &["tests/python"], "python tests");
+    let tested = pytest(&python, &["tests/python"], "python tests", PYTEST_WORKERS);
     let done = beside
         .join()
         .unwrap_or_else(|_| Err("the step beside pytest panicked".into()));
@@ -84,17 +84,25 @@ pub(crate) fn python_tests_beside(
     Ok(counts)
 }
 
-/// Runs pytest on `paths` with `python`; returns its passed and failed counts (a failure
-/// is an error after the counts are printed).
-fn pytest(python: &Path, paths: &[&str], name: &str) -> Result<(u64, u64), String> {
+/// How many pytest processes run the project venv's suite (pytest-xdist, whole files to
+/// each): its tests mostly wait on emulators and servers, so two share 2 cores well.
+const PYTEST_WORKERS: usize = 2;
+
+/// Runs pytest on `paths` with `python`, on `workers` processes when more than one (each
+/// file on one of them, so a file's module fixtures are made once); returns its passed and
+/// failed counts (a failure is an error after the counts are printed).
+fn pytest(python: &Path, paths: &[&str], name: &str, workers: usize) -> Result<(u64, u64), String> {
     // Where `cargo()` builds (`$CARGO_TARGET_DIR`, else the shared folder), not `./target`.
     let target = crate::run::shared_target();
     let mut pytest = Command::new(python);
     pytest
         .current_dir(root())
         .env("DORIS_EMULATOR_BIN", target.join("debug/doris-emulator"))
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .args(paths);
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]);
+    if workers > 1 {
+        pytest.args(["-n", &workers.to_string(), "--dist", "loadfile"]);
+    }
+    pytest.args(paths);
     println!("==> {name}");
     let started = Instant::now();
     let out = pytest
@@ -245,6 +253,7 @@ pub(crate) fn other_python_tests(wheel: &Path) -> Result<(u64, u64), String> {
             &python,
             &OTHER_PYTHON_TESTS,
             &format!("python {version} tests"),
+            1,
         )?;
         passed += p;
         failed += f;

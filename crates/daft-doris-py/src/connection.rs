@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use doris_connection::{ClientIdentity, ConnectionSettings, Credentials, HostPort, SslMode};
+use doris_connection::{
+    AddressAllowlist, ClientIdentity, ConnectionSettings, Credentials, HostPort, SslMode,
+};
 use doris_plan::PlanEndpoint;
 use doris_read::options::FlightOptions;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
@@ -32,8 +34,8 @@ pub(crate) struct Connection {
     flight_options: FlightOptions,
     /// Flight locations allowed besides the BEs the FE reports.
     flight_allowed_locations: Vec<HostPort>,
-    /// Stream Load redirect targets allowed besides the BEs the FE reports.
-    redirect_targets: Vec<HostPort>,
+    /// Where Stream Load may follow the FE's redirect (`AddressAllowlist::redirects`).
+    redirects: AddressAllowlist,
     /// Which redirect targets are followed (`None`: the client's default).
     redirect_policy: Option<RedirectPolicy>,
     /// The MySQL link's own client certificate (`mysql_options` `ssl_cert`/`ssl_key`),
@@ -67,6 +69,7 @@ impl Connection {
         request_timeout_seconds = None,
         redirect_hosts = None,
         redirect_ports = None,
+        trust_reported_backends = None,
         redirect_policy = None,
         verify_tls = None,
         client_cert_file = None,
@@ -96,6 +99,7 @@ impl Connection {
         request_timeout_seconds: Option<Bound<'_, PyAny>>,
         redirect_hosts: Option<Bound<'_, PyAny>>,
         redirect_ports: Option<Bound<'_, PyAny>>,
+        trust_reported_backends: Option<Bound<'_, PyAny>>,
         redirect_policy: Option<Bound<'_, PyAny>>,
         verify_tls: Option<Bound<'_, PyAny>>,
         client_cert_file: Option<Bound<'_, PyAny>>,
@@ -183,7 +187,15 @@ impl Connection {
         settings
             .http_url()
             .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
-        let redirect_targets = redirect_targets(redirect_hosts, redirect_ports)?;
+        let trust_reported_backends = args::given(trust_reported_backends)
+            .map(|flag| args::flag("trust_reported_backends", &flag))
+            .transpose()?;
+        let redirects = redirect_allowlist(
+            &settings.host,
+            redirect_hosts,
+            redirect_ports,
+            trust_reported_backends,
+        )?;
         let redirect_policy = match args::given(redirect_policy) {
             None => None,
             // The empty string leaves the header out, as `None` does.
@@ -202,7 +214,7 @@ impl Connection {
                 "flight_allowed_locations",
                 flight_allowed_locations,
             )?,
-            redirect_targets,
+            redirects,
             redirect_policy,
             mysql_client_identity,
         })
@@ -275,11 +287,14 @@ fn identity_files(
     }
 }
 
-/// Every `host:port` of `hosts` × `ports` (both lists or tuples; `None` is empty).
-fn redirect_targets(
+/// The Stream Load redirect allowlist of `redirect_hosts` and `redirect_ports` (lists or
+/// tuples; `None` is empty), by doris-connection's rule.
+fn redirect_allowlist(
+    fe_host: &str,
     hosts: Option<Bound<'_, PyAny>>,
     ports: Option<Bound<'_, PyAny>>,
-) -> PyResult<Vec<HostPort>> {
+    trust_reported_backends: Option<bool>,
+) -> PyResult<AddressAllowlist> {
     let hosts = match args::given(hosts) {
         Some(h) => args::items("redirect_hosts", &h)?
             .iter()
@@ -294,10 +309,12 @@ fn redirect_targets(
             .collect::<PyResult<Vec<_>>>()?,
         None => Vec::new(),
     };
-    Ok(hosts
-        .iter()
-        .flat_map(|h| ports.iter().map(|p| HostPort::new(h.clone(), *p)))
-        .collect())
+    Ok(AddressAllowlist::redirects(
+        fe_host,
+        &hosts,
+        &ports,
+        trust_reported_backends,
+    ))
 }
 
 impl Connection {
@@ -347,10 +364,7 @@ impl Connection {
     pub(crate) fn stream_load(&self, password: &str) -> PyResult<ClientConfig> {
         let mut config = ClientConfig::from_settings(&self.settings(password))
             .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
-        config
-            .allowlist
-            .targets
-            .extend(self.redirect_targets.iter().cloned());
+        config.allowlist = self.redirects.clone();
         config.redirect_policy = self.redirect_policy;
         Ok(config)
     }

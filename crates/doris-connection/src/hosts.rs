@@ -83,6 +83,60 @@ impl Default for AddressAllowlist {
 }
 
 impl AddressAllowlist {
+    /// The Stream Load redirect allowlist of the reference connector 1.1, given its
+    /// `redirect_hosts` and `redirect_ports`: a redirect may go to the FE's host or one of
+    /// `hosts`, on one of `ports` (every pair; the FE's host is implicitly listed, its own
+    /// port is not). The BEs the FE reports at `/api/backends` are trusted as well when
+    /// `trust_reported` says so; left `None`, only when neither list is given, where 1.1
+    /// refused every redirect (so 1.1 code that lists its targets keeps exactly 1.1's
+    /// rule, and code that lists none can still load through an FE).
+    ///
+    /// ```
+    /// use doris_connection::{AddressAllowlist, HostPort};
+    ///
+    /// // 1.1's rule: the FE's host and the listed hosts, on the listed ports only.
+    /// let listed = AddressAllowlist::redirects("fe", &["be1".into()], &[8040], None);
+    /// assert!(listed.allows("fe", 8040, "fe", &[]));
+    /// assert!(listed.allows("be1", 8040, "fe", &[]));
+    /// assert!(!listed.allows("be2", 8040, "fe", &[HostPort::new("be2", 8040)]));
+    ///
+    /// // Nothing listed: the BEs the FE reports.
+    /// let open = AddressAllowlist::redirects("fe", &[], &[], None);
+    /// assert!(open.allows("be2", 8040, "fe", &[HostPort::new("be2", 8040)]));
+    /// ```
+    pub fn redirects(
+        fe_host: &str,
+        hosts: &[String],
+        ports: &[u16],
+        trust_reported: Option<bool>,
+    ) -> Self {
+        let mut listed: Vec<&str> = vec![fe_host];
+        for host in hosts {
+            if !listed.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+                listed.push(host);
+            }
+        }
+        let targets = listed
+            .iter()
+            .flat_map(|h| ports.iter().map(|p| HostPort::new(*h, *p)))
+            .collect();
+        Self {
+            targets,
+            reported_backends: trust_reported.unwrap_or(hosts.is_empty() && ports.is_empty()),
+            fe_host_any_port: false,
+        }
+    }
+
+    /// Why an address this allowlist refused was refused (for an error message).
+    pub fn refusal_reason(&self) -> &'static str {
+        if self.reported_backends {
+            "not an allowed target (neither configured nor a BE the FE reports)"
+        } else {
+            "not an allowed target: not among the configured redirect targets, and the BEs \
+             the FE reports are not trusted by this allowlist"
+        }
+    }
+
     /// Whether `host:port` is allowed, given the FE host and the BEs the FE reported (each
     /// with the port of the service being followed).
     pub fn allows(&self, host: &str, port: u16, fe_host: &str, reported: &[HostPort]) -> bool {
@@ -193,6 +247,60 @@ mod tests {
         list.targets.push(HostPort::new("public.example", 443));
         assert!(list.allows("PUBLIC.example", 443, "fe", &[]));
         assert!(list.allows_on_reported_host("public.example", 443, "fe", &[]));
+    }
+
+    /// The reference connector 1.1's rule (its `behaviour.md`, "Redirects"): allowed iff the
+    /// host is the FE's or a listed one and the port a listed one; no list of ports, no
+    /// redirect.
+    fn reference_allows(fe: &str, hosts: &[String], ports: &[u16], host: &str, port: u16) -> bool {
+        (host.eq_ignore_ascii_case(fe) || hosts.iter().any(|h| h.eq_ignore_ascii_case(host)))
+            && ports.contains(&port)
+    }
+
+    #[test]
+    fn listed_redirect_targets_keep_the_reference_rule_exactly() {
+        let names = ["fe", "be1", "BE2", "other"];
+        let reported = vec![HostPort::new("be1", 8040), HostPort::new("other", 8040)];
+        // Every subset of hosts and of ports (both non-empty or one of them given).
+        for host_mask in 0..8u8 {
+            for port_mask in 0..4u8 {
+                let hosts: Vec<String> = ["be1", "be2", "fe"]
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| host_mask & (1 << i) != 0)
+                    .map(|(_, h)| (*h).to_owned())
+                    .collect();
+                let ports: Vec<u16> = [8040u16, 8030]
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| port_mask & (1 << i) != 0)
+                    .map(|(_, p)| *p)
+                    .collect();
+                let list = AddressAllowlist::redirects("fe", &hosts, &ports, None);
+                let listed = !hosts.is_empty() || !ports.is_empty();
+                assert_eq!(list.reported_backends, !listed, "{hosts:?} {ports:?}");
+                for host in names {
+                    for port in [8040u16, 8030, 9999] {
+                        let allowed = list.allows(host, port, "fe", &reported);
+                        let expected = if listed {
+                            reference_allows("fe", &hosts, &ports, host, port)
+                        } else {
+                            reported.iter().any(|r| r.matches(host, port))
+                        };
+                        assert_eq!(allowed, expected, "{hosts:?} {ports:?} -> {host}:{port}");
+                    }
+                }
+                // Asked for, the FE's list is trusted beside the listed targets; refused,
+                // never.
+                let trusting = AddressAllowlist::redirects("fe", &hosts, &ports, Some(true));
+                assert!(trusting.allows("other", 8040, "fe", &reported));
+                let strict = AddressAllowlist::redirects("fe", &hosts, &ports, Some(false));
+                assert_eq!(
+                    strict.allows("other", 8040, "fe", &reported),
+                    reference_allows("fe", &hosts, &ports, "other", 8040)
+                );
+            }
+        }
     }
 
     #[test]

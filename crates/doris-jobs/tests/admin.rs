@@ -147,8 +147,7 @@ async fn jobs_load_batches_in_order_and_survive_a_restart() {
     assert_eq!(paused.current_offset.unwrap().end_file, "in/p-3.csv");
 
     // Restart from the data directory: the table, the job and its offset come back.
-    drop(e);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    e.shut_down().await;
     let (e, fe) = start(&root, &data).await;
     assert!(e.restored());
     assert_eq!(rows(&e), 30);

@@ -207,6 +207,19 @@ pub fn publish_insert(
     columns: &[String],
     tags: &[String],
 ) -> Result<String> {
+    publish_into(database, target, staging, Some(label), columns, tags)
+}
+
+/// `INSERT INTO target [WITH LABEL …] (columns) SELECT … WHERE tag IN (tags)`, refused
+/// without a tag (nothing to publish).
+fn publish_into(
+    database: &str,
+    target: &str,
+    staging: &StagingName,
+    label: Option<&str>,
+    columns: &[String],
+    tags: &[String],
+) -> Result<String> {
     if tags.is_empty() {
         return Err(SqlError::InvalidQuery(
             "a publish needs at least one tag".into(),
@@ -217,7 +230,7 @@ pub fn publish_insert(
         database,
         target,
         staging,
-        Some(label),
+        label,
         columns,
         tags,
     )
@@ -491,20 +504,7 @@ pub fn publish_rows_insert(
     columns: &[String],
     tags: &[String],
 ) -> Result<String> {
-    if tags.is_empty() {
-        return Err(SqlError::InvalidQuery(
-            "a publish needs at least one tag".into(),
-        ));
-    }
-    publish_statement(
-        "INSERT INTO",
-        database,
-        target,
-        staging,
-        None,
-        columns,
-        tags,
-    )
+    publish_into(database, target, staging, None, columns, tags)
 }
 
 /// Whether a table holds what an overwrite published, after its answer was lost: one row

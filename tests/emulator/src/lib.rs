@@ -317,6 +317,8 @@ pub struct Emulator {
     be_flights: Vec<SocketAddr>,
     restored: bool,
     shutdown: watch::Sender<bool>,
+    /// The listeners' loops and the job runner (each returns once `shutdown` is sent).
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// Closes the HTTP connection a request arrived on, without writing anything more.
@@ -473,7 +475,8 @@ impl Emulator {
         };
         let tls = tls_config.clone().map(tokio_rustls::TlsAcceptor::from);
         let _ = shared.tls_config.set(tls_config);
-        tokio::spawn(serve(
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(serve(
             fe,
             http::fe_router(shared.clone()).layer(axum::middleware::from_fn_with_state(
                 (shared.clone(), wire_stats::HttpFace::Fe),
@@ -482,8 +485,8 @@ impl Emulator {
             shared.fe_bytes_received.clone(),
             tls.clone(),
             stop.clone(),
-        ));
-        tokio::spawn(serve(
+        )));
+        tasks.push(tokio::spawn(serve(
             be,
             http::be_router(shared.clone()).layer(axum::middleware::from_fn_with_state(
                 (shared.clone(), wire_stats::HttpFace::Be),
@@ -492,7 +495,7 @@ impl Emulator {
             shared.be_bytes_received.clone(),
             tls,
             stop.clone(),
-        ));
+        )));
         #[cfg(feature = "sql")]
         let (flight, be_flights) = {
             let fe = bind(&shared.config.host, shared.config.fe_flight_port).await?;
@@ -517,8 +520,8 @@ impl Emulator {
         };
         #[cfg(not(feature = "sql"))]
         let (flight, be_flights) = (None, Vec::new());
-        jobs::runner::spawn(shared.clone(), stop.clone());
-        tokio::spawn(mysql::serve(query, shared.clone(), stop));
+        tasks.push(jobs::runner::spawn(shared.clone(), stop.clone()));
+        tasks.push(tokio::spawn(mysql::serve(query, shared.clone(), stop)));
         Ok(Self {
             shared,
             fe_http,
@@ -528,6 +531,7 @@ impl Emulator {
             be_flights,
             restored,
             shutdown,
+            tasks,
         })
     }
 
@@ -641,6 +645,16 @@ impl Emulator {
     /// Stops every face.
     pub fn stop(&self) {
         let _ = self.shutdown.send(true);
+    }
+
+    /// Stops every face and waits until the listeners no longer accept and the job runner
+    /// has returned (so a data folder is no longer written by its loop, and another
+    /// emulator may start on it at once).
+    pub async fn shut_down(mut self) {
+        self.stop();
+        for task in std::mem::take(&mut self.tasks) {
+            let _ = task.await;
+        }
     }
 }
 

@@ -55,6 +55,7 @@ class Endpoint:
     request_timeout_seconds: float | None = None
     redirect_hosts: tuple[str, ...] = ()
     redirect_ports: tuple[int, ...] = ()
+    trust_reported_backends: bool | None = None
     redirect_policy: str | None = None
     verify_tls: bool = True
 
@@ -132,6 +133,7 @@ def _make_native(endpoint: Endpoint) -> Any:
         request_timeout_seconds=endpoint.request_timeout_seconds,
         redirect_hosts=endpoint.redirect_hosts,
         redirect_ports=endpoint.redirect_ports,
+        trust_reported_backends=endpoint.trust_reported_backends,
         redirect_policy=endpoint.redirect_policy,
         verify_tls=endpoint.verify_tls,
         client_cert_file=endpoint.client_cert_file,

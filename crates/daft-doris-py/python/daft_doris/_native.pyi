@@ -41,6 +41,7 @@ class Connection:
         request_timeout_seconds: float | None = None,
         redirect_hosts: Sequence[str] | None = None,
         redirect_ports: Sequence[int] | None = None,
+        trust_reported_backends: bool | None = None,
         redirect_policy: str | None = None,
         verify_tls: bool | None = None,
         client_cert_file: str | None = None,

@@ -20,8 +20,11 @@ class DorisConnection:
     """Where a Doris FE is and who connects: its HTTP (Stream Load, ``_query_plan``) and MySQL
     ports, user, password and TLS settings.
 
-    ``redirect_hosts`` × ``redirect_ports`` are extra FE→BE redirect targets to allow;
-    BEs the FE reports at ``/api/backends`` are allowed by default. ``http_secure=True``
+    Stream Load follows the FE's redirect to a BE only where the connection allows, by
+    the reference connector 1.1's rule: the FE's host and ``redirect_hosts``, each on one of
+    ``redirect_ports``. The BEs the FE itself reports at ``/api/backends`` are trusted too
+    when ``trust_reported_backends=True``, or when it is left ``None`` and neither list is
+    given (where 1.1 refused every redirect); ``False`` never trusts them. ``http_secure=True``
     speaks HTTPS, always verified; ``tls_ca_file`` names a PEM file of CAs trusted besides
     the web PKI roots (on the MySQL link too); ``mysql_ssl_mode`` is the MySQL link's TLS:
     ``preferred`` (default, as MySQL clients: encrypted when offered, not verified),
@@ -51,6 +54,7 @@ class DorisConnection:
     request_timeout_seconds: float = _CONNECTION["request_timeout_seconds"]
     redirect_hosts: tuple[str, ...] = ()
     redirect_ports: tuple[int, ...] = ()
+    trust_reported_backends: bool | None = None
     redirect_policy: Literal["", "direct", "random-be", "public", "private", "public-private"] = ""
     verify_tls: bool = True
     tls_ca_file: str | None = None
@@ -91,6 +95,7 @@ class DorisConnection:
             request_timeout_seconds=self.request_timeout_seconds,
             redirect_hosts=self.redirect_hosts,
             redirect_ports=self.redirect_ports,
+            trust_reported_backends=self.trust_reported_backends,
             redirect_policy=self.redirect_policy,
             verify_tls=self.verify_tls,
             client_cert_file=self.tls_client_cert_file,

@@ -87,9 +87,7 @@ impl StreamLoadClient {
                 break;
             }
         }
-        Err(refuse(
-            "not an allowed target (neither configured nor a BE the FE reports)",
-        ))
+        Err(refuse(allowlist.refusal_reason()))
     }
 
     async fn reported_backends(&self, refresh: bool) -> Result<Vec<HostPort>, StreamLoadError> {

@@ -36,9 +36,9 @@ pub fn load_options(source: &[(String, String)]) -> Result<LoadOptions, String> 
     parse_options(&headers)
 }
 
-/// Starts the runner on the current Tokio runtime.
-pub fn spawn(shared: Arc<Shared>, stop: watch::Receiver<bool>) {
-    tokio::spawn(run(shared, stop));
+/// Starts the runner on the current Tokio runtime; the task returns once `stop` is set.
+pub fn spawn(shared: Arc<Shared>, stop: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(run(shared, stop))
 }
 
 async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
