@@ -114,6 +114,86 @@ pub async fn apply_mappings(
     let Some(schema) = raw.first().map(RecordBatch::schema) else {
         return Ok(decoded);
     };
+    let mapped = match constant_mappings(opts) {
+        // Only whole numbers (`tag=123`, as the atomic write stages): each batch gains its
+        // constant columns without a query being planned for it.
+        Some(constants) => raw
+            .iter()
+            .map(|batch| with_constants(batch, &constants))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => mapped_by_query(opts, schema, raw).await?,
+    };
+    let plain = LoadOptions {
+        columns: None,
+        mappings: Vec::new(),
+        ..opts.clone()
+    };
+    let mut conformed = Decoded::default();
+    for batch in &mapped {
+        conform_batch(table, &plain, batch, &mut conformed)?;
+    }
+    decoded.batches = conformed.batches;
+    decoded.filtered_rows += conformed.filtered_rows;
+    let room = 1000usize.saturating_sub(decoded.error_log.len());
+    decoded
+        .error_log
+        .extend(conformed.error_log.into_iter().take(room));
+    Ok(decoded)
+}
+
+/// The mappings as `(target, value)` when every expression is a whole number (what
+/// DataFusion reads as a BIGINT literal), else `None`.
+#[cfg(feature = "sql")]
+fn constant_mappings(opts: &LoadOptions) -> Option<Vec<(String, i64)>> {
+    opts.mappings
+        .iter()
+        .map(|(target, expr)| {
+            let expr = expr.trim();
+            let digits = expr.strip_prefix('-').unwrap_or(expr);
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| expr.parse::<i64>().ok())
+                .flatten()
+                .map(|value| (target.clone(), value))
+        })
+        .collect()
+}
+
+/// `batch` without the source columns the constants replace, then each constant as a
+/// non-null BIGINT column named by its target (what `SELECT …, (n) AS target` yields).
+#[cfg(feature = "sql")]
+fn with_constants(batch: &RecordBatch, constants: &[(String, i64)]) -> Result<RecordBatch, String> {
+    let replaced = |name: &str| constants.iter().any(|(t, _)| t.eq_ignore_ascii_case(name));
+    let schema = batch.schema();
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if !replaced(field.name()) {
+            fields.push(field.as_ref().clone());
+            columns.push(column.clone());
+        }
+    }
+    for (target, value) in constants {
+        fields.push(arrow::datatypes::Field::new(
+            target,
+            arrow::datatypes::DataType::Int64,
+            false,
+        ));
+        columns.push(Arc::new(arrow::array::Int64Array::from_value(
+            *value,
+            batch.num_rows(),
+        )));
+    }
+    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
+        .map_err(|e| format!("[INTERNAL_ERROR]{e}"))
+}
+
+/// The mappings computed by DataFusion: `SELECT <sources>, <expression> AS <target>, …`.
+#[cfg(feature = "sql")]
+async fn mapped_by_query(
+    opts: &LoadOptions,
+    schema: arrow::datatypes::SchemaRef,
+    raw: Vec<RecordBatch>,
+) -> Result<Vec<RecordBatch>, String> {
     let targets: Vec<&str> = opts.mappings.iter().map(|(t, _)| t.as_str()).collect();
     let mut select: Vec<String> = schema
         .fields()
@@ -148,23 +228,7 @@ pub async fn apply_mappings(
                 .map_err(|_| analysis(first))?
         }
     };
-    let mapped = frame.collect().await.map_err(analysis)?;
-    let plain = LoadOptions {
-        columns: None,
-        mappings: Vec::new(),
-        ..opts.clone()
-    };
-    let mut conformed = Decoded::default();
-    for batch in &mapped {
-        conform_batch(table, &plain, batch, &mut conformed)?;
-    }
-    decoded.batches = conformed.batches;
-    decoded.filtered_rows += conformed.filtered_rows;
-    let room = 1000usize.saturating_sub(decoded.error_log.len());
-    decoded
-        .error_log
-        .extend(conformed.error_log.into_iter().take(room));
-    Ok(decoded)
+    frame.collect().await.map_err(analysis)
 }
 
 /// `batch` with every text column whose values all read as integers (else as floats) turned
@@ -209,4 +273,56 @@ pub(super) fn numbers_from_text(batch: &RecordBatch) -> RecordBatch {
     }
     let schema = Arc::new(arrow::datatypes::Schema::new(fields));
     RecordBatch::try_new(schema, columns).unwrap_or_else(|_| batch.clone())
+}
+
+#[cfg(all(test, feature = "sql"))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use arrow::array::{Int32Array, StringArray};
+
+    /// The shortcut for whole-number mappings gives the batches the query gives: the same
+    /// columns, names, types, nullability and values, a replaced source column dropped.
+    #[tokio::test]
+    async fn whole_number_mappings_give_what_their_query_gives() {
+        let mut opts = super::super::options::parse_options(&axum::http::HeaderMap::new()).unwrap();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "id",
+                Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])) as ArrayRef,
+            ),
+            (
+                "tag",
+                Arc::new(StringArray::from(vec!["x", "y", "z"])) as ArrayRef,
+            ),
+            (
+                "v",
+                Arc::new(StringArray::from(vec![Some("a"), None, Some("c")])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        for mappings in [
+            vec![("tag", "123456789012")],
+            vec![("TAG", " -7 "), ("extra", "0")],
+            vec![("__dd_load", "9223372036854775807")],
+        ] {
+            opts.mappings = mappings
+                .iter()
+                .map(|(t, e)| ((*t).to_owned(), (*e).to_owned()))
+                .collect();
+            let constants = constant_mappings(&opts).unwrap();
+            let fast = with_constants(&batch, &constants).unwrap();
+            let queried = mapped_by_query(&opts, batch.schema(), vec![batch.clone()])
+                .await
+                .unwrap();
+            let queried = arrow::compute::concat_batches(&queried[0].schema(), &queried).unwrap();
+            assert_eq!(fast.schema(), queried.schema(), "{mappings:?}");
+            assert_eq!(fast, queried, "{mappings:?}");
+        }
+        // Anything else goes to the query.
+        for expr in ["1.5", "1 + 1", "id", "'7'", "", "-", "99999999999999999999"] {
+            opts.mappings = vec![("tag".to_owned(), expr.to_owned())];
+            assert!(constant_mappings(&opts).is_none(), "{expr}");
+        }
+    }
 }
