@@ -103,10 +103,11 @@ pub(crate) fn build_targets() -> Result<(), String> {
     }
 }
 
-/// Runs every target for `seconds` (default 30) from its seeds and the kept corpus, `lanes`
-/// targets at a time (each libFuzzer process takes one core for its whole time, so on
-/// 2 cores `cargo xtask ci` runs two at once).
-pub(crate) fn fuzz(seconds: Option<&str>, lanes: usize) -> Result<(), String> {
+/// Runs every target for `seconds` (default 30) from its seeds and the kept corpus, one
+/// after another (each libFuzzer process takes a core for its whole time; `cargo xtask ci`
+/// runs them beside the bench harness and `dist`, which mostly wait). Every target runs;
+/// the first failure is the result.
+pub(crate) fn fuzz(seconds: Option<&str>) -> Result<(), String> {
     let seconds: u32 = seconds
         .unwrap_or("30")
         .parse()
@@ -130,34 +131,11 @@ pub(crate) fn fuzz(seconds: Option<&str>, lanes: usize) -> Result<(), String> {
         seconds,
         seed,
     };
-    let lanes = lanes.clamp(1, FUZZ_TARGETS.len());
-    // Lane `i` runs targets i, i + lanes, …; every lane runs to its end, then the first
-    // failure (in target order) is the result.
-    let mut results: Vec<(usize, Result<(), String>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..lanes)
-            .map(|lane| {
-                let run = &run;
-                scope.spawn(move || {
-                    FUZZ_TARGETS
-                        .iter()
-                        .enumerate()
-                        .skip(lane)
-                        .step_by(lanes)
-                        .map(|(i, target)| (i, run.target(target)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| vec![(0, Err("a fuzz lane panicked".to_owned()))])
-            })
-            .collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().try_for_each(|(_, result)| result)
+    let results: Vec<Result<(), String>> = FUZZ_TARGETS
+        .iter()
+        .map(|target| run.target(target))
+        .collect();
+    results.into_iter().collect()
 }
 
 /// What every target's run shares.

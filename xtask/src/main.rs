@@ -52,9 +52,6 @@ use crate::tested_by::tested_by;
 
 /// Seconds each fuzz target runs in `cargo xtask ci` (docs/testing.md states the budget).
 const CI_FUZZ_SECONDS: &str = "15";
-/// How many fuzz targets `cargo xtask ci` runs at once: one, beside the bench harness and
-/// `dist` (two at once slowed the harness to twice its time, 135 s, the phase's longest).
-const CI_FUZZ_LANES: usize = 1;
 /// Minutes of the soak in `cargo xtask ci` (docs/reliability.md has a longer run's figures).
 const CI_SOAK_MINUTES: &str = "2";
 
@@ -74,7 +71,7 @@ fn main() -> ExitCode {
                 .and_then(|()| python::build_wheel(&dist::wheel_folder(), release, manylinux))
                 .and_then(|wheel| dist(&wheel))
         }
-        Some("fuzz") => fuzz(args.get(1).map(String::as_str), 1),
+        Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("faults") => faults(),
         Some("other-pythons") => build_as_tests()
             .and_then(|()| python::build_wheel(&dist::wheel_folder(), false, None))
@@ -250,13 +247,13 @@ fn ci() -> Result<(), String> {
     // - the wheel as a user installs it (`dist`: built on the test build's profile,
     //   installed into a fresh venv without Rust, running the main job; pip, mostly);
     // - the parsers' fuzz targets, from the kept seeds, for a bounded time each, one at a
-    //   time (one core);
+    //   time (one core: two at once slowed the harness beside them to twice its time);
     // - the benchmark harness, reduced and on debug builds: it must keep working (no
     //   timing is asserted; each measurement checks its row count). It reuses the emulator
     //   binary and the package the tests just built: `cargo build -p doris-emulator` alone
     //   would unify features differently and rebuild DataFusion.
     let distributed = std::thread::spawn(move || dist(&wheel));
-    let fuzzing = std::thread::spawn(|| fuzz(Some(CI_FUZZ_SECONDS), CI_FUZZ_LANES));
+    let fuzzing = std::thread::spawn(|| fuzz(Some(CI_FUZZ_SECONDS)));
     let benched = bench(true, true, false);
     let fuzzed = fuzzing
         .join()

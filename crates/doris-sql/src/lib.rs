@@ -21,6 +21,7 @@
 //! | table creation | `CREATE TABLE` from an Arrow schema (catalogs) | [`create_table_ddl`], [`doris_type_for`] |
 //! | SQL sessions | the session trait write coordinators drive, and what a failure may mean | [`session::SqlSession`] |
 //! | releases | which Doris release a server runs (`@@version_comment`) | [`release::DorisRelease`] |
+//! | SQL mode | a session that reads backslash escapes, as the literals are rendered for | [`sql_mode::backslash_escapes_statement`] |
 //!
 //! ## A read task's statement, end to end
 //!
@@ -70,6 +71,7 @@ mod params;
 pub mod release;
 mod select;
 pub mod session;
+pub mod sql_mode;
 mod translate;
 mod types;
 mod write_compat;

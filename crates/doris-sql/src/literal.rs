@@ -194,9 +194,11 @@ pub fn push_string_value(out: &mut String, value: &str) {
 /// `NO_BACKSLASH_ESCAPES` a backslash-escaped quote (`\'`) would end the literal and let the
 /// rest of the value be read as SQL. Line feeds and carriage returns go in as they are
 /// (valid inside a literal in every mode). A backslash is written `\\` and NUL `\0`, as the
-/// default SQL mode reads them; under `NO_BACKSLASH_ESCAPES` such a value reads back
-/// differently (two backslashes), but never leaves the literal. Every other character
-/// (including non-ASCII text) is copied verbatim.
+/// default SQL mode reads them: the session must read backslash escapes
+/// ([`sql_mode::backslash_escapes_statement`](crate::sql_mode::backslash_escapes_statement);
+/// under `NO_BACKSLASH_ESCAPES` such a value would read back with two backslashes, though it
+/// never leaves the literal). Every other character (including non-ASCII text) is copied
+/// verbatim.
 ///
 /// ```
 /// let mut sql = String::from("SELECT ");

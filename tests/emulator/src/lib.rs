@@ -176,6 +176,9 @@ pub struct Shared {
     /// after an SSLRequest).
     pub(crate) tls_config: OnceLock<Option<Arc<rustls::ServerConfig>>>,
     public_endpoint: Mutex<Option<String>>,
+    /// The SQL mode a new MySQL session starts with (`SET GLOBAL sql_mode`; Doris's default
+    /// `ONLY_FULL_GROUP_BY`).
+    pub global_sql_mode: Mutex<String>,
     error_logs: Mutex<HashMap<String, String>>,
 }
 
@@ -204,6 +207,7 @@ impl Shared {
             be_http_port: OnceLock::new(),
             tls_config: OnceLock::new(),
             public_endpoint: Mutex::new(None),
+            global_sql_mode: Mutex::new("ONLY_FULL_GROUP_BY".into()),
             error_logs: Mutex::new(HashMap::new()),
             config,
         }

@@ -41,22 +41,46 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connects as [`MySqlEndpoint::connect`] does; each statement is bounded by the
+    /// Connects as [`MySqlEndpoint::connect`] does, then makes the session read backslash
+    /// escapes ([`Session::use_backslash_escapes`]); each statement is bounded by the
     /// endpoint's read timeout.
     pub async fn open(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
         let (conn, cut) = endpoint.connect_watched().await?;
-        Ok(Self {
+        let mut session = Self {
             conn,
             cut,
             timeout: endpoint.read_timeout,
             endpoint: endpoint.clone(),
-        })
+        };
+        session.use_backslash_escapes().await?;
+        Ok(session)
     }
 
     /// Replaces the connection with a new one to the same endpoint (the old one is
-    /// dropped, and with it any transaction it had open).
+    /// dropped, and with it any transaction it had open), set up as [`Session::open`]
+    /// sets one up.
     pub async fn reconnect(&mut self) -> Result<(), ReadError> {
         (self.conn, self.cut) = self.endpoint.connect_watched().await?;
+        self.use_backslash_escapes().await
+    }
+
+    /// Makes the session read a backslash inside a string literal as an escape, as
+    /// `doris_sql` renders literals where SQL takes nothing else (comments, properties):
+    /// reads `@@sql_mode` and, when it holds `NO_BACKSLASH_ESCAPES` (the server's or the
+    /// account's default), sets the mode again without that one flag
+    /// ([`doris_sql::sql_mode`]). One query, and a `SET` only in that mode.
+    pub async fn use_backslash_escapes(&mut self) -> Result<(), ReadError> {
+        let answer = self.query(doris_sql::sql_mode::SQL_MODE_QUERY).await?;
+        let mode = answer
+            .rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next())
+            .flatten()
+            .unwrap_or_default();
+        if let Some(statement) = doris_sql::sql_mode::backslash_escapes_statement(&mode) {
+            self.execute(&statement).await?;
+        }
         Ok(())
     }
 

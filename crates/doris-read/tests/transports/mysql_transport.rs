@@ -509,3 +509,84 @@ async fn a_session_query_over_its_row_cap_fails_naming_the_cap() {
         "{e}"
     );
 }
+
+/// The mode's one cell, as the session reads it.
+async fn sql_mode_of(session: &mut doris_read::mysql::session::Session) -> String {
+    let answer = session.query("SELECT @@sql_mode").await.unwrap();
+    answer.rows[0][0].clone().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_reads_backslash_escapes_whatever_mode_the_server_starts_it_in() {
+    // An admin set NO_BACKSLASH_ESCAPES for every new session (`SET GLOBAL`, as on Doris):
+    // a session the crates open drops that one flag and keeps the rest, on open and on
+    // reconnect, so `doris_sql`'s literals (a comment, a property) read back as written.
+    use doris_read::mysql::session::Session;
+    let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
+    let endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let mut admin = Session::open(&endpoint).await.unwrap();
+    admin
+        .execute("SET GLOBAL sql_mode = 'STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES'")
+        .await
+        .unwrap();
+    assert_eq!(
+        e.shared().global_sql_mode.lock().unwrap().as_str(),
+        "NO_BACKSLASH_ESCAPES,STRICT_TRANS_TABLES"
+    );
+    let mut session = Session::open(&endpoint).await.unwrap();
+    assert_eq!(sql_mode_of(&mut session).await, "STRICT_TRANS_TABLES");
+    session.reconnect().await.unwrap();
+    assert_eq!(sql_mode_of(&mut session).await, "STRICT_TRANS_TABLES");
+    // Doris refuses a mode it does not know, naming the part.
+    let err = session
+        .execute("SET sql_mode = 'STRICT_TRANS_TABLES,NOPE'")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("'NOPE'"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn literal_only_text_reads_back_once_the_session_reads_backslash_escapes() {
+    // A real server's reading: MariaDB, in a session whose mode gained NO_BACKSLASH_ESCAPES.
+    // Before `use_backslash_escapes` a backslash reads back doubled (the test can fail);
+    // after it, every generated value rendered by `push_string_literal` (the renderer of
+    // comments and properties) reads back exactly, and the mode's other flags are kept.
+    use doris_read::mysql::session::Session;
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+    async fn read_back(session: &mut Session, value: &str) -> String {
+        let mut sql = String::from("SELECT ");
+        doris_sql::push_string_literal(&mut sql, value);
+        let answer = session.query(&sql).await.unwrap();
+        answer.rows[0][0].clone().unwrap()
+    }
+    let mut session = Session::open(&mariadb()).await.unwrap();
+    session
+        .execute("SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
+        .await
+        .unwrap();
+    let before = sql_mode_of(&mut session).await;
+    assert!(before.contains("NO_BACKSLASH_ESCAPES"), "{before}");
+    let probe = "C:\\new\\file O'Reilly";
+    assert_ne!(read_back(&mut session, probe).await, probe);
+    session.use_backslash_escapes().await.unwrap();
+    let after = sql_mode_of(&mut session).await;
+    let flags = |mode: &str| -> Vec<String> {
+        mode.split(',')
+            .filter(|flag| !flag.is_empty() && *flag != "NO_BACKSLASH_ESCAPES")
+            .map(str::to_owned)
+            .collect()
+    };
+    assert!(!after.contains("NO_BACKSLASH_ESCAPES"), "{after}");
+    assert_eq!(flags(&after), flags(&before));
+    let pieces = proptest::sample::select(vec![
+        "'", "\"", "\\", "\0", "\n", "\r", "\t", "`", "%", "_", "''", "\\'", "--", "/*", ";", " ",
+        "a", "Z",
+    ]);
+    let values = proptest::collection::vec(pieces, 0..12).prop_map(|parts| parts.concat());
+    let mut runner = TestRunner::deterministic();
+    for _ in 0..300 {
+        let value = values.new_tree(&mut runner).unwrap().current();
+        assert_eq!(read_back(&mut session, &value).await, value, "{value:?}");
+    }
+}

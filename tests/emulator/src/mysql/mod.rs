@@ -331,7 +331,11 @@ async fn session(
         peer,
         database,
         time_zone: "Asia/Shanghai".into(),
-        sql_mode: "ONLY_FULL_GROUP_BY".into(),
+        sql_mode: shared
+            .global_sql_mode
+            .lock()
+            .map(|mode| mode.clone())
+            .unwrap_or_default(),
         partial_update: false,
         insert_filter: InsertFilter::default(),
         #[cfg(feature = "sql")]

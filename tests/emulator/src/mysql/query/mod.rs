@@ -12,6 +12,7 @@ use crate::auth::{Privilege, missing_privilege};
 use crate::error::EmulatorError;
 
 mod backend_statements;
+mod sql_mode;
 mod variables;
 
 use backend_statements::{modify_backend, show_backends};
@@ -334,7 +335,7 @@ fn execute(shared: &Shared, session: &mut Session, sql: &str) -> Outcome {
         |n: usize| -> String { sql.split_whitespace().skip(n).collect::<Vec<_>>().join(" ") };
     match words.as_slice() {
         [] => Outcome::Ok(0),
-        ["SET", ..] => set(session, &rest_after(1)),
+        ["SET", ..] => set(shared, session, &rest_after(1)),
         ["SELECT", ..] => {
             let list = rest_after(1);
             // `select @@version_comment limit 1`, as the mariadb client sends on connect.

@@ -3,6 +3,7 @@
 //! take).
 
 use super::{NON_CONSTANT_SET, Outcome, Session, analysis, split_top_level, unquote};
+use crate::Shared;
 use crate::mysql::wire::ColumnDef;
 
 /// Compatibility variables Doris accepts in `SET` and answers in `SELECT @@…`.
@@ -71,7 +72,7 @@ fn is_constant(value: &str) -> bool {
     !(upper.contains("SELECT") || value.contains("@@") || value.contains('('))
 }
 
-pub(super) fn set(session: &mut Session, body: &str) -> Outcome {
+pub(super) fn set(shared: &Shared, session: &mut Session, body: &str) -> Outcome {
     for assignment in split_top_level(body) {
         let upper = assignment.to_ascii_uppercase();
         if upper.starts_with("NAMES")
@@ -121,7 +122,29 @@ pub(super) fn set(session: &mut Session, body: &str) -> Outcome {
         }
         match bare.as_str() {
             "time_zone" => session.time_zone = unquote(value),
-            "sql_mode" => session.sql_mode = unquote(value),
+            // `SqlModeHelper.encode`; GLOBAL (an admin's) also sets the mode new sessions
+            // start with, and this session's.
+            "sql_mode" => match super::sql_mode::encode(&unquote(value)) {
+                Ok(bits) => {
+                    let mode = super::sql_mode::decode(bits);
+                    let scope = name.to_ascii_lowercase();
+                    if scope.starts_with("global") || scope.starts_with("@@global.") {
+                        if session.user != "root" {
+                            return Outcome::Err(
+                                1227,
+                                b"42000",
+                                "Access denied; you need (at least one of) the (ADMIN) privilege(s) for this operation"
+                                    .into(),
+                            );
+                        }
+                        if let Ok(mut global) = shared.global_sql_mode.lock() {
+                            global.clone_from(&mode);
+                        }
+                    }
+                    session.sql_mode = mode;
+                }
+                Err(part) => return cannot_set("sql_mode", &part),
+            },
             "enable_insert_strict" => match parse_bool(&unquote(value)) {
                 Some(on) => session.insert_filter.strict = on,
                 None => return cannot_set(&bare, value),
