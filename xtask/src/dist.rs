@@ -330,6 +330,7 @@ fn check_sdist(sdist: &Path) -> Result<(), String> {
         "Cargo.lock",
         "crates/doris-connection/Cargo.toml",
         "crates/doris-sql/Cargo.toml",
+        "crates/doris-mysql/Cargo.toml",
         "crates/doris-plan/Cargo.toml",
         "crates/doris-read/Cargo.toml",
         "crates/doris-streamload/Cargo.toml",

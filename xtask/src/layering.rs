@@ -16,10 +16,26 @@ const NO_IO: &[&str] = &[
 
 /// The layering rules (docs/architecture.md, "Crates and layering"): per library crate, the workspace crates
 /// it may use and the crates that must not appear anywhere in its normal dependency tree.
-pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 8] = [
+pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 9] = [
     // doris-sql holds the error vocabulary (`ErrorKind`) every crate's errors use.
     ("doris-connection", &["doris-sql"], NO_IO),
     ("doris-sql", &[], NO_IO),
+    // The MySQL link: nothing that reads rows into Arrow, plans or loads.
+    (
+        "doris-mysql",
+        &["doris-connection", "doris-sql"],
+        &[
+            "arrow",
+            "tonic",
+            "arrow-flight",
+            "reqwest",
+            "datafusion",
+            "doris-plan",
+            "doris-read",
+            "doris-streamload",
+            "doris-write",
+        ],
+    ),
     (
         "doris-plan",
         &["doris-connection", "doris-sql"],
@@ -27,7 +43,7 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 8] = [
     ),
     (
         "doris-read",
-        &["doris-connection", "doris-sql", "doris-plan"],
+        &["doris-connection", "doris-sql", "doris-mysql", "doris-plan"],
         &["datafusion", "doris-streamload", "doris-write"],
     ),
     (
@@ -42,7 +58,13 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 8] = [
     ),
     (
         "doris-jobs",
-        &["doris-connection", "doris-sql", "doris-plan", "doris-read"],
+        &[
+            "doris-connection",
+            "doris-sql",
+            "doris-mysql",
+            "doris-plan",
+            "doris-read",
+        ],
         &[
             "datafusion",
             "doris-streamload",
@@ -56,6 +78,7 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 8] = [
         &[
             "doris-connection",
             "doris-sql",
+            "doris-mysql",
             "doris-plan",
             "doris-read",
             "doris-streamload",
@@ -78,6 +101,7 @@ pub(crate) fn deps() -> Result<(), String> {
     let workspace = [
         "doris-connection",
         "doris-sql",
+        "doris-mysql",
         "doris-plan",
         "doris-read",
         "doris-streamload",

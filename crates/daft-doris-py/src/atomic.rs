@@ -1,8 +1,8 @@
 //! Atomic, idempotent writes: the Python sink's `start`, `finalize` and cleanup steps, over
 //! `doris_write::atomic` (every decision), `doris_write` (the spec and
-//! the tasks' reports) and `doris_read`'s SQL session.
+//! the tasks' reports) and `doris_mysql`'s SQL session.
 
-use doris_read::mysql::session::Session;
+use doris_mysql::Session;
 use doris_sql::WriteOperation;
 use doris_streamload::StreamLoadError;
 use doris_write::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommittedBy};

@@ -2,9 +2,9 @@
 //! `doris_read::catalog`'s, the `CREATE TABLE` options `doris_sql`'s. [`CatalogOptions`]
 //! checks a catalog's own settings when it is made.
 
+use doris_mysql::Session;
 use doris_read::ReadError;
 use doris_read::catalog;
-use doris_read::mysql::session::Session;
 use doris_sql::{CreateTableOptions, TableRef};
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};

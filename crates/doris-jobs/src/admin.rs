@@ -1,13 +1,13 @@
 //! Running streaming jobs over the FE's MySQL port (feature `admin`, on by default): create,
 //! alter, pause, resume and drop a job, and read the `jobs("type"="insert")` /
 //! `tasks("type"="insert")` rows as typed values or Arrow batches. Each call opens a
-//! [`Session`] of `doris-read` (its TLS, authentication guard and timeouts); S3
+//! [`Session`] of `doris-mysql` (its TLS, authentication guard and timeouts); S3
 //! credentials inside the statements are never part of an error or a log line.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), doris_read::ReadError> {
 //! use doris_jobs::{CreateStreamingJob, JobControl, S3Insert, admin};
-//! use doris_read::MySqlEndpoint;
+//! use doris_mysql::MySqlEndpoint;
 //! use doris_sql::TableRef;
 //! let fe = MySqlEndpoint::new("127.0.0.1", 9030, "root", "");
 //! let insert = S3Insert::new(TableRef::new("db", "events").unwrap(), "s3://bucket/in/*.csv", "csv");
@@ -26,9 +26,8 @@ pub use batches::{jobs_batch, jobs_schema, tasks_batch, tasks_schema};
 
 use std::time::{Duration, Instant};
 
+use doris_mysql::{MySqlEndpoint, Session};
 use doris_read::ReadError;
-use doris_read::mysql::connect::MySqlEndpoint;
-use doris_read::mysql::session::Session;
 
 use crate::feed::{FeedProgress, feed_progress};
 use crate::sql::{

@@ -11,7 +11,7 @@ use arrow_schema::Schema;
 use doris_sql::{CreateTableOptions, TableRef, create_table_ddl, quote_ident};
 
 use crate::error::ReadError;
-use crate::mysql::session::Session;
+use doris_mysql::Session;
 
 /// Databases a catalog never lists.
 const SYSTEM_DATABASES: [&str; 3] = ["information_schema", "mysql", "__internal_schema"];
@@ -20,7 +20,7 @@ fn config(e: doris_sql::SqlError) -> ReadError {
     ReadError::Statement(e)
 }
 
-fn first_column(rows: crate::mysql::session::TextRows) -> Vec<String> {
+fn first_column(rows: doris_mysql::TextRows) -> Vec<String> {
     rows.rows
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
@@ -97,7 +97,11 @@ pub async fn create_database(
         if if_not_exists { "IF NOT EXISTS " } else { "" },
         quote_ident("database", database).map_err(config)?
     );
-    session.execute(&sql).await.map(|_| ())
+    session
+        .execute(&sql)
+        .await
+        .map(|_| ())
+        .map_err(ReadError::from)
 }
 
 /// `DROP DATABASE database` (refused by Doris while it holds tables unless `FORCE`; not
@@ -107,7 +111,11 @@ pub async fn drop_database(session: &mut Session, database: &str) -> Result<(), 
         "DROP DATABASE {}",
         quote_ident("database", database).map_err(config)?
     );
-    session.execute(&sql).await.map(|_| ())
+    session
+        .execute(&sql)
+        .await
+        .map(|_| ())
+        .map_err(ReadError::from)
 }
 
 /// Creates `table` with `schema`'s columns (see [`doris_sql::create_table_ddl`]).
@@ -118,7 +126,11 @@ pub async fn create_table(
     options: &CreateTableOptions,
 ) -> Result<(), ReadError> {
     let ddl = create_table_ddl(table, schema, options).map_err(config)?;
-    session.execute(&ddl).await.map(|_| ())
+    session
+        .execute(&ddl)
+        .await
+        .map(|_| ())
+        .map_err(ReadError::from)
 }
 
 /// `DROP TABLE database.table`.
@@ -127,4 +139,5 @@ pub async fn drop_table(session: &mut Session, table: &TableRef) -> Result<(), R
         .execute(&format!("DROP TABLE {}", table.to_sql()))
         .await
         .map(|_| ())
+        .map_err(ReadError::from)
 }

@@ -28,8 +28,8 @@ use doris_plan::PlanEndpoint;
 use crate::error::ReadError;
 #[cfg(feature = "flight")]
 use crate::flight::{self, FlightSqlEndpoint};
-use crate::mysql::connect::MySqlEndpoint;
-use crate::mysql::session::Session;
+use doris_mysql::MySqlEndpoint;
+use doris_mysql::Session;
 
 /// What to check.
 #[derive(Debug, Clone)]
@@ -272,6 +272,7 @@ async fn check_mysql(targets: &Targets, checks: &mut Vec<Check>) {
     let mut session = match Session::open(mysql).await {
         Ok(s) => s,
         Err(e) => {
+            let e = ReadError::from(e);
             let fix = fix_for(
                 &e,
                 "the FE's MySQL port",
@@ -290,7 +291,11 @@ async fn check_mysql(targets: &Targets, checks: &mut Vec<Check>) {
             return;
         }
     };
-    match session.query("SELECT @@version_comment").await {
+    match session
+        .query("SELECT @@version_comment")
+        .await
+        .map_err(ReadError::from)
+    {
         Ok(rows) => {
             let version = rows
                 .rows
@@ -330,7 +335,11 @@ async fn check_table(session: &mut Session, db: &str, t: &str, checks: &mut Vec<
             return;
         }
     };
-    let columns = match session.query(&format!("DESC {quoted}")).await {
+    let columns = match session
+        .query(&format!("DESC {quoted}"))
+        .await
+        .map_err(ReadError::from)
+    {
         Ok(rows) => rows
             .rows
             .into_iter()
@@ -354,6 +363,7 @@ async fn check_table(session: &mut Session, db: &str, t: &str, checks: &mut Vec<
     match session
         .query(&format!("SELECT * FROM {quoted} LIMIT 0"))
         .await
+        .map_err(ReadError::from)
     {
         Ok(_) => checks.push(Check::ok("select", &target, "SELECT allowed")),
         Err(e) => checks.push(Check::failed(
@@ -378,7 +388,7 @@ async fn check_table(session: &mut Session, db: &str, t: &str, checks: &mut Vec<
     // Planned and privilege-checked by Doris, but the empty SELECT loads nothing.
     let probe =
         format!("INSERT INTO {quoted} ({column}) SELECT {column} FROM {quoted} WHERE 1 = 0");
-    match session.execute(&probe).await {
+    match session.execute(&probe).await.map_err(ReadError::from) {
         Ok(_) => checks.push(Check::ok("load", &target, "LOAD allowed (writes need it)")),
         Err(e) => {
             let fix = if matches!(e, ReadError::Permission(_)) || e.to_string().contains("denied") {

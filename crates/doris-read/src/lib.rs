@@ -4,9 +4,9 @@
 //! protocol (sqlx, COM_QUERY only) or Arrow Flight SQL (arrow-flight, `DoGet` on every
 //! endpoint at its own location).
 //!
-//! - [`Transport`] is the wire a read takes, [`Transport::MySql`] (a
-//!   [`mysql::connect::MySqlEndpoint`]: options Doris accepts, since sqlx's default connect
-//!   statement is refused by Doris, and the session time zone set with a literal) or
+//! - [`Transport`] is the wire a read takes, [`Transport::MySql`] (a [`MySqlEndpoint`] of
+//!   the `doris-mysql` crate: options Doris accepts, its authentication guard, the session
+//!   time zone set with a literal) or
 //!   [`Transport::Flight`] (a [`FlightSqlEndpoint`]: basic → bearer handshake with the FE,
 //!   `GetFlightInfo`, then `DoGet` on each endpoint at its own location with bounded
 //!   parallelism, batches cast safely to the planned schema). A user's `"mysql"` /
@@ -57,8 +57,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Doris 4.0 streaming jobs are the `doris-jobs` crate's: it runs their statements over
-//! this crate's [`mysql::session::Session`].
+//! Doris 4.0 streaming jobs are the `doris-jobs` crate's; the MySQL link itself (connect,
+//! guard, a statement [`Session`](doris_mysql::Session)) is `doris-mysql`'s, which this
+//! crate reads rows over.
 //!
 //! ## Features
 //!
@@ -83,12 +84,12 @@ pub mod table;
 pub mod transport;
 
 pub use doris_connection::{ConnectionSettings, Credentials, SslMode};
+pub use doris_mysql::MySqlEndpoint;
 pub use doris_sql::ErrorKind;
 pub use doris_sql::TimestampUnits;
 pub use error::ReadError;
 #[cfg(feature = "flight")]
 pub use flight::FlightSqlEndpoint;
-pub use mysql::connect::MySqlEndpoint;
 pub use mysql::stream::{BatchLimits, BatchStream};
 pub use schema::{
     ReadColumn, TableLayout, discover, discover_in, fetch_table_schema,

@@ -10,7 +10,7 @@ use doris_sql::{
 use sqlx::Row;
 
 use crate::error::{ReadError, bounded};
-use crate::mysql::connect::MySqlEndpoint;
+use doris_mysql::MySqlEndpoint;
 
 /// One column of a table, as a read sees it.
 #[derive(Debug, Clone, PartialEq)]

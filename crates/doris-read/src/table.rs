@@ -8,8 +8,8 @@ use doris_plan::{DiscoveryPolicy, PlanEndpoint, PlanError, ReadTask, plan_tasks}
 use doris_sql::{Expr, SelectBuilder, TableRef, TimestampUnits, TrustedWhere, translate_filter};
 
 use crate::error::ReadError;
-use crate::mysql::connect::MySqlEndpoint;
 use crate::schema::discover_in;
+use doris_mysql::MySqlEndpoint;
 
 /// How a read is split into tasks.
 // One per read, never in a collection: the automatic split's size costs nothing.

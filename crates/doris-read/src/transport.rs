@@ -25,8 +25,8 @@ use crate::error::ReadError;
 #[cfg(feature = "flight")]
 use crate::flight::{self, FlightSqlEndpoint};
 use crate::merge::start_merged;
-use crate::mysql::connect::MySqlEndpoint;
 use crate::mysql::stream::{self, BatchLimits, BatchStream};
+use doris_mysql::MySqlEndpoint;
 
 /// Which transport a user names (`"mysql"` or `"flight"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! The SQL session that write coordinators drive, as a trait (no I/O here: the crates that
-//! speak the MySQL protocol implement it; `doris-read`'s `Session` does, over sqlx).
+//! speak the MySQL protocol implement it; `doris-mysql`'s `Session` does, over sqlx).
 //!
 //! A coordinator such as `doris-write`'s atomic write decides from a statement's
 //! outcome whether it may have taken effect, so every implementation must report the same

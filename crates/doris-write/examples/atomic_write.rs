@@ -11,15 +11,15 @@
 //!     http://127.0.0.1:8030 127.0.0.1:9030 root demo events nightly-2026-12-01
 //! ```
 //!
-//! The SQL steps need a MySQL-protocol session: `doris-read`'s `Session` is one (sqlx,
+//! The SQL steps need a MySQL-protocol session: `doris-mysql`'s `Session` is one (sqlx,
 //! with the connect options Doris accepts). This crate itself pulls no SQL client.
 
 use std::sync::Arc;
 
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use doris_mysql::Session;
 use doris_read::MySqlEndpoint;
-use doris_read::mysql::session::Session;
 use doris_streamload::{
     ClientConfig, Credentials, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient,
 };

@@ -23,7 +23,7 @@
 //! - [`staging`]: the SQL statements of the atomic write (no I/O): the staging table, its
 //!   names, the ledger and the publishing transaction.
 //!
-//! The SQL statements run over any [`doris_sql::session::SqlSession`] (`doris-read`'s MySQL
+//! The SQL statements run over any [`doris_sql::session::SqlSession`] (`doris-mysql`'s
 //! session is one); this crate speaks no MySQL itself.
 //!
 //! ```

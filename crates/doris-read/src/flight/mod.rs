@@ -31,6 +31,7 @@ use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
 use arrow_flight::{FlightDescriptor, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
 use doris_connection::{AddressAllowlist, ConnectionSettings, Credentials};
+use doris_mysql::scrub;
 use doris_plan::PlanEndpoint;
 use prost::Message;
 use secrecy::ExposeSecret as _;
@@ -38,7 +39,7 @@ use tokio::sync::Semaphore;
 use tonic::transport::{Channel, ClientTlsConfig};
 use tonic::{Code, Request, Status};
 
-use crate::error::{ReadError, scrub};
+use crate::error::ReadError;
 use crate::feed;
 use crate::mysql::stream::{BatchLimits, BatchStream};
 

@@ -1,8 +1,5 @@
-//! The MySQL-protocol transport: text protocol only (COM_QUERY), no server-side prepare,
-//! no cursor fetch.
+//! The MySQL-protocol transport's rows: text protocol only (COM_QUERY), no server-side
+//! prepare, no cursor fetch, over a link of `doris-mysql` (its connect options, guard and
+//! caps).
 
-pub mod connect;
-mod greeting;
-mod guard;
-pub mod session;
 pub mod stream;

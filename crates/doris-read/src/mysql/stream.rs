@@ -16,10 +16,10 @@ use sqlx::{Decode, MySql, Row, ValueRef};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::connect::MySqlEndpoint;
 use crate::decode::RowDecoder;
 use crate::error::ReadError;
 use crate::feed::{self, Drain, Item};
+use doris_mysql::MySqlEndpoint;
 
 /// Bounds of one batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +231,7 @@ pub(crate) async fn query(
             // under the read timeout. Dropping the unfinished `try_next` loses nothing: the
             // stream keeps its own state.
             let next = match rows.try_next().now_or_never() {
-                Some(r) => r.map_err(|e| cut.explain(e))?,
+                Some(r) => r.map_err(|e| ReadError::from(cut.explain(e)))?,
                 None => tokio::time::timeout(read_timeout, rows.try_next())
                     .await
                     .map_err(|_| {
@@ -240,7 +240,7 @@ pub(crate) async fn query(
                             read_timeout.as_secs()
                         ))
                     })?
-                    .map_err(|e| cut.explain(e))?,
+                    .map_err(|e| ReadError::from(cut.explain(e)))?,
             };
             let Some(row) = next else { break };
             if row.len() != width {

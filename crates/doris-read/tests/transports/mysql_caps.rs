@@ -184,7 +184,7 @@ async fn a_packet_over_the_cap_ends_the_read_naming_the_cap() {
         e.max_packet_bytes = 10;
         e
     };
-    let err = endpoint.connect().await.unwrap_err();
+    let err = ReadError::from(endpoint.connect().await.unwrap_err());
     assert!(matches!(err, ReadError::Config(_)), "{err}");
     assert!(err.to_string().contains("max_allowed_packet"), "{err}");
 }

@@ -443,7 +443,7 @@ async fn a_truncated_greeting_is_a_transport_error_not_a_panic() {
     });
     let mut endpoint = MySqlEndpoint::new("127.0.0.1", port, "root", "");
     endpoint.connect_timeout = Duration::from_secs(5);
-    let e = endpoint.connect().await.unwrap_err();
+    let e = ReadError::from(endpoint.connect().await.unwrap_err());
     assert!(matches!(e, ReadError::Transport(_)), "{e}");
     server.abort();
 }
@@ -490,7 +490,7 @@ async fn a_session_query_over_its_row_cap_fails_naming_the_cap() {
     // Session queries read metadata (DESC, SHOW, jobs()): a server that answers one with
     // more rows than the cap is refused, not buffered. MariaDB's sequence tables make the
     // answer (a real server, nobody's emulation).
-    use doris_read::mysql::session::{MAX_SESSION_ROWS, Session};
+    use doris_mysql::{MAX_SESSION_ROWS, Session};
     let mut session = Session::open(&mariadb()).await.unwrap();
     let fits = session
         .query(&format!("SELECT seq FROM seq_1_to_{MAX_SESSION_ROWS}"))
@@ -505,13 +505,15 @@ async fn a_session_query_over_its_row_cap_fails_naming_the_cap() {
         .await
         .unwrap_err();
     assert!(
-        matches!(e, ReadError::Metadata(_)) && e.to_string().contains("100000"),
+        matches!(e, doris_mysql::MySqlError::TooLarge(_)) && e.to_string().contains("100000"),
         "{e}"
     );
+    // Through doris-read it is metadata this crate cannot take.
+    assert!(matches!(ReadError::from(e), ReadError::Metadata(_)));
 }
 
 /// The mode's one cell, as the session reads it.
-async fn sql_mode_of(session: &mut doris_read::mysql::session::Session) -> String {
+async fn sql_mode_of(session: &mut doris_mysql::Session) -> String {
     let answer = session.query("SELECT @@sql_mode").await.unwrap();
     answer.rows[0][0].clone().unwrap_or_default()
 }
@@ -521,7 +523,7 @@ async fn a_session_reads_backslash_escapes_whatever_mode_the_server_starts_it_in
     // An admin set NO_BACKSLASH_ESCAPES for every new session (`SET GLOBAL`, as on Doris):
     // a session the crates open drops that one flag and keeps the rest, on open and on
     // reconnect, so `doris_sql`'s literals (a comment, a property) read back as written.
-    use doris_read::mysql::session::Session;
+    use doris_mysql::Session;
     let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
     let endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     let mut admin = Session::open(&endpoint).await.unwrap();
@@ -551,7 +553,7 @@ async fn literal_only_text_reads_back_once_the_session_reads_backslash_escapes()
     // Before `use_backslash_escapes` a backslash reads back doubled (the test can fail);
     // after it, every generated value rendered by `push_string_literal` (the renderer of
     // comments and properties) reads back exactly, and the mode's other flags are kept.
-    use doris_read::mysql::session::Session;
+    use doris_mysql::Session;
     use proptest::strategy::{Strategy, ValueTree};
     use proptest::test_runner::TestRunner;
     async fn read_back(session: &mut Session, value: &str) -> String {

@@ -21,7 +21,7 @@
 //!    dropped afterwards.
 //!
 //! The SQL statements run over the MySQL protocol, which this crate does not speak: the
-//! caller hands in a [`SqlSession`] (`doris-read`'s `Session` is one, over sqlx). Whether a
+//! caller hands in a [`SqlSession`] (`doris-mysql`'s `Session` is one, over sqlx). Whether a
 //! failed statement may have taken effect is decided here, from the one fact a session
 //! reports ([`SqlFailure`]: answered with an error, or not answered). What each step
 //! guarantees, and the Doris settings and privileges it relies on, is in

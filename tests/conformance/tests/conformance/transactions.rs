@@ -4,7 +4,7 @@
 //! database visible together, refuse other statements without ending, and free their
 //! label on `ROLLBACK`.
 
-use doris_read::mysql::session::Session;
+use doris_mysql::Session;
 
 use crate::common::{count, with_table};
 use doris_conformance::{Scratch, TABLE_PROPERTIES, Target};

@@ -90,9 +90,7 @@ async fn a_rerun_writes_nothing_also_after_doris_forgot_the_label() {
     );
     // Unrelated loads push the key's label out of Doris's memory (label_num_threshold 3).
     let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
-    let mut session = doris_read::mysql::session::Session::open(&endpoint)
-        .await
-        .unwrap();
+    let mut session = doris_mysql::Session::open(&endpoint).await.unwrap();
     for i in 0..6 {
         session
             .execute(&format!(
@@ -187,9 +185,7 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
     let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
         .await
         .unwrap();
-    let mut session = doris_read::mysql::session::Session::open(&endpoint)
-        .await
-        .unwrap();
+    let mut session = doris_mysql::Session::open(&endpoint).await.unwrap();
     let policy = AtomicPolicy {
         publish_timeout: Duration::from_secs(30),
         poll_interval: Duration::from_millis(50),
@@ -235,18 +231,13 @@ async fn a_publish_slower_than_the_request_timeout_is_answered() {
 async fn staged_run(
     e: &Emulator,
     key: &str,
-) -> (
-    doris_read::mysql::session::Session,
-    doris_write::atomic::AtomicWrite,
-) {
+) -> (doris_mysql::Session, doris_write::atomic::AtomicWrite) {
     use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
     let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
         .await
         .unwrap();
-    let mut session = doris_read::mysql::session::Session::open(&endpoint)
-        .await
-        .unwrap();
+    let mut session = doris_mysql::Session::open(&endpoint).await.unwrap();
     let policy = AtomicPolicy {
         poll_interval: std::time::Duration::from_millis(20),
         ..AtomicPolicy::default()
@@ -284,9 +275,7 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
 
     let e = emulator(2000).await;
     let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
-    let mut admin = doris_read::mysql::session::Session::open(&endpoint)
-        .await
-        .unwrap();
+    let mut admin = doris_mysql::Session::open(&endpoint).await.unwrap();
     admin
         .execute("/* fixture */ INSERT INTO demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
         .await

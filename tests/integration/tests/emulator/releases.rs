@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use doris_emulator::{DorisProfile, Emulator, EmulatorConfig};
-use doris_read::mysql::session::Session;
+use doris_mysql::Session;
 use doris_streamload::StreamLoadError;
 use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
 

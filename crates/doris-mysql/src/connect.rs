@@ -8,8 +8,8 @@ use futures::FutureExt as _;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlSslMode};
 use sqlx::{ConnectOptions as _, Connection};
 
-use crate::error::ReadError;
-use crate::mysql::guard::{CutReason, Guard};
+use crate::error::MySqlError;
+use crate::guard::{CutReason, Guard};
 
 /// The smallest packet cap: a greeting or a column definition must fit.
 const MIN_PACKET_BYTES: usize = 1024;
@@ -46,7 +46,7 @@ pub struct MySqlEndpoint {
     /// TLS; MySQL's `--ssl-cert`/`--ssl-key`). Only a TLS link presents it.
     pub client_identity: Option<ClientIdentity>,
     /// The largest packet (a row, in a result) the server may send; a larger one closes
-    /// the link with [`ReadError::Transport`] naming the cap, before its bytes are read
+    /// the link with [`MySqlError::Transport`] naming the cap, before its bytes are read
     /// (MySQL's `max_allowed_packet`; default
     /// [`ConnectionSettings::DEFAULT_MYSQL_MAX_PACKET_BYTES`]).
     pub max_packet_bytes: usize,
@@ -163,25 +163,25 @@ impl MySqlEndpoint {
     /// The link goes through the authentication guard, which owns its TLS, refuses what
     /// would reveal the password to a server nobody verified, and caps the server's
     /// packets at [`MySqlEndpoint::max_packet_bytes`].
-    pub async fn connect(&self) -> Result<MySqlConnection, ReadError> {
+    pub async fn connect(&self) -> Result<MySqlConnection, MySqlError> {
         self.connect_watched().await.map(|(conn, _)| conn)
     }
 
-    /// [`MySqlEndpoint::connect`], with the reason the guard may later cut the link for:
-    /// the error a caller reports when sqlx loses the link.
-    pub(crate) async fn connect_watched(&self) -> Result<(MySqlConnection, CutReason), ReadError> {
+    /// [`MySqlEndpoint::connect`], with the reason the guard may later cut the link for
+    /// ([`CutReason::explain`]: the error a caller reports when sqlx loses the link).
+    pub async fn connect_watched(&self) -> Result<(MySqlConnection, CutReason), MySqlError> {
         if self.host.is_empty() {
-            return Err(ReadError::Config("host must not be empty".into()));
+            return Err(MySqlError::Config("host must not be empty".into()));
         }
         if let Some(identity) = &self.client_identity {
             // Checked here, where the message can name it (sqlx's TLS error would not).
             identity
                 .to_der()
-                .map_err(|e| ReadError::Config(format!("the MySQL link's TLS: {e}")))?;
+                .map_err(|e| MySqlError::Config(format!("the MySQL link's TLS: {e}")))?;
         }
         let most = ConnectionSettings::MAX_MYSQL_MAX_PACKET_BYTES;
         if !(MIN_PACKET_BYTES..=most).contains(&self.max_packet_bytes) {
-            return Err(ReadError::Config(format!(
+            return Err(MySqlError::Config(format!(
                 "max_allowed_packet must be from {MIN_PACKET_BYTES} to {most} bytes"
             )));
         }
@@ -201,7 +201,7 @@ impl MySqlEndpoint {
         let connected = tokio::time::timeout(self.connect_timeout, connecting)
             .await
             .map_err(|_| {
-                ReadError::Timeout(format!(
+                MySqlError::Timeout(format!(
                     "connecting to {}:{} took longer than {} s",
                     self.host,
                     self.port,
@@ -210,13 +210,13 @@ impl MySqlEndpoint {
             })
             .and_then(|caught| {
                 caught.map_err(|_| {
-                    ReadError::Transport(format!(
+                    MySqlError::Transport(format!(
                         "the server at {}:{} sent a malformed handshake",
                         self.host, self.port
                     ))
                 })
             })
-            .and_then(|result| result.map_err(ReadError::from_sqlx));
+            .and_then(|result| result.map_err(MySqlError::from_sqlx));
         let mut conn = match connected {
             Ok(conn) => conn,
             // The guard's reason (a refusal, the server's TLS, the server unreachable)
@@ -228,7 +228,7 @@ impl MySqlEndpoint {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | ':' | '/' | '_'))
             {
-                return Err(ReadError::Config(format!("time zone {tz:?} is not valid")));
+                return Err(MySqlError::Config(format!("time zone {tz:?} is not valid")));
             }
             // Through `Executor::execute` (a boxed `Send` future), not `RawSql::execute`,
             // whose generic future the compiler cannot prove `Send` for every lifetime: a

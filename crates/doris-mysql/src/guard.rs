@@ -14,7 +14,7 @@
 //!   with a pinned server key ([`MySqlEndpoint::server_public_key_pem`]), which replaces
 //!   the key the server sends so the password is encrypted to the key the user trusts.
 //!
-//! Anything else closes both sides and the connect fails with [`ReadError::Auth`] naming
+//! Anything else closes both sides and the connect fails with [`MySqlError::Auth`] naming
 //! what the server asked for. `verify_ca` here checks the certificate chain against the
 //! user's CA alone (not the web PKI roots: any public certificate for any name would
 //! pass a check that skips the host name); `verify_identity` checks the chain against the
@@ -43,9 +43,9 @@ use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureSc
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{TcpStream, UnixListener};
 
-use crate::error::ReadError;
-use crate::mysql::connect::MySqlEndpoint;
-use crate::mysql::greeting::{CLIENT_SSL, Greeting};
+use crate::connect::MySqlEndpoint;
+use crate::error::MySqlError;
+use crate::greeting::{CLIENT_SSL, Greeting};
 
 /// The largest packet the authentication exchange may hold (a greeting, a switch, an RSA
 /// key): anything larger is not authentication.
@@ -56,7 +56,7 @@ const SAFE_PLUGINS: [&str; 2] = ["mysql_native_password", "caching_sha2_password
 /// Why the relay cut an established link, kept for the error of the statement that lost
 /// it (sqlx itself only sees the link close).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CutReason(Arc<Mutex<Option<String>>>);
+pub struct CutReason(Arc<Mutex<Option<String>>>);
 
 impl CutReason {
     fn set(&self, why: String) {
@@ -65,10 +65,10 @@ impl CutReason {
 
     /// `e`, or the relay's reason when it cut the link (the reason is kept before the link
     /// closes, so sqlx never sees the close first).
-    pub(crate) fn explain(&self, e: sqlx::Error) -> ReadError {
+    pub fn explain(&self, e: sqlx::Error) -> MySqlError {
         match self.0.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-            Some(why) => ReadError::Transport(why),
-            None => ReadError::from_sqlx(e),
+            Some(why) => MySqlError::Transport(why),
+            None => MySqlError::from_sqlx(e),
         }
     }
 }
@@ -80,7 +80,7 @@ impl CutReason {
 pub(crate) struct Guard {
     /// The Unix socket the relay accepts one connection on.
     pub(crate) socket: std::path::PathBuf,
-    refusal: Arc<Mutex<Option<ReadError>>>,
+    refusal: Arc<Mutex<Option<MySqlError>>>,
     /// Why the relay cut the link once established.
     pub(crate) cut: CutReason,
     task: tokio::task::JoinHandle<()>,
@@ -89,10 +89,10 @@ pub(crate) struct Guard {
 impl Guard {
     /// Binds the socket and starts the relay, which accepts one connection of this process
     /// (within the connect timeout) and serves it until either side closes.
-    pub(crate) async fn start(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
+    pub(crate) async fn start(endpoint: &MySqlEndpoint) -> Result<Self, MySqlError> {
         let policy = Policy::of(endpoint)?;
         let bind_error =
-            |e: io::Error| ReadError::Transport(format!("the MySQL guard could not bind: {e}"));
+            |e: io::Error| MySqlError::Transport(format!("the MySQL guard could not bind: {e}"));
         let folder = private_folder().map_err(bind_error)?;
         let socket = folder.join("s");
         let listener = UnixListener::bind(&socket).map_err(bind_error)?;
@@ -124,7 +124,7 @@ impl Guard {
     /// After sqlx failed to connect through the relay: why the relay closed the link, if it
     /// refused it or failed on the server's side (waits for the relay to end, so its reason
     /// is never missed; it ends as soon as sqlx's side is gone).
-    pub(crate) async fn refusal(self, wait: Duration) -> Option<ReadError> {
+    pub(crate) async fn refusal(self, wait: Duration) -> Option<MySqlError> {
         let Self { refusal, task, .. } = self;
         if tokio::time::timeout(wait, task).await.is_err() {
             return None;
@@ -185,7 +185,7 @@ struct Policy {
 }
 
 impl Policy {
-    fn of(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
+    fn of(endpoint: &MySqlEndpoint) -> Result<Self, MySqlError> {
         let tls = match endpoint.ssl_mode {
             SslMode::Disabled => None,
             mode => Some(Arc::new(tls_config(
@@ -197,7 +197,7 @@ impl Policy {
         if let Some(pem) = &endpoint.server_public_key_pem
             && !pem.starts_with(b"-----BEGIN PUBLIC KEY-----")
         {
-            return Err(ReadError::Config(
+            return Err(MySqlError::Config(
                 "server_public_key must be a PEM public key (-----BEGIN PUBLIC KEY-----)".into(),
             ));
         }
@@ -224,11 +224,11 @@ fn tls_config(
     mode: SslMode,
     ca_pem: Option<&[u8]>,
     identity: Option<&doris_connection::ClientIdentity>,
-) -> Result<rustls::ClientConfig, ReadError> {
+) -> Result<rustls::ClientConfig, MySqlError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| ReadError::Config(format!("TLS for the MySQL link: {e}")))?;
+        .map_err(|e| MySqlError::Config(format!("TLS for the MySQL link: {e}")))?;
     let verifier: Arc<dyn ServerCertVerifier> = if mode == SslMode::VerifyIdentity {
         let mut roots = RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -237,10 +237,10 @@ fn tls_config(
         }
         rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
             .build()
-            .map_err(|e| ReadError::Config(format!("ssl_ca: {e}")))?
+            .map_err(|e| MySqlError::Config(format!("ssl_ca: {e}")))?
     } else if mode == SslMode::VerifyCa {
         let pem = ca_pem.ok_or_else(|| {
-            ReadError::Config(
+            MySqlError::Config(
                 "ssl_mode verify_ca needs the CA that signed the server's certificate (ssl_ca): \
                  it checks the chain against that CA alone"
                     .into(),
@@ -251,7 +251,7 @@ fn tls_config(
         let chain =
             rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
-                .map_err(|e| ReadError::Config(format!("ssl_ca: {e}")))?;
+                .map_err(|e| MySqlError::Config(format!("ssl_ca: {e}")))?;
         Arc::new(ChainOnly(chain))
     } else {
         Arc::new(Unverified(provider))
@@ -264,9 +264,9 @@ fn tls_config(
         Some(identity) => {
             let (certs, key) = identity
                 .to_der()
-                .map_err(|e| ReadError::Config(format!("the MySQL link's TLS: {e}")))?;
+                .map_err(|e| MySqlError::Config(format!("the MySQL link's TLS: {e}")))?;
             builder.with_client_auth_cert(certs, key).map_err(|e| {
-                ReadError::Config(format!(
+                MySqlError::Config(format!(
                     "the MySQL link's TLS: the client certificate and key cannot be used \
                      together: {e}"
                 ))
@@ -276,13 +276,13 @@ fn tls_config(
 }
 
 /// Adds the certificates of the user's `ssl_ca` (PEM) to `roots`.
-fn add_pem_roots(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), ReadError> {
+fn add_pem_roots(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), MySqlError> {
     for cert in CertificateDer::pem_slice_iter(pem) {
-        let cert =
-            cert.map_err(|_| ReadError::Config("ssl_ca holds no readable PEM certificate".into()))?;
+        let cert = cert
+            .map_err(|_| MySqlError::Config("ssl_ca holds no readable PEM certificate".into()))?;
         roots
             .add(cert)
-            .map_err(|_| ReadError::Config("ssl_ca holds a certificate rustls refuses".into()))?;
+            .map_err(|_| MySqlError::Config("ssl_ca holds a certificate rustls refuses".into()))?;
     }
     Ok(())
 }
@@ -388,8 +388,8 @@ impl ServerCertVerifier for Unverified {
 trait Wire: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Wire for T {}
 
-fn refused(what: &str) -> ReadError {
-    ReadError::Auth(format!(
+fn refused(what: &str) -> MySqlError {
+    MySqlError::Auth(format!(
         "{what}; over a link whose server is not verified that would hand the password to \
          whoever answers: connect with ssl_mode verify_ca or verify_identity, or pin the \
          server's public key"
@@ -405,13 +405,13 @@ async fn relay(
     policy: Policy,
     wait: Duration,
     cut: &CutReason,
-) -> Result<(), ReadError> {
+) -> Result<(), MySqlError> {
     let shown = format!("{}:{port}", policy.host);
     let max_packet = policy.max_packet;
     let (client, server) = tokio::time::timeout(wait, authenticate(client, port, policy))
         .await
         .map_err(|_| {
-            ReadError::Timeout(format!(
+            MySqlError::Timeout(format!(
                 "connecting to {shown} took longer than {} s",
                 wait.as_secs()
             ))
@@ -425,9 +425,9 @@ async fn authenticate(
     mut client: tokio::net::UnixStream,
     port: u16,
     policy: Policy,
-) -> Result<(Box<dyn Wire>, Box<dyn Wire>), ReadError> {
+) -> Result<(Box<dyn Wire>, Box<dyn Wire>), MySqlError> {
     let host = policy.host.as_str();
-    let transport = |e: io::Error| ReadError::Transport(format!("{host}:{port}: {e}"));
+    let transport = |e: io::Error| MySqlError::Transport(format!("{host}:{port}: {e}"));
     let mut server = TcpStream::connect((host, port)).await.map_err(transport)?;
     server.set_nodelay(true).map_err(transport)?;
 
@@ -441,13 +441,13 @@ async fn authenticate(
         write_packet(&mut client, seq, &greeting)
             .await
             .map_err(transport)?;
-        return Err(ReadError::Transport(format!(
+        return Err(MySqlError::Transport(format!(
             "the server at {host}:{port} refused the connection: {}",
             error_text(&greeting)
         )));
     }
     let Some(parsed) = Greeting::parse(&greeting) else {
-        return Err(ReadError::Transport(format!(
+        return Err(MySqlError::Transport(format!(
             "the server at {host}:{port} sent a greeting that is not MySQL protocol 10 \
              (first byte 0x{:02x}); nothing was sent to it",
             greeting.first().copied().unwrap_or_default()
@@ -467,7 +467,7 @@ async fn authenticate(
         SslMode::Preferred => parsed.capabilities & CLIENT_SSL != 0,
         _ => {
             if parsed.capabilities & CLIENT_SSL == 0 {
-                return Err(ReadError::Transport(format!(
+                return Err(MySqlError::Transport(format!(
                     "the server at {host}:{port} offers no TLS, which ssl_mode {} requires",
                     policy.mode.name()
                 )));
@@ -483,19 +483,19 @@ async fn authenticate(
             .await
             .map_err(transport)?;
         let name = ServerName::try_from(policy.host.clone()).map_err(|_| {
-            ReadError::Config(format!("{} is not a valid TLS server name", policy.host))
+            MySqlError::Config(format!("{} is not a valid TLS server name", policy.host))
         })?;
         let Some(config) = policy.tls.clone() else {
-            return Err(ReadError::Config("no TLS settings for a TLS link".into()));
+            return Err(MySqlError::Config("no TLS settings for a TLS link".into()));
         };
         let connector = tokio_rustls::TlsConnector::from(config);
         let tls = connector
             .connect(name, server)
             .await
-            .map_err(|e| ReadError::Transport(format!("TLS with {host}:{port} failed: {e}")))?;
+            .map_err(|e| MySqlError::Transport(format!("TLS with {host}:{port} failed: {e}")))?;
         (Box::new(tls), 1)
     } else if use_tls {
-        return Err(ReadError::Transport(
+        return Err(MySqlError::Transport(
             "a malformed handshake response".into(),
         ));
     } else {
@@ -572,7 +572,7 @@ async fn pipe(
     server: Box<dyn Wire>,
     max_packet: usize,
     cut: &CutReason,
-) -> Result<(), ReadError> {
+) -> Result<(), MySqlError> {
     let (client_read, mut client_write) = tokio::io::split(client);
     let (mut server_read, mut server_write) = tokio::io::split(server);
     let mut from_client = BufReader::with_capacity(64 * 1024, client_read);
@@ -692,7 +692,7 @@ impl PacketSizes {
     }
 }
 
-fn check_plugin(plugin: &str, verified: bool) -> Result<(), ReadError> {
+fn check_plugin(plugin: &str, verified: bool) -> Result<(), MySqlError> {
     if plugin.is_empty() || SAFE_PLUGINS.contains(&plugin) || verified {
         return Ok(());
     }
@@ -766,7 +766,7 @@ mod tests {
         for risky in ["mysql_clear_password", "sha256_password", "dialog"] {
             let e = check_plugin(risky, false).unwrap_err();
             assert!(
-                matches!(e, ReadError::Auth(_)) && e.to_string().contains(risky),
+                matches!(e, MySqlError::Auth(_)) && e.to_string().contains(risky),
                 "{e}"
             );
             assert!(check_plugin(risky, true).is_ok());

@@ -1,10 +1,10 @@
 //! A plain SQL session on the FE's MySQL port: statements and small queries as text
 //! (COM_QUERY), for DDL, labelled INSERTs, explicit transactions and `SHOW` statements.
-//! Results are read whole, so use it for metadata-sized answers; table data goes through
-//! [`Transport::read`](crate::Transport::read).
+//! Results are read whole, so use it for metadata-sized answers (table data goes through
+//! `doris-read`'s transports).
 //!
 //! [`Session`] is the workspace's [`doris_sql::session::SqlSession`]: the session
-//! `doris-streamload`'s atomic writes drive. It reports a failure as `Refused` only when
+//! `doris-write`'s atomic writes drive. It reports a failure as `Refused` only when
 //! the server answered the statement with an error; a lost connection, a timeout or a
 //! malformed packet is `Unanswered` (the statement may have taken effect).
 
@@ -15,9 +15,9 @@ use sqlx::{Column, Decode, MySql, MySqlConnection, Row, ValueRef};
 
 use doris_sql::session::{SqlFailure, SqlRows, SqlSession};
 
-use super::connect::MySqlEndpoint;
-use super::guard::CutReason;
-use crate::error::{ReadError, bounded};
+use crate::connect::MySqlEndpoint;
+use crate::error::{MySqlError, bounded};
+use crate::guard::CutReason;
 
 /// The most rows a session query returns before failing (its answers are metadata).
 pub const MAX_SESSION_ROWS: usize = 100_000;
@@ -44,7 +44,7 @@ impl Session {
     /// Connects as [`MySqlEndpoint::connect`] does, then makes the session read backslash
     /// escapes ([`Session::use_backslash_escapes`]); each statement is bounded by the
     /// endpoint's read timeout.
-    pub async fn open(endpoint: &MySqlEndpoint) -> Result<Self, ReadError> {
+    pub async fn open(endpoint: &MySqlEndpoint) -> Result<Self, MySqlError> {
         let (conn, cut) = endpoint.connect_watched().await?;
         let mut session = Self {
             conn,
@@ -59,7 +59,7 @@ impl Session {
     /// Replaces the connection with a new one to the same endpoint (the old one is
     /// dropped, and with it any transaction it had open), set up as [`Session::open`]
     /// sets one up.
-    pub async fn reconnect(&mut self) -> Result<(), ReadError> {
+    pub async fn reconnect(&mut self) -> Result<(), MySqlError> {
         (self.conn, self.cut) = self.endpoint.connect_watched().await?;
         self.use_backslash_escapes().await
     }
@@ -69,7 +69,7 @@ impl Session {
     /// reads `@@sql_mode` and, when it holds `NO_BACKSLASH_ESCAPES` (the server's or the
     /// account's default), sets the mode again without that one flag
     /// ([`doris_sql::sql_mode`]). One query, and a `SET` only in that mode.
-    pub async fn use_backslash_escapes(&mut self) -> Result<(), ReadError> {
+    pub async fn use_backslash_escapes(&mut self) -> Result<(), MySqlError> {
         let answer = self.query(doris_sql::sql_mode::SQL_MODE_QUERY).await?;
         let mode = answer
             .rows
@@ -85,7 +85,7 @@ impl Session {
     }
 
     /// Runs a statement; returns the affected-row count.
-    pub async fn execute(&mut self, sql: &str) -> Result<u64, ReadError> {
+    pub async fn execute(&mut self, sql: &str) -> Result<u64, MySqlError> {
         let conn = &mut self.conn;
         let cut = &self.cut;
         bounded(self.timeout, "a statement", async move {
@@ -99,7 +99,7 @@ impl Session {
     }
 
     /// Runs a query and reads its rows as text.
-    pub async fn query(&mut self, sql: &str) -> Result<TextRows, ReadError> {
+    pub async fn query(&mut self, sql: &str) -> Result<TextRows, MySqlError> {
         let timeout = self.timeout;
         let conn = &mut self.conn;
         let cut = &self.cut;
@@ -108,7 +108,7 @@ impl Session {
             let mut rows = sqlx::raw_sql(sql).fetch(conn);
             while let Some(row) = rows.try_next().await.map_err(|e| cut.explain(e))? {
                 if out.rows.len() >= MAX_SESSION_ROWS {
-                    return Err(ReadError::Metadata(format!(
+                    return Err(MySqlError::TooLarge(format!(
                         "a session query returned more than {MAX_SESSION_ROWS} rows"
                     )));
                 }
@@ -117,12 +117,12 @@ impl Session {
                 }
                 let mut cells = Vec::with_capacity(row.len());
                 for i in 0..row.len() {
-                    let raw = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
+                    let raw = row.try_get_raw(i).map_err(MySqlError::from_sqlx)?;
                     cells.push(if raw.is_null() {
                         None
                     } else {
                         let bytes = <&[u8] as Decode<MySql>>::decode(raw)
-                            .map_err(|e| ReadError::Transport(e.to_string()))?;
+                            .map_err(|e| MySqlError::Transport(e.to_string()))?;
                         Some(String::from_utf8_lossy(bytes).into_owned())
                     });
                 }
@@ -134,19 +134,8 @@ impl Session {
     }
 }
 
-/// Whether the server answered with this error (an ERR packet), as opposed to no answer.
-fn answered(e: &ReadError) -> bool {
-    matches!(
-        e,
-        ReadError::Query { .. }
-            | ReadError::Permission(_)
-            | ReadError::NotFound(_)
-            | ReadError::Auth(_)
-    )
-}
-
-fn failure(e: ReadError) -> SqlFailure {
-    if answered(&e) {
+fn failure(e: MySqlError) -> SqlFailure {
+    if e.is_answer() {
         SqlFailure::Refused(e.to_string())
     } else {
         SqlFailure::Unanswered(e.to_string())
