@@ -58,15 +58,11 @@ pub(crate) const LAYERING: [(&str, &[&str], &[&str]); 9] = [
     ),
     (
         "doris-jobs",
-        &[
-            "doris-connection",
-            "doris-sql",
-            "doris-mysql",
-            "doris-plan",
-            "doris-read",
-        ],
+        &["doris-connection", "doris-sql", "doris-mysql"],
         &[
             "datafusion",
+            "doris-plan",
+            "doris-read",
             "doris-streamload",
             "doris-write",
             "tonic",

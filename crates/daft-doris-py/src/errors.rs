@@ -8,6 +8,7 @@
 //! come from the Rust crates, which never put a password, a bound value or a response
 //! body into an error.
 
+use doris_jobs::admin::JobError;
 use doris_read::{ErrorKind, ReadError};
 use doris_streamload::{LoaderError, StreamLoadError};
 use pyo3::prelude::*;
@@ -134,12 +135,11 @@ fn write_class(kind: ErrorKind) -> ErrorClass {
     }
 }
 
-/// A read error as its exception class: by its kind, except planning (`DiscoveryError`)
-/// and a paused job (`DorisStreamingJobError`), which have classes of their own.
+/// A read error as its exception class: by its kind, except planning (`DiscoveryError`),
+/// which has a class of its own.
 pub(crate) fn read_error(e: ReadError) -> PyErr {
     let class = match &e {
         ReadError::Planning(_) => ErrorClass::DiscoveryError,
-        ReadError::JobPaused { .. } => ErrorClass::DorisStreamingJobError,
         other => read_class(other.kind()),
     };
     raise_kind(class, e.kind(), e.to_string())
@@ -155,16 +155,16 @@ pub(crate) fn sql_error(e: doris_sql::SqlError) -> PyErr {
     raise_kind(class, e.kind(), e.to_string())
 }
 
-/// An error of a streaming job's statement: Doris's refusal (a job that is not paused, a
-/// name in use, a property it refuses) is a `DorisStreamingJobError`; anything else is a
-/// read error's class.
-pub(crate) fn job_error(e: ReadError) -> PyErr {
-    match e {
-        ReadError::Query { .. } => {
-            raise_kind(ErrorClass::DorisStreamingJobError, e.kind(), e.to_string())
-        }
-        other => read_error(other),
-    }
+/// A streaming job's error: Doris's refusal of the statement (a job that is not paused, a
+/// name in use, a property it refuses) and a job paused before the awaited file are a
+/// `DorisStreamingJobError`; anything else is a read error's class by its kind.
+pub(crate) fn job_error(e: JobError) -> PyErr {
+    let class = if e.is_refusal() || matches!(e, JobError::Paused { .. }) {
+        ErrorClass::DorisStreamingJobError
+    } else {
+        read_class(e.kind())
+    };
+    raise_kind(class, e.kind(), e.to_string())
 }
 
 /// A metadata error of the writer's table check (`SHOW CREATE TABLE` / `DESC`).

@@ -6,6 +6,7 @@
 
 use std::time::SystemTime;
 
+use doris_jobs::admin::JobError;
 use doris_jobs::{
     CreateStreamingJob, JobControl, JobSettings, MAX_JOB_SETTING, MAX_ROWS_PER_FILE, S3Insert,
     S3Source, StagePlan,
@@ -17,7 +18,7 @@ use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::args;
 use crate::connection::Connection;
-use crate::errors::{ErrorClass, job_error, raise, read_error, sql_error};
+use crate::errors::{ErrorClass, job_error, raise, sql_error};
 use crate::runtime::{block_on, block_on_interruptible};
 
 fn config(message: impl Into<String>) -> PyErr {
@@ -338,8 +339,8 @@ pub(crate) fn job_wait(
         let row =
             doris_jobs::admin::wait_for_file(&endpoint, &name, last_key.as_deref(), timeout, poll)
                 .await
-                .map_err(read_error)?;
-        doris_jobs::admin::jobs_batch(&[row]).map_err(read_error)
+                .map_err(job_error)?;
+        doris_jobs::admin::jobs_batch(&[row]).map_err(job_error)
     })?;
     Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }
@@ -392,12 +393,12 @@ fn rows_batch<F, Fut>(
     fetch: F,
 ) -> PyResult<Py<PyAny>>
 where
-    F: FnOnce(doris_read::MySqlEndpoint) -> Fut + Send,
-    Fut: std::future::Future<Output = Result<arrow::array::RecordBatch, doris_read::ReadError>>,
+    F: FnOnce(doris_mysql::MySqlEndpoint) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<arrow::array::RecordBatch, JobError>>,
 {
     let conn: &Connection = &connection;
     let endpoint = conn.mysql(password, None);
-    let batch = block_on(py, || fetch(endpoint)).map_err(read_error)?;
+    let batch = block_on(py, || fetch(endpoint)).map_err(job_error)?;
     Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }
 

@@ -5,7 +5,7 @@
 //! credentials inside the statements are never part of an error or a log line.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), doris_read::ReadError> {
+//! # async fn demo() -> Result<(), doris_jobs::admin::JobError> {
 //! use doris_jobs::{CreateStreamingJob, JobControl, S3Insert, admin};
 //! use doris_mysql::MySqlEndpoint;
 //! use doris_sql::TableRef;
@@ -21,13 +21,14 @@
 //! [`wait_for_file`] waits until a job has loaded a file (e.g. the last one staged for it).
 
 mod batches;
+mod error;
 
 pub use batches::{jobs_batch, jobs_schema, tasks_batch, tasks_schema};
+pub use error::JobError;
 
 use std::time::{Duration, Instant};
 
 use doris_mysql::{MySqlEndpoint, Session};
-use doris_read::ReadError;
 
 use crate::feed::{FeedProgress, feed_progress};
 use crate::sql::{
@@ -36,7 +37,7 @@ use crate::sql::{
 };
 
 /// Runs one statement that returns no rows, on a session of its own.
-async fn execute(endpoint: &MySqlEndpoint, sql: &str) -> Result<(), ReadError> {
+async fn execute(endpoint: &MySqlEndpoint, sql: &str) -> Result<(), JobError> {
     Session::open(endpoint).await?.execute(sql).await?;
     Ok(())
 }
@@ -45,7 +46,7 @@ async fn execute(endpoint: &MySqlEndpoint, sql: &str) -> Result<(), ReadError> {
 async fn named_rows(
     endpoint: &MySqlEndpoint,
     sql: &str,
-) -> Result<Vec<Vec<(String, Option<String>)>>, ReadError> {
+) -> Result<Vec<Vec<(String, Option<String>)>>, JobError> {
     let answer = Session::open(endpoint).await?.query(sql).await?;
     Ok(answer
         .rows
@@ -54,15 +55,15 @@ async fn named_rows(
         .collect())
 }
 
-fn config(e: doris_sql::SqlError) -> ReadError {
-    ReadError::Statement(e)
+fn config(e: doris_sql::SqlError) -> JobError {
+    JobError::Statement(e)
 }
 
 /// `CREATE JOB … ON STREAMING DO INSERT …`.
 pub async fn create_job(
     endpoint: &MySqlEndpoint,
     job: &CreateStreamingJob,
-) -> Result<(), ReadError> {
+) -> Result<(), JobError> {
     execute(endpoint, &job.to_sql().map_err(config)?).await
 }
 
@@ -72,7 +73,7 @@ pub async fn alter_job(
     name: &str,
     properties: &Properties,
     insert: Option<&S3Insert>,
-) -> Result<(), ReadError> {
+) -> Result<(), JobError> {
     let sql = alter_job_sql(name, properties, insert).map_err(config)?;
     execute(endpoint, &sql).await
 }
@@ -82,12 +83,12 @@ pub async fn control_job(
     endpoint: &MySqlEndpoint,
     control: JobControl,
     name: &str,
-) -> Result<(), ReadError> {
+) -> Result<(), JobError> {
     let sql = job_control_sql(control, name).map_err(config)?;
     execute(endpoint, &sql).await
 }
 
-fn name_filter(column: &str, name: Option<&str>) -> Result<String, ReadError> {
+fn name_filter(column: &str, name: Option<&str>) -> Result<String, JobError> {
     Ok(match name {
         Some(name) => {
             doris_sql::validate_ident("job", name).map_err(config)?;
@@ -104,7 +105,7 @@ fn name_filter(column: &str, name: Option<&str>) -> Result<String, ReadError> {
 pub async fn list_jobs(
     endpoint: &MySqlEndpoint,
     name: Option<&str>,
-) -> Result<Vec<JobRow>, ReadError> {
+) -> Result<Vec<JobRow>, JobError> {
     let sql = format!(
         "SELECT * FROM jobs(\"type\"=\"insert\") WHERE ExecuteType = 'STREAMING'{}",
         name_filter("Name", name)?
@@ -112,12 +113,12 @@ pub async fn list_jobs(
     named_rows(endpoint, &sql)
         .await?
         .iter()
-        .map(|row| parse_job_row(row).map_err(ReadError::MetadataParse))
+        .map(|row| parse_job_row(row).map_err(JobError::Row))
         .collect()
 }
 
 /// One job by name (`None`: no such job).
-pub async fn job(endpoint: &MySqlEndpoint, name: &str) -> Result<Option<JobRow>, ReadError> {
+pub async fn job(endpoint: &MySqlEndpoint, name: &str) -> Result<Option<JobRow>, JobError> {
     Ok(list_jobs(endpoint, Some(name)).await?.into_iter().next())
 }
 
@@ -126,7 +127,7 @@ pub async fn job(endpoint: &MySqlEndpoint, name: &str) -> Result<Option<JobRow>,
 pub async fn list_tasks(
     endpoint: &MySqlEndpoint,
     name: Option<&str>,
-) -> Result<Vec<TaskRow>, ReadError> {
+) -> Result<Vec<TaskRow>, JobError> {
     let filter = name_filter("JobName", name)?;
     let sql = format!(
         "SELECT * FROM tasks(\"type\"=\"insert\"){}",
@@ -135,7 +136,7 @@ pub async fn list_tasks(
     named_rows(endpoint, &sql)
         .await?
         .iter()
-        .map(|row| parse_task_row(row).map_err(ReadError::MetadataParse))
+        .map(|row| parse_task_row(row).map_err(JobError::Row))
         .collect()
 }
 
@@ -147,32 +148,32 @@ pub const DEFAULT_POLL: std::time::Duration = std::time::Duration::from_millis(5
 
 /// Waits until the job `name` has loaded `last_key` (its offset, the last file loaded, sorts
 /// at or after it; `None`: nothing to wait for), asking every `poll`, and returns the
-/// job's row then. A job PAUSED before that is [`ReadError::JobPaused`]; one that has not
-/// got there after `timeout` is [`ReadError::Timeout`]; an unknown job is
-/// [`ReadError::NotFound`].
+/// job's row then. A job PAUSED before that is [`JobError::Paused`]; one that has not
+/// got there after `timeout` is [`JobError::Timeout`]; an unknown job is
+/// [`JobError::NotFound`].
 pub async fn wait_for_file(
     endpoint: &MySqlEndpoint,
     name: &str,
     last_key: Option<&str>,
     timeout: Duration,
     poll: Duration,
-) -> Result<JobRow, ReadError> {
+) -> Result<JobRow, JobError> {
     let deadline = Instant::now() + timeout;
     loop {
         let row = job(endpoint, name)
             .await?
-            .ok_or_else(|| ReadError::NotFound(format!("streaming job {name} does not exist")))?;
+            .ok_or_else(|| JobError::NotFound(name.to_owned()))?;
         match feed_progress(&row, last_key) {
             FeedProgress::Loaded => return Ok(row),
             FeedProgress::Paused { reason } => {
-                return Err(ReadError::JobPaused {
+                return Err(JobError::Paused {
                     job: name.to_owned(),
                     reason,
                 });
             }
             FeedProgress::Waiting if Instant::now() >= deadline => {
                 let offset = row.current_offset.map(|o| o.end_file);
-                return Err(ReadError::Timeout(format!(
+                return Err(JobError::Timeout(format!(
                     "streaming job {name} did not reach {:?} within {} s (offset {offset:?})",
                     last_key.unwrap_or_default(),
                     timeout.as_secs_f64()

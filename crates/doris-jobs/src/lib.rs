@@ -40,7 +40,7 @@
 //! ## Errors and secrets
 //!
 //! Statements and parsers return `doris_sql::SqlError`; [`admin`] returns
-//! `doris_read::ReadError`. S3 properties whose key names a credential ([`is_secret_key`])
+//! [`admin::JobError`] (the MySQL link's `doris_mysql::MySqlError` kept whole inside). S3 properties whose key names a credential ([`is_secret_key`])
 //! are rendered into the statement only: never into `Debug`, an error or a parsed row
 //! ([`redact_statement`]).
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use doris_emulator::{Emulator, EmulatorConfig};
 use doris_jobs::admin as jobs;
+use doris_jobs::admin::JobError;
 use doris_jobs::{CreateStreamingJob, JobControl, JobStatus, Properties, S3Insert};
-use doris_read::{MySqlEndpoint, ReadError};
+use doris_mysql::{MySqlEndpoint, MySqlError};
 use doris_sql::TableRef;
 
 const DDL: &str = "CREATE DATABASE d;
@@ -128,7 +129,7 @@ async fn jobs_load_batches_in_order_and_survive_a_restart() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&refused, ReadError::Query { message, .. } if message.contains("Only PAUSED job can be altered")),
+        matches!(&refused, JobError::MySql(MySqlError::Query { message, .. }) if message.contains("Only PAUSED job can be altered")),
         "{refused:?}"
     );
     assert!(!refused.to_string().contains("sk-never-shown"));

@@ -82,20 +82,11 @@ pub enum ReadError {
         /// Why it is not admitted.
         reason: String,
     },
-    /// A streaming job is PAUSED (by `PAUSE JOB` or a failed task) before loading the
-    /// file a caller waits for (`doris_jobs::admin::wait_for_file`).
-    #[error("streaming job {job} is PAUSED: {reason}")]
-    JobPaused {
-        /// The job's name.
-        job: String,
-        /// Doris's `ErrorMsg` (cut to 500 bytes), or that it was paused.
-        reason: String,
-    },
 }
 
 impl ReadError {
-    /// The error's [`ErrorKind`](doris_sql::ErrorKind). A refused query and a paused job
-    /// are [`Rejected`](doris_sql::ErrorKind::Rejected); a column that cannot be read, a
+    /// The error's [`ErrorKind`](doris_sql::ErrorKind). A refused query is
+    /// [`Rejected`](doris_sql::ErrorKind::Rejected); a column that cannot be read, a
     /// value that cannot be decoded and metadata that cannot be understood are
     /// [`Incompatible`](doris_sql::ErrorKind::Incompatible); a Flight location the
     /// allowlist refuses is [`Configuration`](doris_sql::ErrorKind::Configuration) (allow
@@ -108,7 +99,7 @@ impl ReadError {
             ReadError::Auth(_) => ErrorKind::Authentication,
             ReadError::Permission(_) => ErrorKind::Permission,
             ReadError::NotFound(_) => ErrorKind::NotFound,
-            ReadError::Query { .. } | ReadError::JobPaused { .. } => ErrorKind::Rejected,
+            ReadError::Query { .. } => ErrorKind::Rejected,
             ReadError::UnsupportedColumn { .. }
             | ReadError::Decode { .. }
             | ReadError::Metadata(_)

@@ -11,14 +11,14 @@ use arrow::array::{
     StructArray,
 };
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
-use doris_read::ReadError;
 
+use super::JobError;
 use crate::sql::{JobRow, LoadStatistic, TaskRow};
 
 /// The `LoadStatistic` struct's fields (Doris's JSON keys).
 /// Arrow refused the arrays (a bug here, not in the rows): a metadata error with its cause.
-fn built(e: ArrowError) -> ReadError {
-    ReadError::Metadata(format!("the rows could not be built as Arrow: {e}"))
+fn built(e: ArrowError) -> JobError {
+    JobError::Arrow(e)
 }
 
 fn statistic_fields() -> Fields {
@@ -104,12 +104,15 @@ pub fn tasks_schema() -> SchemaRef {
 
 /// A count as `Int64`, or an error naming the column (Doris's counts are far below 2^63;
 /// one above it means the row is not what it claims to be).
-fn count(column: &str, value: u64) -> Result<i64, ReadError> {
-    i64::try_from(value)
-        .map_err(|_| ReadError::Metadata(format!("{column} is larger than a 64-bit integer")))
+fn count(column: &str, value: u64) -> Result<i64, JobError> {
+    i64::try_from(value).map_err(|_| {
+        JobError::Row(doris_sql::SqlError::MetadataParse(format!(
+            "{column} is larger than a 64-bit integer"
+        )))
+    })
 }
 
-fn counts<R>(rows: &[R], column: &str, get: impl Fn(&R) -> u64) -> Result<ArrayRef, ReadError> {
+fn counts<R>(rows: &[R], column: &str, get: impl Fn(&R) -> u64) -> Result<ArrayRef, JobError> {
     let values = rows
         .iter()
         .map(|r| count(column, get(r)))
@@ -132,7 +135,7 @@ fn optional_texts<'a, R: 'a>(rows: &'a [R], get: impl Fn(&'a R) -> Option<&'a st
 fn statistics<'a, R: 'a>(
     rows: &'a [R],
     get: impl Fn(&'a R) -> &'a LoadStatistic,
-) -> Result<ArrayRef, ReadError> {
+) -> Result<ArrayRef, JobError> {
     let stats: Vec<&LoadStatistic> = rows.iter().map(get).collect();
     let columns = vec![
         counts(&stats, "LoadStatistic.scannedRows", |s| s.scanned_rows)?,
@@ -145,7 +148,7 @@ fn statistics<'a, R: 'a>(
     ))
 }
 
-fn properties(rows: &[JobRow]) -> Result<ArrayRef, ReadError> {
+fn properties(rows: &[JobRow]) -> Result<ArrayRef, JobError> {
     let mut map = MapBuilder::new(
         Some(map_field_names()),
         StringBuilder::new(),
@@ -165,7 +168,7 @@ fn properties(rows: &[JobRow]) -> Result<ArrayRef, ReadError> {
 }
 
 /// `jobs()` rows as one batch with [`jobs_schema`].
-pub fn jobs_batch(rows: &[JobRow]) -> Result<RecordBatch, ReadError> {
+pub fn jobs_batch(rows: &[JobRow]) -> Result<RecordBatch, JobError> {
     let columns = vec![
         ids(rows, |r| r.id),
         texts(rows, |r| &r.name),
@@ -192,7 +195,7 @@ pub fn jobs_batch(rows: &[JobRow]) -> Result<RecordBatch, ReadError> {
 }
 
 /// `tasks()` rows as one batch with [`tasks_schema`].
-pub fn tasks_batch(rows: &[TaskRow]) -> Result<RecordBatch, ReadError> {
+pub fn tasks_batch(rows: &[TaskRow]) -> Result<RecordBatch, JobError> {
     let columns = vec![
         ids(rows, |r| r.task_id),
         ids(rows, |r| r.job_id),

@@ -1,5 +1,5 @@
 //! The MySQL link's authentication against a server that asks for more than it should:
-//! the password never goes to a party the user did not vouch for (`mysql::guard`), TLS is
+//! the password never goes to a party the user did not vouch for (`doris_mysql`'s guard), TLS is
 //! negotiated when the mode says so (counted on the emulator's side of the wire), and
 //! `verify_ca` trusts the user's CA alone.
 #![allow(clippy::unwrap_used)]
