@@ -231,7 +231,7 @@ def orchestrate(args) -> None:
         results.append(
             compare(
                 "4b. atomic write_doris (idempotence key) vs default write_doris",
-                ">= 0.7",
+                ">= 0.8",
                 (("atomic", ours, atomic), ("default", ours, write)),
                 runs,
                 rows,

@@ -558,6 +558,19 @@ fn ddl_allowed(shared: &Shared, session: &Session, sql: &str, needed: Privilege)
     db.is_some_and(|db| shared.users.has_in_database(&session.user, &db, needed))
 }
 
+/// Doris's refusal of a statement that needs the global ADMIN privilege, which only `root`
+/// holds here; `None` when the session may run it.
+fn admin_only(session: &Session) -> Option<Outcome> {
+    (session.user != "root").then(|| {
+        Outcome::Err(
+            1227,
+            b"42000",
+            "Access denied; you need (at least one of) the (ADMIN) privilege(s) for this operation"
+                .into(),
+        )
+    })
+}
+
 fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) -> Outcome {
     let db = match upper.find(" FROM ") {
         Some(at) => split_dotted(sql[at + 6..].split_whitespace().next().unwrap_or_default()).pop(),
@@ -566,13 +579,8 @@ fn show_transaction(shared: &Shared, session: &Session, sql: &str, upper: &str) 
     // `ShowTransactionCommand.validate`: the privilege first (global ADMIN on 2.1 and 3.0,
     // LOAD on the database from 3.1), then the database.
     if shared.config.profile.show_transaction_needs_admin() {
-        if session.user != "root" {
-            return Outcome::Err(
-                1227,
-                b"42000",
-                "Access denied; you need (at least one of) the (ADMIN) privilege(s) for this operation"
-                    .into(),
-            );
+        if let Some(refused) = admin_only(session) {
+            return refused;
         }
     } else if let Some(db) = &db
         && !shared

@@ -129,13 +129,8 @@ pub(super) fn set(shared: &Shared, session: &mut Session, body: &str) -> Outcome
                     let mode = super::sql_mode::decode(bits);
                     let scope = name.to_ascii_lowercase();
                     if scope.starts_with("global") || scope.starts_with("@@global.") {
-                        if session.user != "root" {
-                            return Outcome::Err(
-                                1227,
-                                b"42000",
-                                "Access denied; you need (at least one of) the (ADMIN) privilege(s) for this operation"
-                                    .into(),
-                            );
+                        if let Some(refused) = super::admin_only(session) {
+                            return refused;
                         }
                         if let Ok(mut global) = shared.global_sql_mode.lock() {
                             global.clone_from(&mode);
