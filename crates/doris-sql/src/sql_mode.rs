@@ -35,15 +35,10 @@ pub const NO_BACKSLASH_ESCAPES: &str = "NO_BACKSLASH_ESCAPES";
 /// for a server that answers with the number.
 const NO_BACKSLASH_ESCAPES_BIT: u64 = 1 << 20;
 
-/// Whether a session in `mode` (the text of `@@sql_mode`: names joined by commas, in any
-/// case, or the number) reads a backslash inside a string literal as the start of an
-/// escape, as this crate renders literals for.
-pub fn reads_backslash_escapes(mode: &str) -> bool {
-    backslash_escapes_statement(mode).is_none()
-}
-
 /// The `SET sql_mode = …` statement that keeps every flag of `mode` but
 /// `NO_BACKSLASH_ESCAPES`, or `None` when `mode` does not hold it (nothing to send).
+/// `mode` is the text of `@@sql_mode`: flag names joined by commas, in any case, or the
+/// number.
 ///
 /// ```
 /// use doris_sql::sql_mode::backslash_escapes_statement;
@@ -107,11 +102,6 @@ mod tests {
             assert_eq!(
                 backslash_escapes_statement(mode).as_deref(),
                 expected,
-                "{mode:?}"
-            );
-            assert_eq!(
-                reads_backslash_escapes(mode),
-                expected.is_none(),
                 "{mode:?}"
             );
         }
