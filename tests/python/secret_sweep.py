@@ -1,8 +1,9 @@
 """The secret sweep: a pytest plugin that watches the whole suite for a leaked password.
 
-Every password the package resolves to connect (``Endpoint.password_value``) of at least
-six characters becomes a known secret, and so does ``KNOWN_SECRET``, the emulator's root
-password in the modules that use it (``conftest.ROOT_PASSWORD``). After each test, the
+Every password the package resolves to connect (``daft_doris.secrets.resolve_secret``,
+which the native connection calls) of at least six characters becomes a known secret,
+and so does ``KNOWN_SECRET``, the emulator's root password in the modules that use it
+(``conftest.ROOT_PASSWORD``). After each test, the
 sweep looks for any known secret in:
 
 - every ``daft_doris`` exception created during the test: ``str``, ``repr``, ``args``, the
@@ -43,18 +44,17 @@ class _Recorder(logging.Handler):
 
 
 def _install() -> None:
-    from daft_doris import errors
-    from daft_doris._endpoint import Endpoint
+    from daft_doris import errors, secrets
 
-    original_password = Endpoint.password_value
+    original_resolve = secrets.resolve_secret
 
-    def password_value(self):
-        value = original_password(self)
-        if len(value) >= 6:
-            _secrets.add(value)
-        return value
+    def resolve_secret(value):
+        resolved = original_resolve(value)
+        if len(resolved) >= 6:
+            _secrets.add(resolved)
+        return resolved
 
-    Endpoint.password_value = password_value
+    secrets.resolve_secret = resolve_secret
 
     original_init = errors.DaftOlapError.__init__
 
@@ -94,12 +94,11 @@ def _exception_texts(exc: BaseException):
 
 
 def _holders():
-    from daft_doris._endpoint import Endpoint
     from daft_doris.read import DorisDataSource
     from daft_doris.secrets import SecretRef
     from daft_doris.write import DorisConnection, DorisDataSink
 
-    kinds = (Endpoint, DorisConnection, DorisDataSink, DorisDataSource, SecretRef)
+    kinds = (DorisConnection, DorisDataSink, DorisDataSource, SecretRef)
     return [o for o in gc.get_objects() if isinstance(o, kinds)]
 
 

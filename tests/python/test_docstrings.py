@@ -167,6 +167,7 @@ def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
 
     check(DorisConnection, ("connection",))
     check(StreamingJob.wait_for, ("jobs",))
+    check(StreamingJob.stage, ("jobs",))
     for function in (read_doris, DorisDataSource.__init__, write_doris, DorisDataSink.__init__):
         defaults = {
             name

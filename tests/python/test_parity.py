@@ -64,7 +64,9 @@ def ours():
         "DorisWriteOptions": {k: getattr(options, k) for k in keys},
         "DorisDataSink": _signature(daft_doris.DorisDataSink.__init__),
     }
-    for cls in (daft_doris.DorisConnection, daft_doris.DorisTable, daft_doris.SecretRef):
+    # The native connection's signature (its fields are declared in Rust).
+    out["DorisConnection"] = _signature(daft_doris.DorisConnection)
+    for cls in (daft_doris.DorisTable, daft_doris.SecretRef):
         out[cls.__name__] = {
             f.name: (
                 f.default

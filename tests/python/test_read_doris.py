@@ -158,15 +158,15 @@ def _arm(doris, fault):
     urllib.request.urlopen(request).read()
 
 
-def _root_endpoint(doris):
-    """The native layer's endpoint for root, to call the planner directly."""
-    from daft_doris._endpoint import Endpoint
+def _root_connection(doris):
+    """A connection for root, to call the native planner directly."""
+    from daft_doris import DorisConnection
 
-    return Endpoint(
+    return DorisConnection(
         host=doris["host"],
         mysql_port=doris["query_port"],
         http_port=doris["fe_http_port"],
-        user="root",
+        username="root",
         password=ROOT_PASSWORD,
     )
 
@@ -272,7 +272,7 @@ def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
     plan = read_module._native.plan_read
 
     def spy(*args, **kwargs):
-        pushed.append((kwargs.get("count_alias"), kwargs.get("filter")))
+        pushed.append((kwargs.get("count_alias"), kwargs.get("count_mode")))
         return plan(*args, **kwargs)
 
     monkeypatch.setattr(read_module._native, "plan_read", spy)
@@ -283,9 +283,9 @@ def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
     assert list(valid.values()) == [[360]]
     nulls = read(doris, "events").agg(daft.col("score").count("null")).to_pydict()
     assert list(nulls.values()) == [[40]]
-    for alias, where in pushed[1:]:
+    for alias, mode in pushed[1:]:
         if alias is not None:
-            assert alias == "score" and where["kind"] == "is_null", "a pushed count(col) keeps its NULL rule"
+            assert alias == "score" and mode in ("valid", "null"), "a pushed count(col) keeps its NULL rule"
     # A count is one statement on either transport, even where the read would split; a
     # limit over it gives the limited count.
     for transport in ("mysql", "flight"):
@@ -300,12 +300,10 @@ def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
     # Doris (here the emulator) runs: at most `limit` rows are counted.
     from daft_doris import _native
 
-    endpoint = _root_endpoint(doris)
+    connection = _root_connection(doris)
     request = _native.ReadRequest("py", "events", split="auto")
     for limit, expected in ((5, 5), (1000, 400), (0, 0)):
-        _schema, groups, _, _, _ = _native.plan_read(
-            endpoint.native(), ROOT_PASSWORD, request, count_alias="n", limit=limit
-        )
+        _schema, groups, _, _, _ = _native.plan_read(connection, request, count_alias="n", limit=limit)
         assert len(groups) == 1 and len(groups[0]) == 1, groups
         (statement,) = groups[0]
         assert f"least(count(*), {limit})" in statement
@@ -480,11 +478,9 @@ def test_an_empty_plan_runs_one_limit_0_query_for_the_schema(doris, transport):
     reads everything; it runs one LIMIT 0 query, and the empty frame keeps its types."""
     from daft_doris import _native
 
-    endpoint = _root_endpoint(doris)
+    connection = _root_connection(doris)
     request = _native.ReadRequest("py", "events", split="auto", unsafe_where_sql="1 = 0")
-    _schema, groups, _, _, warning = _native.plan_read(
-        endpoint.native(), ROOT_PASSWORD, request, columns=["id"]
-    )
+    _schema, groups, _, _, warning = _native.plan_read(connection, request, columns=["id"])
     assert warning is None and groups == [["SELECT `id` FROM `py`.`events` WHERE (1 = 0) LIMIT 0"]], groups
     frame = read(doris, "events", transport=transport, split="auto", unsafe_where_sql="1 = 0")
     out = frame.to_arrow()
@@ -615,7 +611,7 @@ def test_an_option_left_out_takes_the_crates_default(doris):
     read = _native.DEFAULTS["read"]
     assert (source._batch_rows, source._batch_bytes) == (read["batch_rows"], read["batch_bytes"])
     assert source._split == read["split"] and source._queries_per_task is None
-    native = source._endpoint.native()
+    native = source._connection
     connection = _native.DEFAULTS["connection"]
     assert native.connect_timeout_seconds == connection["connect_timeout_seconds"]
     assert native.query_timeout_seconds == connection["query_timeout_seconds"]
@@ -735,7 +731,7 @@ def test_unreadable_columns_fail_the_read_as_in_1_1_unless_omitted(doris, monkey
     raises."""
     import daft_doris.read as read_module
 
-    def describe(connection, password, database, table, timestamp_units=None):
+    def describe(connection, database, table, timestamp_units=None):
         schema = pa.schema([("id", pa.int32(), False)])
         return schema, [("bits", "bitmap", "BITMAP has no Arrow form")]
 

@@ -43,6 +43,6 @@ def test_the_sweep_finds_a_secret_in_an_exception_chain_a_log_record_and_a_warni
 
 def test_passwords_the_package_resolves_become_known_secrets():
     connection = DorisConnection(host="127.0.0.1", password="fresh-pw-81422")
-    assert connection.endpoint().password_value() == "fresh-pw-81422"
+    assert connection.password_value() == "fresh-pw-81422"
     assert "fresh-pw-81422" in secret_sweep._secrets
     assert "fresh-pw-81422" not in repr(connection)

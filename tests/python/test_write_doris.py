@@ -371,6 +371,53 @@ def test_bad_connection_settings_fail_when_the_connection_is_made(kwargs, messag
         DorisConnection(**{"host": "fe", **kwargs})
 
 
+def test_the_connection_is_one_native_object_that_pickles_as_its_fields():
+    """``DorisConnection`` is the native connection itself, its fields declared once in
+    Rust: its signature states the crates' defaults, every field reads back as checked,
+    a pickle (Ray ships one in every task) carries the fields and compares equal, a
+    keyword it does not have is a TypeError, and a read's links are named ones only."""
+    import inspect
+
+    fe = DorisConnection(
+        host="fe",
+        username="loader",
+        password=SecretRef.env("W_CONN_PW"),
+        redirect_hosts=["be1"],
+        redirect_ports=[8040],
+        mysql_ssl_mode="required",
+        request_timeout_seconds=45,
+    )
+    again = pickle.loads(pickle.dumps(fe))
+    assert again == fe and hash(again) == hash(fe) and again is not fe
+    assert (again.host, again.username, again.redirect_hosts, again.redirect_ports) == (
+        "fe",
+        "loader",
+        ("be1",),
+        (8040,),
+    )
+    assert (again.mysql_ssl_mode, again.request_timeout_seconds, again.password) == (
+        "required",
+        45.0,
+        SecretRef.env("W_CONN_PW"),
+    )
+    # A writer's one timeout: connecting waits at most 30 s of it.
+    assert (again.connect_timeout_seconds, again.query_timeout_seconds) == (30.0, 45.0)
+    assert fe != DorisConnection(host="fe", username="loader") and fe != "fe"
+    defaults = DorisConnection(host="fe")
+    signature = inspect.signature(DorisConnection).parameters
+    for name, parameter in signature.items():
+        if name != "host":
+            assert getattr(defaults, name) == parameter.default or (
+                name.startswith("redirect_") and getattr(defaults, name) == tuple(parameter.default)
+            ), name
+    with pytest.raises(TypeError, match="port"):
+        DorisConnection(host="fe", port=9030)
+    with pytest.raises(TypeError, match="not a read link: 'http_port'"):
+        fe._with_read_links(http_port=1)
+    with pytest.raises(AttributeError, match="no attribute 'hostname'"):
+        fe.hostname  # noqa: B018
+
+
 def test_the_connections_redirect_targets_are_followed_and_no_others(doris):
     """The FE redirects to `localhost`, which /api/backends does not report (it names
     127.0.0.1): refused before any body byte unless the connection names it."""

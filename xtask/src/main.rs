@@ -207,27 +207,11 @@ fn ci() -> Result<(), String> {
     // Every Rust test once; the conformance suite among them through DORIS_TEST_* against
     // an emulator process, the corpus's figure printed after them.
     let (rust_passed, rust_failed) = conformance::workspace_tests()?;
-    // rustdoc type-checks every dependency for its metadata (cargo shares nothing between
-    // a build and a check), and the published crates are checked from their packages
-    // (check builds too: 110 s cold), so both run beside pytest, whose emulators and
-    // clients mostly wait, at the lowest CPU priority. Only the published crates are
-    // documented: the whole workspace brought the emulator's DataFusion into the check
-    // build (219 s cold, then 311 s beside two pytest workers) for pages nobody reads, and
-    // their features are the union the package checks below mostly share.
-    let mut doc = cargo();
-    doc.args(["doc", "--no-deps"]);
-    for krate in publish::PUBLISHED {
-        doc.args(["-p", krate]);
-    }
-    doc.env("RUSTDOCFLAGS", "-D warnings");
-    let doc = run::niced(&doc);
-    let (py_passed, py_failed) = python::python_tests_beside(move || {
-        step(
-            "rustdoc (broken links and markup are errors; beside pytest)",
-            doc,
-        )?;
-        package()
-    })?;
+    // The published crates are packaged, checked and documented from their packages
+    // (check builds: the dependencies' metadata, made once per crate and reused by its
+    // rustdoc) beside pytest, whose emulators and clients mostly wait, at the lowest CPU
+    // priority.
+    let (py_passed, py_failed) = python::python_tests_beside(package)?;
     // The public API's tests again on Python 3.12 and 3.13 (where the machine has them),
     // from the wheel `dist` checks and installs below.
     let wheel = python::build_wheel(&dist::wheel_folder(), false, None)?;

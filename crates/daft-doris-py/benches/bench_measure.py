@@ -126,8 +126,7 @@ def measure(case: dict) -> dict:
         else:
             reader = _native.BatchReader(
                 "mysql",
-                _native.Connection(host="127.0.0.1", mysql_port=3306, user="root"),
-                "",
+                _native.DorisConnection(host="127.0.0.1", mysql_port=3306, username="root"),
                 [sql],
                 schema,
                 65_536,

@@ -10,7 +10,7 @@ use doris_write::{WriteSpec, WriteSummary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::{load_error, write_metadata_error};
 use crate::runtime::block_on;
 use crate::write::{reports, summary_to_dict};
@@ -61,12 +61,12 @@ fn resume(
 #[pyfunction]
 pub(crate) fn atomic_begin<'py>(
     py: Python<'py>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
     options: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let spec = spec(&options)?;
     let key = spec.atomic_key();
@@ -119,8 +119,7 @@ pub(crate) fn atomic_begin<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_publish<'py>(
     py: Python<'py>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
     options: Bound<'py, PyDict>,
@@ -129,6 +128,7 @@ pub(crate) fn atomic_publish<'py>(
     results: Bound<'py, PyList>,
     table_columns: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let spec = spec(&options)?;
     let run = resume(&spec, database, table, key, staging)?;
@@ -159,14 +159,14 @@ pub(crate) fn atomic_summary<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn atomic_discard(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
     options: Bound<'_, PyDict>,
     key: &str,
     staging: &str,
 ) -> PyResult<()> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let run = resume(&spec(&options)?, database, table, key, staging)?;
     block_on(py, || async {
@@ -181,11 +181,11 @@ pub(crate) fn atomic_discard(
 #[pyfunction]
 pub(crate) fn atomic_cleanup(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     older_than_seconds: f64,
 ) -> PyResult<Vec<String>> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let age =
         std::time::Duration::try_from_secs_f64(older_than_seconds.max(0.0)).unwrap_or_default();
@@ -201,12 +201,12 @@ pub(crate) fn atomic_cleanup(
 #[pyfunction]
 pub(crate) fn atomic_cleanup_ledger(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     ledger: &str,
     older_than_seconds: f64,
 ) -> PyResult<u64> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let age =
         std::time::Duration::try_from_secs_f64(older_than_seconds.max(0.0)).unwrap_or_default();

@@ -11,7 +11,7 @@ use pyo3::types::{PyMapping, PyString};
 use pyo3_arrow::PySchema;
 
 use crate::args;
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, raise, read_error, sql_error};
 use crate::runtime::block_on;
 
@@ -34,12 +34,8 @@ enum Answer {
     Done,
 }
 
-fn run(
-    py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
-    call: Call,
-) -> PyResult<Answer> {
+fn run(py: Python<'_>, connection: PyRef<'_, DorisConnection>, call: Call) -> PyResult<Answer> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let endpoint = connection.mysql(password, None);
     block_on(py, || async move {
@@ -93,36 +89,33 @@ fn table_ref(database: &str, table: &str) -> PyResult<TableRef> {
 
 /// User databases (prefix-filtered, sorted).
 #[pyfunction]
-#[pyo3(signature = (connection, password, prefix=None))]
+#[pyo3(signature = (connection, prefix=None))]
 pub(crate) fn catalog_list_databases(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     prefix: Option<String>,
 ) -> PyResult<Vec<String>> {
-    run(py, connection, password, Call::ListDatabases(prefix)).map(names)
+    run(py, connection, Call::ListDatabases(prefix)).map(names)
 }
 
 /// Tables of a database (prefix-filtered, sorted, staging tables left out).
 #[pyfunction]
-#[pyo3(signature = (connection, password, database, prefix=None))]
+#[pyo3(signature = (connection, database, prefix=None))]
 pub(crate) fn catalog_list_tables(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: String,
     prefix: Option<String>,
 ) -> PyResult<Vec<String>> {
-    run(py, connection, password, Call::ListTables(database, prefix)).map(names)
+    run(py, connection, Call::ListTables(database, prefix)).map(names)
 }
 
 /// Whether a database (`table=None`) or a table exists.
 #[pyfunction]
-#[pyo3(signature = (connection, password, database, table=None))]
+#[pyo3(signature = (connection, database, table=None))]
 pub(crate) fn catalog_exists(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: String,
     table: Option<String>,
 ) -> PyResult<bool> {
@@ -130,7 +123,7 @@ pub(crate) fn catalog_exists(
         Some(t) => Call::HasTable(database, t),
         None => Call::HasDatabase(database),
     };
-    match run(py, connection, password, call)? {
+    match run(py, connection, call)? {
         Answer::Flag(f) => Ok(f),
         _ => Ok(false),
     }
@@ -140,8 +133,7 @@ pub(crate) fn catalog_exists(
 #[pyfunction]
 pub(crate) fn catalog_database(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: String,
     create: bool,
     if_not_exists: bool,
@@ -151,7 +143,7 @@ pub(crate) fn catalog_database(
     } else {
         Call::DropDatabase(database)
     };
-    run(py, connection, password, call).map(|_| ())
+    run(py, connection, call).map(|_| ())
 }
 
 /// `CREATE TABLE` from a pyarrow schema and the `properties` Daft's catalog API handed
@@ -159,12 +151,11 @@ pub(crate) fn catalog_database(
 /// `key_columns` (comma-separated, or a list of names), `buckets`; every other key is a
 /// Doris table property. Values may be strings, numbers or booleans.
 #[pyfunction]
-#[pyo3(signature = (connection, password, database, table, schema, properties=None, if_not_exists=false))]
+#[pyo3(signature = (connection, database, table, schema, properties=None, if_not_exists=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn catalog_create_table(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
     schema: PySchema,
@@ -178,7 +169,6 @@ pub(crate) fn catalog_create_table(
     run(
         py,
         connection,
-        password,
         Call::CreateTable(table_ref(database, table)?, schema, options),
     )
     .map(|_| ())
@@ -228,18 +218,11 @@ fn table_properties(properties: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(Strin
 #[pyfunction]
 pub(crate) fn catalog_drop_table(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
 ) -> PyResult<()> {
-    run(
-        py,
-        connection,
-        password,
-        Call::DropTable(table_ref(database, table)?),
-    )
-    .map(|_| ())
+    run(py, connection, Call::DropTable(table_ref(database, table)?)).map(|_| ())
 }
 
 /// A `DorisCatalog`'s own settings, checked when it is made: its name, the transport of

@@ -84,6 +84,13 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         doris_jobs::admin::DEFAULT_POLL.as_secs_f64(),
     )?;
 
+    jobs.set_item("prefix", doris_jobs::StagePlan::DEFAULT_PREFIX)?;
+    jobs.set_item("file_format", doris_jobs::StagePlan::DEFAULT_FORMAT)?;
+    jobs.set_item(
+        "rows_per_file",
+        doris_jobs::StagePlan::DEFAULT_ROWS_PER_FILE,
+    )?;
+
     let all = PyDict::new(py);
     all.set_item("connection", connection)?;
     all.set_item("read", read)?;

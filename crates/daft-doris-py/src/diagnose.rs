@@ -3,7 +3,7 @@
 use doris_read::diagnose::{Targets, diagnose as run_checks};
 use pyo3::prelude::*;
 
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::runtime::block_on;
 
 /// One check as Python sees it: `(check, target, outcome, detail, fix, line)`, `line`
@@ -12,15 +12,15 @@ type CheckRow = (String, String, String, String, Option<String>, String);
 
 /// Runs the checks; returns one row per check.
 #[pyfunction]
-#[pyo3(signature = (connection, password, database=None, table=None, flight=false))]
+#[pyo3(signature = (connection, database=None, table=None, flight=false))]
 pub(crate) fn diagnose(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: Option<String>,
     table: Option<String>,
     flight: bool,
 ) -> PyResult<Vec<CheckRow>> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let mut targets = Targets::new(connection.mysql(password, None));
     targets.fe_http = Some(connection.fe_http(password)?);

@@ -17,7 +17,7 @@ use pyo3::types::{PyMapping, PyString};
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::args;
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, job_error, raise, sql_error};
 use crate::runtime::{block_on, block_on_interruptible};
 
@@ -184,14 +184,13 @@ fn settings(
 /// `CREATE JOB name [PROPERTIES (…)] ON STREAMING [COMMENT …] DO INSERT …`.
 #[pyfunction]
 #[pyo3(signature = (
-    connection, password, name, insert, *, max_batch_files=None, max_batch_bytes=None,
+    connection, name, insert, *, max_batch_files=None, max_batch_bytes=None,
     max_interval_seconds=None, session=None, offset=None, comment=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn job_create(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     name: &Bound<'_, PyAny>,
     insert: PyRef<'_, Insert>,
     max_batch_files: Option<Bound<'_, PyAny>>,
@@ -201,6 +200,7 @@ pub(crate) fn job_create(
     offset: Option<Bound<'_, PyAny>>,
     comment: Option<String>,
 ) -> PyResult<()> {
+    let password = &connection.password_value(py)?;
     let conn: &Connection = &connection;
     let settings = settings(
         max_batch_files,
@@ -222,14 +222,13 @@ pub(crate) fn job_create(
 /// `ALTER JOB name [PROPERTIES (…)] [INSERT …]`: at least one setting or a new INSERT.
 #[pyfunction]
 #[pyo3(signature = (
-    connection, password, name, *, insert=None, max_batch_files=None, max_batch_bytes=None,
+    connection, name, *, insert=None, max_batch_files=None, max_batch_bytes=None,
     max_interval_seconds=None, session=None, offset=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn job_alter(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     name: &Bound<'_, PyAny>,
     insert: Option<PyRef<'_, Insert>>,
     max_batch_files: Option<Bound<'_, PyAny>>,
@@ -238,6 +237,7 @@ pub(crate) fn job_alter(
     session: Option<Bound<'_, PyAny>>,
     offset: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
+    let password = &connection.password_value(py)?;
     let conn: &Connection = &connection;
     let name = check_job_name(name)?;
     let settings = settings(
@@ -320,11 +320,10 @@ impl Stage {
 /// Waits until the job `name` has loaded `last_key` (`doris_jobs::admin::wait_for_file`)
 /// and returns its row as a one-row pyarrow record batch. Ctrl-C interrupts the wait.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name, last_key, *, timeout_seconds, poll_seconds))]
+#[pyo3(signature = (connection, name, last_key, *, timeout_seconds, poll_seconds))]
 pub(crate) fn job_wait(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     name: &Bound<'_, PyAny>,
     last_key: Option<String>,
     timeout_seconds: &Bound<'_, PyAny>,
@@ -333,6 +332,7 @@ pub(crate) fn job_wait(
     let name = check_job_name(name)?;
     let timeout = args::seconds("timeout_seconds", timeout_seconds)?;
     let poll = args::seconds("poll_seconds", poll_seconds)?;
+    let password = &connection.password_value(py)?;
     let conn: &Connection = &connection;
     let endpoint = conn.mysql(password, None);
     let batch = block_on_interruptible(py, || async move {
@@ -347,15 +347,15 @@ pub(crate) fn job_wait(
 
 /// `PAUSE JOB`, `RESUME JOB` or `DROP JOB [IF EXISTS]`.
 #[pyfunction]
-#[pyo3(signature = (connection, password, action, name, if_exists=false))]
+#[pyo3(signature = (connection, action, name, if_exists=false))]
 pub(crate) fn job_control(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     action: &str,
     name: &str,
     if_exists: bool,
 ) -> PyResult<()> {
+    let password = &connection.password_value(py)?;
     let conn: &Connection = &connection;
     let control = action
         .parse::<JobControl>()
@@ -388,14 +388,14 @@ pub(crate) fn tasks_schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
 /// Rows fetched over the FE's MySQL port as one pyarrow record batch.
 fn rows_batch<F, Fut>(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     fetch: F,
 ) -> PyResult<Py<PyAny>>
 where
     F: FnOnce(doris_mysql::MySqlEndpoint) -> Fut + Send,
     Fut: std::future::Future<Output = Result<arrow::array::RecordBatch, JobError>>,
 {
+    let password = &connection.password_value(py)?;
     let conn: &Connection = &connection;
     let endpoint = conn.mysql(password, None);
     let batch = block_on(py, || fetch(endpoint)).map_err(job_error)?;
@@ -404,14 +404,13 @@ where
 
 /// The streaming jobs (or the one named) as one pyarrow record batch.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name=None))]
+#[pyo3(signature = (connection, name=None))]
 pub(crate) fn job_list(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     name: Option<String>,
 ) -> PyResult<Py<PyAny>> {
-    rows_batch(py, connection, password, |endpoint| async move {
+    rows_batch(py, connection, |endpoint| async move {
         let rows = doris_jobs::admin::list_jobs(&endpoint, name.as_deref()).await?;
         doris_jobs::admin::jobs_batch(&rows)
     })
@@ -419,14 +418,13 @@ pub(crate) fn job_list(
 
 /// The tasks Doris shows (of the job named, or of every job) as one pyarrow record batch.
 #[pyfunction]
-#[pyo3(signature = (connection, password, name=None))]
+#[pyo3(signature = (connection, name=None))]
 pub(crate) fn task_list(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     name: Option<String>,
 ) -> PyResult<Py<PyAny>> {
-    rows_batch(py, connection, password, |endpoint| async move {
+    rows_batch(py, connection, |endpoint| async move {
         let rows = doris_jobs::admin::list_tasks(&endpoint, name.as_deref()).await?;
         doris_jobs::admin::tasks_batch(&rows)
     })

@@ -2,16 +2,16 @@
 //!
 //! Everything that talks to Doris lives in the Rust crates (`doris-read`, `doris-plan`,
 //! `doris-streamload`, `doris-sql`); this crate only converts between Python and Rust:
-//! typed requests in (`daft_doris._native.Connection`, `ReadRequest`, …; values checked here), Arrow through the C data
+//! typed requests in (`DorisConnection`, `ReadRequest`, …; values checked here), Arrow through the C data
 //! interface (pyo3-arrow) both ways, and Rust errors raised as the package's own
 //! exception classes (`daft_doris.errors`). Every
 //! network wait runs on a shared Tokio runtime with the GIL released.
 //!
 //! The crates' `tracing` events go to Python's `logging` under `daft_doris` (`logging`).
 //!
-//! Passwords arrive as a separate argument, resolved by the Python layer in the process
-//! that uses them (a `SecretRef` is resolved on each worker), and are kept in `secrecy`
-//! types from there on.
+//! Passwords travel inside `DorisConnection` as the user gave them (a string, or a
+//! `daft_doris.secrets.SecretRef` resolved on each worker), are resolved in the process
+//! that connects, and are kept in `secrecy` types from there on.
 
 mod args;
 mod atomic;
@@ -46,7 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The crates' error vocabulary and the classes raised from it, for the package's tests.
     m.add("ERROR_KINDS", errors::kind_names())?;
     m.add("ERROR_CLASSES", errors::class_names())?;
-    m.add_class::<connection::Connection>()?;
+    m.add_class::<connection::DorisConnection>()?;
     m.add_function(wrap_pyfunction!(read::describe_table, m)?)?;
     m.add_class::<plan::ReadRequest>()?;
     m.add_function(wrap_pyfunction!(plan::plan_read, m)?)?;

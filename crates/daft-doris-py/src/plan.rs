@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use doris_plan::DiscoveryPolicy;
 use doris_read::{
-    Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
+    Count, CountMode, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema,
+    plan_table_read,
 };
 use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
 use pyo3::prelude::*;
@@ -15,7 +16,7 @@ use pyo3::types::PyTuple;
 use pyo3_arrow::PySchema;
 
 use crate::args::{self, from_python, given, identifier, int_in, seconds};
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
 
@@ -190,7 +191,8 @@ impl ReadRequest {
 }
 
 /// Plans a read of `request` with Daft's pushdowns: the columns (table order), the filter
-/// (the IR `daft_doris._filters` builds), a limit, or a count under `count_alias`.
+/// (the IR `daft_doris._filters` builds), a limit, or a count of the column `count_alias`
+/// (`count_mode`: `all`, the default, `valid` or `null`; `doris_read::CountMode`).
 /// Returns `(pyarrow schema, [[SQL] per task], residual left, limit pushed, warning)`: the
 /// statements grouped `queries_per_task` to a task ([`doris_read::ReadPlan::grouped`]; by
 /// default one group per core).
@@ -198,20 +200,21 @@ impl ReadRequest {
 /// `schema`: the columns to read, in order, as `describe_table` gave them; without it the
 /// table is described again (one more MySQL session and `DESC`).
 #[pyfunction]
-#[pyo3(signature = (connection, password, request, columns=None, filter=None, limit=None, count_alias=None, schema=None, queries_per_task=None))]
+#[pyo3(signature = (connection, request, columns=None, filter=None, limit=None, count_alias=None, count_mode=None, schema=None, queries_per_task=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan_read(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     request: PyRef<'_, ReadRequest>,
     columns: Option<Vec<String>>,
     filter: Option<Bound<'_, PyAny>>,
     limit: Option<u64>,
     count_alias: Option<String>,
+    count_mode: Option<&str>,
     schema: Option<PySchema>,
     queries_per_task: Option<usize>,
 ) -> PyResult<PlannedRead> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let filter: Option<Expr> = match filter.filter(|f| !f.is_none()) {
         Some(f) => Some(from_python("filter", &f)?),
@@ -234,7 +237,13 @@ pub(crate) fn plan_read(
         limit,
         split,
         trusted_where: request.trusted_where.clone(),
-        count: count_alias,
+        count: count_alias
+            .map(|column| {
+                let mode = count_mode.map_or(Ok(CountMode::All), str::parse)?;
+                Ok::<_, doris_read::ReadError>(Count { column, mode })
+            })
+            .transpose()
+            .map_err(read_error)?,
         // Used only when `schema` is not given; `describe_table` chose the units then.
         timestamp_units: doris_read::TimestampUnits::default(),
     };

@@ -6,7 +6,7 @@ use doris_read::{BatchLimits, BatchStream, Transport, TransportKind, discover_in
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::read_error;
 use crate::runtime::block_on;
 
@@ -20,15 +20,15 @@ type UnreadableColumn = (String, String, String);
 /// read selects it. DATETIME columns come in `timestamp_units` (by name; default
 /// microseconds).
 #[pyfunction]
-#[pyo3(signature = (connection, password, database, table, timestamp_units=None))]
+#[pyo3(signature = (connection, database, table, timestamp_units=None))]
 pub(crate) fn describe_table(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
     timestamp_units: Option<&str>,
 ) -> PyResult<(Py<PyAny>, Vec<UnreadableColumn>)> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let units = match timestamp_units {
         Some(name) => doris_read::options::timestamp_units(name).map_err(read_error)?,
@@ -72,13 +72,13 @@ impl BatchReader {
     fn new(
         py: Python<'_>,
         transport: &str,
-        connection: PyRef<'_, Connection>,
-        password: &str,
+        connection: PyRef<'_, DorisConnection>,
         sql: Vec<String>,
         schema: PySchema,
         batch_rows: usize,
         batch_bytes: usize,
     ) -> PyResult<Self> {
+        let password = &connection.password_value(py)?;
         let connection: &Connection = &connection;
         let limits = BatchLimits::new(batch_rows, batch_bytes).map_err(read_error)?;
         let schema = schema.into_inner();

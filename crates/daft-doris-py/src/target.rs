@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::args::{from_python, to_python};
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, load_error, raise, write_metadata_error};
 use crate::runtime::block_on;
 
@@ -55,13 +55,13 @@ impl WriteTarget {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_write_target(
     py: Python<'_>,
-    connection: PyRef<'_, Connection>,
-    password: &str,
+    connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
     schema: PySchema,
     options: Bound<'_, PyDict>,
 ) -> PyResult<WriteTarget> {
+    let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let spec = crate::write_options::write_spec(&options)?;
     let operation = spec.operation;

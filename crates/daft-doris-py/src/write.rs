@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
 
-use crate::connection::Connection;
+use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, load_error, loader_error, raise};
 use crate::runtime::block_on;
 use crate::target::WriteTarget;
@@ -55,17 +55,17 @@ impl TableWriter {
     /// (`DorisWriteOptions` fields); `staging_table` the atomic run's staging table (the
     /// writer is then one task attempt, with a tag of its own).
     #[new]
-    #[pyo3(signature = (connection, password, *, database, table, options, target=None, staging_table=None))]
+    #[pyo3(signature = (connection, *, database, table, options, target=None, staging_table=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        connection: PyRef<'_, Connection>,
-        password: &str,
+        connection: PyRef<'_, DorisConnection>,
         database: String,
         table: String,
         options: Bound<'_, PyDict>,
         target: Option<PyRef<'_, WriteTarget>>,
         staging_table: Option<String>,
     ) -> PyResult<Self> {
+        let password = &connection.password_value(connection.py())?;
         let connection: &Connection = &connection;
         let mut spec = write_spec(&options)?;
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();

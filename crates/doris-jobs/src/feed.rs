@@ -258,6 +258,13 @@ pub struct StagePlan {
 }
 
 impl StagePlan {
+    /// The file name prefix of a staging that names none.
+    pub const DEFAULT_PREFIX: &'static str = "part-";
+    /// The file format of a staging that names none.
+    pub const DEFAULT_FORMAT: &'static str = "parquet";
+    /// The most rows one staged file holds unless told otherwise.
+    pub const DEFAULT_ROWS_PER_FILE: u64 = 1_000_000;
+
     /// A plan for files under `destination` (`s3://bucket/folder/`; the folder may be
     /// empty) named with `prefix` (no `/`), in `file_format` (one of [`STAGE_FORMATS`]),
     /// stamped with `created`.
@@ -488,6 +495,16 @@ mod tests {
         let plan = StagePlan::new("s3://b", "p-", "csv", at(0)).unwrap();
         assert_eq!(plan.key(7), "p-19700101T000000000000Z-000007.csv");
         assert_eq!(plan.bucket(), "b");
+        // The defaults a caller that names none takes are accepted.
+        let plan = StagePlan::new(
+            "s3://b",
+            StagePlan::DEFAULT_PREFIX,
+            StagePlan::DEFAULT_FORMAT,
+            at(0),
+        )
+        .unwrap();
+        assert_eq!(plan.key(0), "part-19700101T000000000000Z-000000.parquet");
+        assert!((1..=MAX_ROWS_PER_FILE).contains(&StagePlan::DEFAULT_ROWS_PER_FILE));
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub use schema::{
     fetch_table_schema_and_release,
 };
 pub use table::{
-    ReadPlan, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema, plan_table_read,
+    Count, CountMode, ReadPlan, Split, SplitKind, TableReadOptions, TaskCounts,
+    plan_read_of_schema, plan_table_read,
 };
 pub use transport::{Transport, TransportKind};

@@ -143,10 +143,69 @@ pub struct TableReadOptions {
     /// A trusted fragment (`unsafe_where_sql` with its parameters bound), applied first.
     pub trusted_where: Option<TrustedWhere>,
     /// Count the rows instead of reading them: one task `SELECT count(*) AS <alias>`
-    /// whose batch has one non-null UInt64 column. Refused while a residual remains.
-    pub count: Option<String>,
+    /// whose batch has one non-null UInt64 column. A count whose filter does not render
+    /// exactly is refused (`SelectBuilder::build`): it would count rows the filter excludes.
+    pub count: Option<Count>,
     /// The Arrow unit of DATETIME columns (default: microseconds for every precision).
     pub timestamp_units: TimestampUnits,
+}
+
+/// Which rows a pushed count counts, as an engine asks for `count(column)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CountMode {
+    /// Every row (`count(*)`).
+    #[default]
+    All,
+    /// The rows whose column is not NULL (SQL's `count(column)`).
+    Valid,
+    /// The rows whose column is NULL.
+    Null,
+}
+
+impl CountMode {
+    /// The names [`FromStr`](std::str::FromStr) takes.
+    pub const NAMES: [&'static str; 3] = ["all", "valid", "null"];
+}
+
+impl std::str::FromStr for CountMode {
+    type Err = ReadError;
+
+    fn from_str(name: &str) -> Result<Self, ReadError> {
+        match name {
+            "all" => Ok(Self::All),
+            "valid" => Ok(Self::Valid),
+            "null" => Ok(Self::Null),
+            _ => Err(ReadError::Config(format!(
+                "count mode must be one of {}",
+                Self::NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
+/// A count pushed into the statement: the rows of `column` that `mode` counts, returned
+/// as one column named `column`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Count {
+    /// The column counted, and the name of the result's one column.
+    pub column: String,
+    /// Which of its rows count.
+    pub mode: CountMode,
+}
+
+impl Count {
+    /// `filter` with the count's own condition (`column IS [NOT] NULL`) added.
+    fn restrict(&self, filter: Option<Expr>) -> Option<Expr> {
+        let own = match self.mode {
+            CountMode::All => return filter,
+            CountMode::Valid => Expr::col(self.column.clone()).is_not_null(),
+            CountMode::Null => Expr::col(self.column.clone()).is_null(),
+        };
+        Some(match filter {
+            Some(f) => f.and(own),
+            None => own,
+        })
+    }
 }
 
 impl Default for TableReadOptions {
@@ -255,11 +314,15 @@ pub async fn plan_read_of_schema(
     options: &TableReadOptions,
 ) -> Result<ReadPlan, ReadError> {
     let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
-    let translation = options.filter.as_ref().map(translate_filter);
     let sql_error = ReadError::Statement;
-    if let Some(alias) = &options.count {
+    if let Some(count) = &options.count {
+        // A filter that leaves a residual is refused by the builder: the count would
+        // include rows it excludes.
+        let translation = count
+            .restrict(options.filter.clone())
+            .map(|f| translate_filter(&f));
         // A count is one number: it is never split, and a limit caps it.
-        let mut builder = SelectBuilder::new(table_ref).count(alias.clone());
+        let mut builder = SelectBuilder::new(table_ref).count(count.column.clone());
         if let Some(n) = options.limit {
             builder = builder.limit(n);
         }
@@ -271,7 +334,7 @@ pub async fn plan_read_of_schema(
         }
         return Ok(ReadPlan {
             schema: Arc::new(Schema::new(vec![Field::new(
-                alias,
+                &count.column,
                 DataType::UInt64,
                 false,
             )])),
@@ -281,6 +344,7 @@ pub async fn plan_read_of_schema(
             warning: None,
         });
     }
+    let translation = options.filter.as_ref().map(translate_filter);
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut builder = SelectBuilder::new(table_ref).columns(names);
     if let Some(t) = &options.trusted_where {
@@ -328,4 +392,61 @@ pub async fn plan_read_of_schema(
         limit_pushed: limit.is_some(),
         warning,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count_plan(mode: CountMode, filter: Option<Expr>) -> Result<ReadPlan, ReadError> {
+        let options = TableReadOptions {
+            filter,
+            count: Some(Count {
+                column: "score".into(),
+                mode,
+            }),
+            ..TableReadOptions::default()
+        };
+        futures::executor::block_on(plan_read_of_schema(
+            "d",
+            "t",
+            Arc::new(Schema::empty()),
+            &options,
+        ))
+    }
+
+    #[test]
+    fn a_count_counts_the_rows_its_mode_names() {
+        let positive = Expr::col("id").gt(Expr::lit(doris_sql::Literal::Int64(0)));
+        for (mode, filter, expected) in [
+            (
+                CountMode::All,
+                None,
+                "SELECT count(*) AS `score` FROM `d`.`t`",
+            ),
+            (
+                CountMode::Valid,
+                None,
+                "SELECT count(*) AS `score` FROM `d`.`t` WHERE (`score` IS NOT NULL)",
+            ),
+            (
+                CountMode::Null,
+                Some(positive),
+                "SELECT count(*) AS `score` FROM `d`.`t` WHERE (`id` > 0) AND (`score` IS NULL)",
+            ),
+        ] {
+            let plan = count_plan(mode, filter).unwrap();
+            assert_eq!(plan.tasks, [expected], "{mode:?}");
+            assert_eq!(plan.schema.field(0).name(), "score");
+        }
+        assert_eq!("valid".parse::<CountMode>().unwrap(), CountMode::Valid);
+        assert!("some".parse::<CountMode>().is_err());
+    }
+
+    #[test]
+    fn a_count_whose_filter_leaves_a_residual_is_refused() {
+        // A bare column has no known type here: it stays residual.
+        let e = count_plan(CountMode::All, Some(Expr::col("flag"))).unwrap_err();
+        assert!(e.to_string().contains("residual"), "{e}");
+    }
 }

@@ -7,9 +7,11 @@ file names exactly what the module holds.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
+
+from daft_doris.secrets import SecretRef
 
 __version__: str
 #: The crates' defaults, keyed "connection", "read", "write" and "jobs", then by argument name.
@@ -17,44 +19,54 @@ DEFAULTS: dict[str, dict[str, Any]]
 ERROR_KINDS: list[str]
 ERROR_CLASSES: list[str]
 
-class Connection:
+class DorisConnection:
+    """Where a Doris FE is and who connects (``daft_doris.connection``)."""
+
     def __init__(
         self,
         *,
         host: str,
-        mysql_port: int | None = None,
-        user: str | None = None,
-        http_port: int | None = None,
-        http_secure: bool | None = None,
-        connect_timeout_seconds: float | None = None,
-        query_timeout_seconds: float | None = None,
-        flight_port: int | None = None,
-        flight_secure: bool | None = None,
-        flight_endpoint_rewrite: Mapping[str, str] = ...,
-        flight_options: Sequence[tuple[str, str]] | None = None,
-        flight_allowed_locations: Sequence[str] | None = None,
-        ca_pem: bytes | None = None,
-        mysql_ca_pem: bytes | None = None,
-        mysql_ssl_mode: str | None = None,
-        mysql_server_public_key: str | None = None,
-        mysql_max_packet_bytes: int | None = None,
-        request_timeout_seconds: float | None = None,
-        redirect_hosts: Sequence[str] | None = None,
-        redirect_ports: Sequence[int] | None = None,
+        username: str = "root",
+        password: str | SecretRef = "",
+        http_port: int = 8030,
+        mysql_port: int = 9030,
+        http_secure: bool = False,
+        request_timeout_seconds: float = 300.0,
+        redirect_hosts: Sequence[str] = (),
+        redirect_ports: Sequence[int] = (),
         trust_reported_backends: bool | None = None,
-        redirect_policy: str | None = None,
-        verify_tls: bool | None = None,
-        client_cert_file: str | None = None,
-        client_key_file: str | None = None,
-        mysql_client_cert_file: str | None = None,
-        mysql_client_key_file: str | None = None,
+        redirect_policy: Literal["", "direct", "random-be", "public", "private", "public-private"] = "",
+        verify_tls: bool = True,
+        tls_ca_file: str | None = None,
+        mysql_ssl_mode: Literal[
+            "disabled", "preferred", "required", "verify_ca", "verify_identity"
+        ] = "preferred",
+        tls_client_cert_file: str | None = None,
+        tls_client_key_file: str | None = None,
     ) -> None: ...
+    host: str
+    username: str
+    password: str | SecretRef
+    http_port: int
+    mysql_port: int
+    http_secure: bool
+    request_timeout_seconds: float
+    redirect_hosts: tuple[str, ...]
+    redirect_ports: tuple[int, ...]
+    trust_reported_backends: bool | None
+    redirect_policy: str
+    verify_tls: bool
+    tls_ca_file: str | None
+    mysql_ssl_mode: str
+    tls_client_cert_file: str | None
+    tls_client_key_file: str | None
     @property
     def connect_timeout_seconds(self) -> float: ...
     @property
     def query_timeout_seconds(self) -> float: ...
-    @property
-    def mysql_ssl_mode(self) -> str: ...
+    def password_value(self) -> str: ...
+    def check_travels(self) -> None: ...
+    def _with_read_links(self, **links: Any) -> DorisConnection: ...
 
 class ReadOptions:
     def __init__(
@@ -111,8 +123,7 @@ class BatchReader:
     def __init__(
         self,
         transport: str,
-        connection: Connection,
-        password: str,
+        connection: DorisConnection,
         sql: str,
         schema: pa.Schema,
         batch_rows: int,
@@ -135,8 +146,7 @@ class WriteLabels:
 class TableWriter:
     def __init__(
         self,
-        connection: Connection,
-        password: str,
+        connection: DorisConnection,
         *,
         database: str,
         table: str,
@@ -164,22 +174,21 @@ class StagePlan:
     def __init__(self, *, destination: str, prefix: str, file_format: str, rows_per_file: int) -> None: ...
 
 def describe_table(
-    connection: Connection, password: str, database: str, table: str, timestamp_units: str | None = None
+    connection: DorisConnection, database: str, table: str, timestamp_units: str | None = None
 ) -> tuple[pa.Schema, list[tuple[str, str, str]]]: ...
 def plan_read(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     request: ReadRequest,
     columns: Sequence[str] | None = None,
     filter: Any = None,
     limit: int | None = None,
     count_alias: str | None = None,
+    count_mode: str | None = None,
     schema: pa.Schema | None = None,
     queries_per_task: int | None = None,
 ) -> Any: ...
 def check_write_target(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     database: str,
     table: str,
     schema: pa.Schema,
@@ -190,11 +199,10 @@ def check_retried_tasks(options: Mapping[str, Any]) -> None: ...
 def commit_mode(options: Mapping[str, Any]) -> str: ...
 def summarize_loads(results: Sequence[Mapping[str, Any]], two_phase_committed: bool) -> dict[str, Any]: ...
 def atomic_begin(
-    connection: Connection, password: str, database: str, table: str, options: Mapping[str, Any]
+    connection: DorisConnection, database: str, table: str, options: Mapping[str, Any]
 ) -> dict[str, Any]: ...
 def atomic_publish(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     database: str,
     table: str,
     options: Mapping[str, Any],
@@ -205,43 +213,36 @@ def atomic_publish(
 ) -> dict[str, Any]: ...
 def atomic_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
 def atomic_discard(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     database: str,
     table: str,
     options: Mapping[str, Any],
     key: str,
     staging: str,
 ) -> None: ...
-def atomic_cleanup(
-    connection: Connection, password: str, database: str, older_than_seconds: float
-) -> list[str]: ...
+def atomic_cleanup(connection: DorisConnection, database: str, older_than_seconds: float) -> list[str]: ...
 def atomic_cleanup_ledger(
-    connection: Connection, password: str, database: str, ledger: str, older_than_seconds: float
+    connection: DorisConnection, database: str, ledger: str, older_than_seconds: float
 ) -> int: ...
-def catalog_list_databases(connection: Connection, password: str, prefix: str | None = None) -> list[str]: ...
+def catalog_list_databases(connection: DorisConnection, prefix: str | None = None) -> list[str]: ...
 def catalog_list_tables(
-    connection: Connection, password: str, database: str, prefix: str | None = None
+    connection: DorisConnection, database: str, prefix: str | None = None
 ) -> list[str]: ...
-def catalog_exists(
-    connection: Connection, password: str, database: str, table: str | None = None
-) -> bool: ...
+def catalog_exists(connection: DorisConnection, database: str, table: str | None = None) -> bool: ...
 def catalog_database(
-    connection: Connection, password: str, database: str, create: bool, if_not_exists: bool
+    connection: DorisConnection, database: str, create: bool, if_not_exists: bool
 ) -> None: ...
 def catalog_create_table(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     database: str,
     table: str,
     schema: pa.Schema,
     properties: Mapping[str, Any] | None = None,
     if_not_exists: bool = False,
 ) -> None: ...
-def catalog_drop_table(connection: Connection, password: str, database: str, table: str) -> None: ...
+def catalog_drop_table(connection: DorisConnection, database: str, table: str) -> None: ...
 def diagnose(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     database: str | None = None,
     table: str | None = None,
     flight: bool = False,
@@ -255,8 +256,7 @@ def check_s3_source(uri: str, format: str, properties: Mapping[str, str] | None 
 def check_job_name(name: str) -> str: ...
 def redact_properties(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]: ...
 def job_wait(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     name: str,
     last_key: str,
     *,
@@ -264,8 +264,7 @@ def job_wait(
     poll_seconds: float,
 ) -> Any: ...
 def job_create(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     name: str,
     insert: S3Insert,
     *,
@@ -277,8 +276,7 @@ def job_create(
     comment: str | None = None,
 ) -> str: ...
 def job_alter(
-    connection: Connection,
-    password: str,
+    connection: DorisConnection,
     name: str,
     *,
     insert: S3Insert | None = None,
@@ -288,10 +286,8 @@ def job_alter(
     session: Mapping[str, str] | None = None,
     offset: str | None = None,
 ) -> str: ...
-def job_control(
-    connection: Connection, password: str, action: str, name: str, if_exists: bool = False
-) -> None: ...
-def job_list(connection: Connection, password: str, name: str | None = None) -> pa.Table: ...
-def task_list(connection: Connection, password: str, name: str | None = None) -> pa.Table: ...
+def job_control(connection: DorisConnection, action: str, name: str, if_exists: bool = False) -> None: ...
+def job_list(connection: DorisConnection, name: str | None = None) -> pa.Table: ...
+def task_list(connection: DorisConnection, name: str | None = None) -> pa.Table: ...
 def jobs_schema() -> pa.Schema: ...
 def tasks_schema() -> pa.Schema: ...

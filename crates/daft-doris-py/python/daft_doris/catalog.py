@@ -79,8 +79,7 @@ class DorisCatalog(Catalog):
         return self._options.name
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        endpoint = self._connection.endpoint()
-        return fn(endpoint.native(), endpoint.password_value(), *args)
+        return fn(self._connection, *args)
 
     # namespaces
 
@@ -179,10 +178,7 @@ class DorisCatalogTable(Table):
         return self._table
 
     def schema(self) -> Schema:
-        endpoint = self._catalog._connection.endpoint()
-        arrow, _unreadable = _native.describe_table(
-            endpoint.native(), endpoint.password_value(), self._database, self._table
-        )
+        arrow, _unreadable = _native.describe_table(self._catalog._connection, self._database, self._table)
         return Schema.from_pyarrow_schema(arrow)
 
     def read(self, **options: Any) -> DataFrame:

@@ -8,7 +8,6 @@ connection, prints the report and returns it as a Daft DataFrame.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -55,16 +54,14 @@ def diagnose(
     _native.check_flag("show", show)
     rewrite = _snapshot.mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
     # The Flight port, TLS switch and locations are checked by the native connection.
-    endpoint = dataclasses.replace(
-        connection.endpoint(),
+    probed = connection._with_read_links(
         flight_port=flight_port,
         flight_secure=flight_secure,
-        flight_endpoint_rewrite=tuple(sorted(rewrite.items())),
-        flight_allowed_locations=tuple(flight_allowed_locations or ()),
+        flight_endpoint_rewrite=rewrite,
+        flight_allowed_locations=list(flight_allowed_locations or ()),
     )
     rows = _native.diagnose(
-        endpoint.native(),
-        endpoint.password_value(),
+        probed,
         table.database if table else None,
         table.name if table else None,
         flight,

@@ -18,10 +18,10 @@ from daft.recordbatch import RecordBatch
 from daft.schema import Schema
 
 from daft_doris import _filters, _native, _snapshot
-from daft_doris._endpoint import Endpoint, active_runner
+from daft_doris._runner import active_runner
+from daft_doris.connection import DorisConnection
 from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError, UnreadableColumnsWarning
 from daft_doris.read_options import DorisReadOptions, check_option_names
-from daft_doris.secrets import check_secret
 
 log = logging.getLogger("daft_doris")
 
@@ -80,14 +80,14 @@ class DorisTask(DataSourceTask):
     def __init__(
         self,
         transport: str,
-        endpoint: Endpoint,
+        connection: DorisConnection,
         sql: str | list[str],
         arrow_schema: pa.Schema,
         batch_rows: int,
         batch_bytes: int,
     ) -> None:
         self._transport = transport
-        self._endpoint = endpoint
+        self._connection = connection
         self._statements = [sql] if isinstance(sql, str) else list(sql)
         self._arrow_schema = arrow_schema
         self._batch_rows = batch_rows
@@ -110,18 +110,16 @@ class DorisTask(DataSourceTask):
 
     def __repr__(self) -> str:
         return (
-            f"DorisTask(transport={self._transport!r}, endpoint={self._endpoint!r}, sql=<redacted>, "
+            f"DorisTask(transport={self._transport!r}, connection={self._connection!r}, sql=<redacted>, "
             f"columns={self._arrow_schema.names})"
         )
 
     async def read(self) -> AsyncIterator[RecordBatch]:
-        endpoint = self._endpoint
         # Daft drives every task on one event loop: the blocking native calls run on threads.
         reader = await asyncio.to_thread(
             _native.BatchReader,
             self._transport,
-            endpoint.native(),
-            endpoint.password_value(),
+            self._connection,
             self._statements,
             self._arrow_schema,
             self._batch_rows,
@@ -145,35 +143,53 @@ def _one_of(name: str, argument: Any, from_mysql_options: float | None) -> Any:
     return from_mysql_options if argument is None else argument
 
 
-def _with_connection(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with a ``connection``'s fields as the flat keywords 1.1 reads take: its
-    host, ports, user, password and TLS files; its MySQL TLS mode as the floor of the
-    read's ``mysql_options``; its timeouts unless the read gives its own."""
-    connection = options.get("connection")
+def _read_connection(options: dict[str, Any], checked: Any) -> DorisConnection:
+    """The read's connection: the ``connection`` given (its MySQL TLS mode the floor of the
+    read's ``mysql_options``, its timeouts kept unless the read gives its own), or one made
+    of 1.1's flat keywords (the read's timeouts defaulting to the crates'); with the read's
+    Flight link and ``mysql_options`` over it."""
+    given = options.get
+    connection = given("connection")
+    fallback: dict[str, Any] = {}
     if connection is None:
-        return options
-    # The native connection settled the TLS mode and the timeouts (before any I/O).
-    native = connection.endpoint().native()
-    flat = {k: v for k, v in options.items() if k != "connection"}
-    mysql_options = dict(flat.get("mysql_options") or {})
-    mysql_options["ssl_mode"] = _native.mysql_ssl_mode_at_least(mysql_options, native.mysql_ssl_mode)
-    flat.update(
-        host=connection.host,
-        mysql_port=connection.mysql_port,
-        http_port=connection.http_port,
-        http_secure=connection.http_secure,
-        tls_ca_file=connection.tls_ca_file,
-        tls_client_cert_file=connection.tls_client_cert_file,
-        tls_client_key_file=connection.tls_client_key_file,
-        username=connection.username,
-        password=connection.password,
-        mysql_options=mysql_options,
+        connection = DorisConnection(
+            host=options["host"],
+            username=given("username"),
+            password=given("password"),
+            http_port=given("http_port"),
+            mysql_port=given("mysql_port"),
+            http_secure=given("http_secure"),
+            tls_ca_file=given("tls_ca_file"),
+            tls_client_cert_file=given("tls_client_cert_file"),
+            tls_client_key_file=given("tls_client_key_file"),
+        )
+        # A writer's one request timeout is not a read's: 1.1's reads wait as PyMySQL does.
+        fallback = _native.DEFAULTS["connection"]
+        ssl_mode = checked.mysql_ssl_mode
+    else:
+        ssl_mode = _native.mysql_ssl_mode_at_least(given("mysql_options"), connection.mysql_ssl_mode)
+    timeouts = {}
+    for name, from_mysql_options in (
+        ("connect_timeout_seconds", checked.mysql_connect_timeout_seconds),
+        ("query_timeout_seconds", checked.mysql_query_timeout_seconds),
+    ):
+        timeout = _one_of(name, given(name), from_mysql_options)
+        timeouts[name] = fallback.get(name) if timeout is None else timeout
+    return connection._with_read_links(
+        **timeouts,
+        flight_port=given("flight_port"),
+        flight_secure=given("flight_secure"),
+        flight_endpoint_rewrite=dict(checked.flight_endpoint_rewrite),
+        flight_allowed_locations=list(checked.flight_allowed_locations),
+        flight_options=list(checked.flight_options),
+        # PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
+        mysql_ca_pem=_native.read_ca_file("mysql_options ssl_ca", checked.mysql_ssl_ca),
+        mysql_ssl_mode=ssl_mode,
+        mysql_server_public_key=checked.mysql_server_public_key,
+        mysql_max_packet_bytes=checked.mysql_max_packet_bytes,
+        mysql_client_cert_file=checked.mysql_ssl_cert,
+        mysql_client_key_file=checked.mysql_ssl_key,
     )
-    if "connect_timeout" not in mysql_options:
-        flat.setdefault("connect_timeout_seconds", native.connect_timeout_seconds)
-    if not {"read_timeout", "write_timeout"} & set(mysql_options):
-        flat.setdefault("query_timeout_seconds", native.query_timeout_seconds)
-    return flat
 
 
 class DorisDataSource(DataSource):
@@ -182,7 +198,6 @@ class DorisDataSource(DataSource):
 
     def __init__(self, **options: Unpack[DorisReadOptions]) -> None:
         check_option_names("DorisDataSource", options)
-        options = _with_connection(dict(options))
         given = options.get
         transport, database, table = options["transport"], options["database"], options["table"]
         # The transport, batch bounds and the MySQL and Flight options, checked natively.
@@ -218,46 +233,15 @@ class DorisDataSource(DataSource):
         self._batch_rows = checked.batch_rows
         self._batch_bytes = checked.batch_bytes
         self._queries_per_task = checked.queries_per_task
-        # Host, ports, user, flags and timeouts are checked by the native connection, which
-        # `native()` makes (and describe_table needs) before any I/O.
-        self._endpoint = Endpoint(
-            host=options["host"],
-            mysql_port=given("mysql_port"),
-            http_port=given("http_port"),
-            http_secure=given("http_secure", False),
-            user=given("username"),
-            password=check_secret(given("password", "")),
-            connect_timeout_seconds=_one_of(
-                "connect_timeout_seconds",
-                given("connect_timeout_seconds"),
-                checked.mysql_connect_timeout_seconds,
-            ),
-            query_timeout_seconds=_one_of(
-                "query_timeout_seconds", given("query_timeout_seconds"), checked.mysql_query_timeout_seconds
-            ),
-            flight_port=given("flight_port"),
-            flight_secure=given("flight_secure", False),
-            flight_endpoint_rewrite=tuple(checked.flight_endpoint_rewrite),
-            flight_allowed_locations=tuple(checked.flight_allowed_locations),
-            flight_options=tuple(checked.flight_options),
-            ca_pem=_native.read_ca_file("tls_ca_file", given("tls_ca_file")),
-            # PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
-            mysql_ca_pem=_native.read_ca_file("mysql_options ssl_ca", checked.mysql_ssl_ca),
-            mysql_ssl_mode=checked.mysql_ssl_mode,
-            mysql_server_public_key=checked.mysql_server_public_key,
-            mysql_max_packet_bytes=checked.mysql_max_packet_bytes,
-            client_cert_file=given("tls_client_cert_file"),
-            client_key_file=given("tls_client_key_file"),
-            mysql_client_cert_file=checked.mysql_ssl_cert,
-            mysql_client_key_file=checked.mysql_ssl_key,
-        )
+        # Host, ports, user, flags and timeouts are checked by the native connection, made now
+        # (before any I/O).
+        self._connection = _read_connection(dict(options), checked)
         if active_runner() == "ray":
-            # Every task carries the endpoint: refuse now, before any I/O, a secret that
+            # Every task carries the connection: refuse now, before any I/O, a secret that
             # could not travel with them (daft_doris.secrets).
-            self._endpoint.check_travels()
+            self._connection.check_travels()
         schema, unsupported = _native.describe_table(
-            self._endpoint.native(),
-            self._endpoint.password_value(),
+            self._connection,
             self._database,
             self._table,
             checked.timestamp_units,
@@ -289,7 +273,7 @@ class DorisDataSource(DataSource):
 
     def __repr__(self) -> str:
         return (
-            f"DorisDataSource(endpoint={self._endpoint!r}, table={self._database!r}.{self._table!r}, "
+            f"DorisDataSource(connection={self._connection!r}, table={self._database!r}.{self._table!r}, "
             f"transport={self._transport!r}, split={self._split!r})"
         )
 
@@ -310,22 +294,16 @@ class DorisDataSource(DataSource):
         columns = list(pushdowns.columns or [])
         alias = columns[0] if columns else self._arrow_schema.names[0]
         # The aggregation Daft pushed, matched whole against the counts Daft can push on
-        # this column, built with Daft's own API (its visitor does not walk aggregations).
+        # this column, built with Daft's own API (its visitor does not walk aggregations);
+        # doris-read adds the mode's NULL rule and refuses a filter it cannot render.
         counts = {str(daft.col(alias).count(mode)): mode for mode in ("all", "valid", "null")}
         mode = counts.get(str(pushdowns.aggregation))
         if mode is None:
             raise CompatibilityError("Daft pushed an aggregation other than a count of the read's column")
-        filters = []
-        if pushdowns.filters is not None:
-            ir, complete = _filters.to_ir(pushdowns.filters)
-            if not complete:
-                raise CompatibilityError("count pushdown with a filter Doris cannot evaluate")
-            filters.append(ir)
-        if mode != "all":
-            column = {"kind": "column", "name": alias}
-            filters.append({"kind": "is_null", "arg": column, "negated": mode == "valid"})
-        ir = None if not filters else filters[0] if len(filters) == 1 else {"kind": "and", "args": filters}
-        return {"count_alias": alias, "filter": ir}
+        ir, complete = _filters.to_ir(pushdowns.filters)
+        if not complete:
+            raise CompatibilityError("count pushdown with a filter Doris cannot evaluate")
+        return {"count_alias": alias, "count_mode": mode, "filter": ir}
 
     async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
         # The columns to read, as described when the source was made: planning does not
@@ -343,11 +321,9 @@ class DorisDataSource(DataSource):
             limit = pushdowns.limit if complete else None
             request = {"columns": columns, "filter": ir, "limit": limit}
             projected = pa.schema([self._arrow_schema.field(n) for n in columns])
-        endpoint = self._endpoint
         schema, groups, _residual, _limit_pushed, warning = await asyncio.to_thread(
             _native.plan_read,
-            endpoint.native(),
-            endpoint.password_value(),
+            self._connection,
             self._read_request,
             schema=projected,
             queries_per_task=self._queries_per_task,
@@ -361,7 +337,7 @@ class DorisDataSource(DataSource):
         for statements in groups:
             yield DorisTask(
                 self._transport,
-                endpoint,
+                self._connection,
                 statements,
                 schema,
                 self._batch_rows,

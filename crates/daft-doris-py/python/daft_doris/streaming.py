@@ -137,8 +137,7 @@ class StreamingJob:
         return f"StreamingJob(name={self.name!r}, host={self.connection.host!r})"
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        endpoint = self.connection.endpoint()
-        return fn(endpoint.native(), endpoint.password_value(), *args, **kwargs)
+        return fn(self.connection, *args, **kwargs)
 
     @classmethod
     def create(
@@ -232,9 +231,9 @@ class StreamingJob:
         destination: str,
         *,
         filesystem: Any = None,
-        file_format: Literal["parquet", "csv", "json"] = "parquet",
-        prefix: str = "part-",
-        rows_per_file: int = 1_000_000,
+        file_format: Literal["parquet", "csv", "json"] = _native.DEFAULTS["jobs"]["file_format"],
+        prefix: str = _native.DEFAULTS["jobs"]["prefix"],
+        rows_per_file: int = _native.DEFAULTS["jobs"]["rows_per_file"],
     ) -> StagedFiles:
         """Writes ``df`` as files under ``destination`` (``s3://bucket/dir/``) whose names
         sort after the job's current offset, and returns their keys.
@@ -387,8 +386,7 @@ TASKS_SCHEMA = _native.tasks_schema()
 def _frame(connection: DorisConnection, fetch: Any, name: str | None) -> daft.DataFrame:
     if name is not None:
         name = _native.check_job_name(name)
-    endpoint = connection.endpoint()
-    batch = fetch(endpoint.native(), endpoint.password_value(), name)
+    batch = fetch(connection, name)
     return daft.from_arrow(pa.Table.from_batches([batch]))
 
 

@@ -15,14 +15,13 @@ from daft.recordbatch import MicroPartition
 from daft.schema import Schema
 
 from daft_doris import _native
-from daft_doris._endpoint import active_runner
+from daft_doris._runner import active_runner
 from daft_doris.connection import DorisConnection, DorisTable
 from daft_doris.errors import (
     ConfigurationError,
     DaftOlapError,
     DorisPartialCommitError,
 )
-from daft_doris.secrets import check_picklable
 from daft_doris.write_options import DorisWriteKeywords, DorisWriteOptions, check_option_names
 
 # The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
@@ -71,7 +70,7 @@ class DorisDataSink(DataSink[dict]):
         if active_runner() == "ray":
             # Every task carries the sink: refuse now, before anything is written, what
             # could not be pickled then.
-            check_picklable(connection.password)
+            connection.check_travels()
         self._connection = connection
         self._table = table
         # The options as given (a snapshot: later changes to the caller's mappings do not
@@ -125,10 +124,8 @@ class DorisDataSink(DataSink[dict]):
     def _check(self, schema: pa.Schema) -> Any:
         """The table check of ``schema`` (keys, model, types, nullability), before any byte:
         a picklable ``_native.WriteTarget`` (the columns written and their value rules)."""
-        endpoint = self._connection.endpoint()
         return _native.check_write_target(
-            endpoint.native(),
-            endpoint.password_value(),
+            self._connection,
             self._table.database,
             self._table.name,
             schema,
@@ -138,14 +135,12 @@ class DorisDataSink(DataSink[dict]):
     def start(self) -> None:
         if active_runner() != "native":
             _native.check_retried_tasks(self._options)
-        endpoint = self._connection.endpoint()
         if self._data_schema is not None:
             self._target = self._check(self._data_schema)
         self._started = True
         if self._mode == "atomic":
             self._atomic = _native.atomic_begin(
-                endpoint.native(),
-                endpoint.password_value(),
+                self._connection,
                 self._table.database,
                 self._table.name,
                 self._options,
@@ -153,10 +148,8 @@ class DorisDataSink(DataSink[dict]):
 
     def _writer(self, target: Any) -> Any:
         """A native writer of this write's loads (of the atomic run's staging table)."""
-        endpoint = self._connection.endpoint()
         return _native.TableWriter(
-            endpoint.native(),
-            endpoint.password_value(),
+            self._connection,
             database=self._table.database,
             table=self._table.name,
             options=self._options,
@@ -225,10 +218,8 @@ class DorisDataSink(DataSink[dict]):
         """Drops a failed atomic run's staging table (a rerun with the key would too)."""
         if self._atomic is None or self._atomic["state"] != "fresh":
             return
-        endpoint = self._connection.endpoint()
         _native.atomic_discard(
-            endpoint.native(),
-            endpoint.password_value(),
+            self._connection,
             self._table.database,
             self._table.name,
             self._options,
@@ -241,10 +232,8 @@ class DorisDataSink(DataSink[dict]):
         if self._atomic is not None:
             if self._atomic["state"] == "committed":
                 return _summary(_native.atomic_summary(results))
-            endpoint = self._connection.endpoint()
             summary = _native.atomic_publish(
-                endpoint.native(),
-                endpoint.password_value(),
+                self._connection,
                 self._table.database,
                 self._table.name,
                 self._options,
@@ -376,12 +365,7 @@ def cleanup_staging(
     if not isinstance(connection, DorisConnection):
         raise ConfigurationError("connection must be a DorisConnection")
     _native.check_identifier("database", database)
-    endpoint = connection.endpoint()
-    return list(
-        _native.atomic_cleanup(
-            endpoint.native(), endpoint.password_value(), database, float(older_than_seconds)
-        )
-    )
+    return list(_native.atomic_cleanup(connection, database, float(older_than_seconds)))
 
 
 def cleanup_commit_ledger(
@@ -403,9 +387,4 @@ def cleanup_commit_ledger(
         raise ConfigurationError("connection must be a DorisConnection")
     _native.check_identifier("database", database)
     _native.check_identifier("commit_ledger", commit_ledger)
-    endpoint = connection.endpoint()
-    return int(
-        _native.atomic_cleanup_ledger(
-            endpoint.native(), endpoint.password_value(), database, commit_ledger, float(older_than_seconds)
-        )
-    )
+    return int(_native.atomic_cleanup_ledger(connection, database, commit_ledger, float(older_than_seconds)))
