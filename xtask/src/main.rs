@@ -212,19 +212,24 @@ fn ci() -> Result<(), String> {
     // rustdoc) beside pytest, whose emulators and clients mostly wait, at the lowest CPU
     // priority.
     let (py_passed, py_failed) = python::python_tests_beside(package)?;
-    // The public API's tests again on Python 3.12 and 3.13 (where the machine has them),
-    // from the wheel `dist` checks and installs below.
+    // The wheel `dist` checks and installs below, built once.
     let wheel = python::build_wheel(&dist::wheel_folder(), false, None)?;
-    let (other_passed, other_failed) = other_python_tests(&wheel)?;
     // Reads and writes side by side under random faults: no row lost or doubled, no
-    // resource growing (the test build made the binaries). The fuzz targets build
-    // meanwhile (their own folder and flags; measured cold: 110 s): the soak's writers and
-    // readers mostly wait on the emulator and on their faults.
+    // resource growing (the test build made the binaries). The soak's writers and readers
+    // mostly wait on the emulator and on their faults, so meanwhile the fuzz targets build
+    // (their own folder and flags; measured cold: 110 s) and the public API's tests run
+    // again on Python 3.12 and 3.13 (where the machine has them), from that wheel (73 s
+    // cold, which ran alone before the soak until 2026-12-07).
     let fuzz_build = std::thread::spawn(fuzz::build_targets);
+    let for_other_pythons = wheel.clone();
+    let other_pythons = std::thread::spawn(move || other_python_tests(&for_other_pythons));
     let soaked = soak(CI_SOAK_MINUTES, None);
     let built = fuzz_build
         .join()
         .unwrap_or_else(|_| Err("the fuzz build thread panicked".into()));
+    let (other_passed, other_failed) = other_pythons
+        .join()
+        .unwrap_or_else(|_| Err("the other Pythons' thread panicked".into()))?;
     soaked?;
     built?;
     // Then, side by side (none of them waits for another, and only `dist` compiles):

@@ -14,7 +14,23 @@ use futures::TryStreamExt as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::mysql_auth::hostile_greeting;
+/// A greeting with any protocol byte, capabilities and plugin.
+pub(crate) fn hostile_greeting(protocol: u8, capabilities: u32, plugin: &str) -> Vec<u8> {
+    let mut p = vec![protocol];
+    p.extend_from_slice(b"5.7.99\0");
+    p.extend_from_slice(&9u32.to_le_bytes());
+    p.extend_from_slice(b"abcdefgh\0");
+    p.extend_from_slice(&(capabilities as u16).to_le_bytes());
+    p.push(33);
+    p.extend_from_slice(&2u16.to_le_bytes());
+    p.extend_from_slice(&((capabilities >> 16) as u16).to_le_bytes());
+    p.push(21);
+    p.extend_from_slice(&[0; 10]);
+    p.extend_from_slice(b"ijklmnopqrst\0");
+    p.extend_from_slice(plugin.as_bytes());
+    p.push(0);
+    p
+}
 
 /// CLIENT_PROTOCOL_41 | CLIENT_TRANSACTIONS | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH.
 const CAPABILITIES: u32 = 0x200 | 0x2000 | 0x8000 | 0x80000;
