@@ -134,6 +134,31 @@ def test_a_checkpoint_idempotent_commit_selects_the_atomic_mode(doris, tmp_path)
     query(doris, "TRUNCATE TABLE dup")
 
 
+def test_the_atomic_run_is_one_native_object_that_pickles():
+    """The sink's atomic run is a native object, not a string-keyed dict: a fresh run
+    (its staging table) or a key that committed before (how), never both or neither; it
+    pickles, as the sink does to Ray workers, field for field."""
+    import pickle
+
+    from daft_doris import _native
+
+    fresh = _native.AtomicRun("k1", "daft_doris_k1", staging="__dd_stage_1")
+    again = pickle.loads(pickle.dumps(fresh))
+    assert (again.key, again.label, again.staging, again.committed) == (
+        "k1",
+        "daft_doris_k1",
+        "__dd_stage_1",
+        False,
+    )
+    done = pickle.loads(pickle.dumps(_native.AtomicRun("k1", "daft_doris_k1", committed_by="ledger")))
+    assert done.committed and done.committed_by == "ledger" and done.staging is None
+    for staging, committed_by in ((None, None), ("__dd_stage_1", "label")):
+        with pytest.raises(ConfigurationError, match="either a staging table or the way its key committed"):
+            _native.AtomicRun("k1", "l", staging=staging, committed_by=committed_by)
+    with pytest.raises(ConfigurationError, match="committed_by must be label or ledger"):
+        _native.AtomicRun("k1", "l", committed_by="guess")
+
+
 def test_a_failed_atomic_write_changes_nothing_and_its_rerun_writes_every_row_once(doris):
     # The second micropartition breaks the NOT NULL rule after the first was staged: the
     # target must not change; the rerun with fixed data and the same key writes all rows.

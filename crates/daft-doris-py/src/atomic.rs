@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::connection::{Connection, DorisConnection};
-use crate::errors::{load_error, write_metadata_error};
+use crate::errors::{ErrorClass, load_error, raise, write_metadata_error};
 use crate::runtime::block_on;
 use crate::write::{reports, summary_to_dict};
 use crate::write_options::write_spec;
@@ -24,6 +24,10 @@ async fn open(connection: &Connection, password: &str) -> Result<Session, Stream
             step: "connect to the FE's MySQL port",
             message: e.to_string(),
         })
+}
+
+fn config(message: &str) -> PyErr {
+    raise(ErrorClass::ConfigurationError, message)
 }
 
 fn spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
@@ -54,18 +58,92 @@ fn resume(
     .map_err(|e| load_error(&e))
 }
 
-/// Starts an atomic write of `options` (`DorisWriteOptions` fields): `{"state":
-/// "committed", "committed_by": "label" | "ledger", "key": …}` when the key committed
-/// before, else `{"state": "fresh", "key": …, "staging": name}` with the run's staging
-/// table made. A write without an idempotence key runs under a new random key.
+/// An atomic write's run, as `atomic_begin` found or started it: the key, its label, and
+/// either the staging table its tasks load into or how the key had committed before.
+/// Plain data, so the sink that holds it pickles to Ray workers.
+#[pyclass(frozen, get_all, module = "daft_doris._native")]
+#[derive(Debug, Clone)]
+pub(crate) struct AtomicRun {
+    /// The write's idempotence key (a new random one when the write named none).
+    key: String,
+    /// The key's label.
+    label: String,
+    /// The run's staging table (`None` when the key had committed before).
+    staging: Option<String>,
+    /// How the key had committed before (`"label"` or `"ledger"`; `None` for a fresh run).
+    committed_by: Option<&'static str>,
+}
+
+#[pymethods]
+impl AtomicRun {
+    /// A run as its fields say (how a pickle rebuilds it).
+    #[new]
+    #[pyo3(signature = (key, label, staging=None, committed_by=None))]
+    fn new(
+        key: String,
+        label: String,
+        staging: Option<String>,
+        committed_by: Option<String>,
+    ) -> PyResult<Self> {
+        let committed_by = match committed_by.as_deref() {
+            None => None,
+            Some("label") => Some("label"),
+            Some("ledger") => Some("ledger"),
+            Some(_) => return Err(config("committed_by must be label or ledger")),
+        };
+        if staging.is_some() == committed_by.is_some() {
+            return Err(config(
+                "a run has either a staging table or the way its key committed",
+            ));
+        }
+        Ok(Self {
+            key,
+            label,
+            staging,
+            committed_by,
+        })
+    }
+
+    /// Whether the key had committed before: the write loads and publishes nothing.
+    #[getter]
+    fn committed(&self) -> bool {
+        self.committed_by.is_some()
+    }
+
+    fn __getnewargs__(&self) -> (String, String, Option<String>, Option<&'static str>) {
+        (
+            self.key.clone(),
+            self.label.clone(),
+            self.staging.clone(),
+            self.committed_by,
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+impl AtomicRun {
+    /// The fresh run's staging table (a committed run has none to publish or drop).
+    fn staging(&self) -> PyResult<&str> {
+        self.staging
+            .as_deref()
+            .ok_or_else(|| config("the key had committed before: the run has no staging table"))
+    }
+}
+
+/// Starts an atomic write of `options` (`DorisWriteOptions` fields): the run, with its
+/// staging table made, or the key's earlier commit. A write without an idempotence key
+/// runs under a new random key.
 #[pyfunction]
-pub(crate) fn atomic_begin<'py>(
-    py: Python<'py>,
+pub(crate) fn atomic_begin(
+    py: Python<'_>,
     connection: PyRef<'_, DorisConnection>,
     database: &str,
     table: &str,
-    options: Bound<'py, PyDict>,
-) -> PyResult<Bound<'py, PyDict>> {
+    options: Bound<'_, PyDict>,
+) -> PyResult<AtomicRun> {
     let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let spec = spec(&options)?;
@@ -89,27 +167,23 @@ pub(crate) fn atomic_begin<'py>(
         .await
     })
     .map_err(|e| load_error(&e))?;
-    let out = PyDict::new(py);
-    out.set_item("key", key)?;
-    match begun {
-        Begun::AlreadyCommitted { label, by } => {
-            out.set_item("state", "committed")?;
-            out.set_item("label", label.to_string())?;
-            out.set_item(
-                "committed_by",
-                match by {
-                    CommittedBy::Label => "label",
-                    CommittedBy::Ledger { .. } => "ledger",
-                },
-            )?;
-        }
-        Begun::Fresh(run) => {
-            out.set_item("state", "fresh")?;
-            out.set_item("label", run.label().to_string())?;
-            out.set_item("staging", run.staging_table())?;
-        }
-    }
-    Ok(out)
+    Ok(match begun {
+        Begun::AlreadyCommitted { label, by } => AtomicRun {
+            key,
+            label: label.to_string(),
+            staging: None,
+            committed_by: Some(match by {
+                CommittedBy::Label => "label",
+                CommittedBy::Ledger { .. } => "ledger",
+            }),
+        },
+        Begun::Fresh(run) => AtomicRun {
+            key,
+            label: run.label().to_string(),
+            staging: Some(run.staging_table().to_owned()),
+            committed_by: None,
+        },
+    })
 }
 
 /// Publishes the attempts the tasks' reports (`results`) name, in one transaction under
@@ -123,15 +197,14 @@ pub(crate) fn atomic_publish<'py>(
     database: &str,
     table: &str,
     options: Bound<'py, PyDict>,
-    key: &str,
-    staging: &str,
+    run: PyRef<'_, AtomicRun>,
     results: Bound<'py, PyList>,
     table_columns: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let spec = spec(&options)?;
-    let run = resume(&spec, database, table, key, staging)?;
+    let run = resume(&spec, database, table, &run.key, run.staging()?)?;
     let tasks = reports(&results)?;
     let tags = WriteSummary::attempts_to_publish(&tasks);
     let columns = WriteSummary::published_columns(&tasks, &table_columns);
@@ -163,12 +236,11 @@ pub(crate) fn atomic_discard(
     database: &str,
     table: &str,
     options: Bound<'_, PyDict>,
-    key: &str,
-    staging: &str,
+    run: PyRef<'_, AtomicRun>,
 ) -> PyResult<()> {
     let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
-    let run = resume(&spec(&options)?, database, table, key, staging)?;
+    let run = resume(&spec(&options)?, database, table, &run.key, run.staging()?)?;
     block_on(py, || async {
         let mut session = open(connection, password).await?;
         run.discard(&mut session).await

@@ -62,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<write::WriteLabels>()?;
     m.add_function(wrap_pyfunction!(write::summarize_loads, m)?)?;
     m.add_function(wrap_pyfunction!(write::commit_mode, m)?)?;
+    m.add_class::<atomic::AtomicRun>()?;
     m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_summary, m)?)?;

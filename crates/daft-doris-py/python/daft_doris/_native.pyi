@@ -198,16 +198,27 @@ def check_write_options(options: Mapping[str, Any]) -> None: ...
 def check_retried_tasks(options: Mapping[str, Any]) -> None: ...
 def commit_mode(options: Mapping[str, Any]) -> str: ...
 def summarize_loads(results: Sequence[Mapping[str, Any]], two_phase_committed: bool) -> dict[str, Any]: ...
+
+class AtomicRun:
+    def __init__(
+        self, key: str, label: str, staging: str | None = None, committed_by: str | None = None
+    ) -> None: ...
+    key: str
+    label: str
+    staging: str | None
+    committed_by: str | None
+    @property
+    def committed(self) -> bool: ...
+
 def atomic_begin(
     connection: DorisConnection, database: str, table: str, options: Mapping[str, Any]
-) -> dict[str, Any]: ...
+) -> AtomicRun: ...
 def atomic_publish(
     connection: DorisConnection,
     database: str,
     table: str,
     options: Mapping[str, Any],
-    key: str,
-    staging: str,
+    run: AtomicRun,
     results: Sequence[Mapping[str, Any]],
     table_columns: Sequence[str],
 ) -> dict[str, Any]: ...
@@ -217,8 +228,7 @@ def atomic_discard(
     database: str,
     table: str,
     options: Mapping[str, Any],
-    key: str,
-    staging: str,
+    run: AtomicRun,
 ) -> None: ...
 def atomic_cleanup(connection: DorisConnection, database: str, older_than_seconds: float) -> list[str]: ...
 def atomic_cleanup_ledger(

@@ -89,8 +89,9 @@ class DorisDataSink(DataSink[dict]):
         # Per-load labels of a keyed write that is not atomic (shared by its tasks here).
         self._labels: Any = None
         self._precommitted: list[tuple[int, str | None]] = []
-        # Atomic mode: the run's key, label state and staging table (set by start()).
-        self._atomic: dict[str, Any] | None = None
+        # Atomic mode: the run (`_native.AtomicRun`: key, label, staging table or the key's
+        # earlier commit; set by start()).
+        self._atomic: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -154,13 +155,13 @@ class DorisDataSink(DataSink[dict]):
             table=self._table.name,
             options=self._options,
             target=target,
-            staging_table=(self._atomic or {}).get("staging"),
+            staging_table=self._atomic.staging if self._atomic is not None else None,
         )
 
     def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[dict]]:
         if not self._started:
             raise ConfigurationError("write() was called before start()")
-        if self._atomic is not None and self._atomic["state"] == "committed":
+        if self._atomic is not None and self._atomic.committed:
             # The key's write was committed by an earlier run: load nothing.
             for _ in micropartitions:
                 pass
@@ -216,29 +217,23 @@ class DorisDataSink(DataSink[dict]):
 
     def discard(self) -> None:
         """Drops a failed atomic run's staging table (a rerun with the key would too)."""
-        if self._atomic is None or self._atomic["state"] != "fresh":
+        if self._atomic is None or self._atomic.committed:
             return
         _native.atomic_discard(
-            self._connection,
-            self._table.database,
-            self._table.name,
-            self._options,
-            self._atomic["key"],
-            self._atomic["staging"],
+            self._connection, self._table.database, self._table.name, self._options, self._atomic
         )
 
     def finalize(self, write_results: list[WriteResult[dict]]) -> MicroPartition:
         results = [r.result for r in write_results]
         if self._atomic is not None:
-            if self._atomic["state"] == "committed":
+            if self._atomic.committed:
                 return _summary(_native.atomic_summary(results))
             summary = _native.atomic_publish(
                 self._connection,
                 self._table.database,
                 self._table.name,
                 self._options,
-                self._atomic["key"],
-                self._atomic["staging"],
+                self._atomic,
                 results,
                 list(self._target.columns) if self._target else [],
             )
