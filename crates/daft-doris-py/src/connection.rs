@@ -614,32 +614,28 @@ impl Connection {
     }
 }
 
-/// The client certificate and key read from their files (`doris_read::options::
-/// read_client_identity`), each named as the caller gave it; both or neither.
+/// The client certificate and key read from their files
+/// (`doris_read::options::read_optional_client_identity`: both or neither), each named as
+/// the caller gave it.
 fn identity_files(
     (cert_name, cert): (&str, Option<Bound<'_, PyAny>>),
     (key_name, key): (&str, Option<Bound<'_, PyAny>>),
 ) -> PyResult<Option<ClientIdentity>> {
-    let path = |name: &str, value: &Bound<'_, PyAny>| -> PyResult<String> {
+    let path = |name: &str, value: Option<Bound<'_, PyAny>>| -> PyResult<Option<String>> {
         value
-            .extract::<String>()
-            .map_err(|_| config(format!("{name} must be the path of a PEM file")))
+            .map(|v| {
+                v.extract::<String>()
+                    .map_err(|_| config(format!("{name} must be the path of a PEM file")))
+            })
+            .transpose()
     };
-    match (cert, key) {
-        (None, None) => Ok(None),
-        (Some(cert), Some(key)) => doris_read::options::read_client_identity(
-            cert_name,
-            &path(cert_name, &cert)?,
-            key_name,
-            &path(key_name, &key)?,
-        )
-        .map(Some)
-        .map_err(|e| match e {
-            doris_read::ReadError::Config(message) => config(message),
-            other => read_error(other),
-        }),
-        _ => Err(config(format!(
-            "{cert_name} and {key_name} go together: give both or neither"
-        ))),
-    }
+    let (cert, key) = (path(cert_name, cert)?, path(key_name, key)?);
+    doris_read::options::read_optional_client_identity(
+        (cert_name, cert.as_deref()),
+        (key_name, key.as_deref()),
+    )
+    .map_err(|e| match e {
+        doris_read::ReadError::Config(message) => config(message),
+        other => read_error(other),
+    })
 }

@@ -157,6 +157,31 @@ pub fn read_client_identity(
     Ok(identity)
 }
 
+/// The client certificate and key given as `(argument, path)` pairs, each `None` when not
+/// given: both read as [`read_client_identity`] reads them, or neither given (`None`); one
+/// without the other is refused, naming both.
+///
+/// ```
+/// use doris_read::options::read_optional_client_identity;
+/// assert!(read_optional_client_identity(("cert", None), ("key", None)).unwrap().is_none());
+/// let e = read_optional_client_identity(("cert", Some("/c.pem")), ("key", None)).unwrap_err();
+/// assert!(e.to_string().contains("cert and key go together: give both or neither"));
+/// ```
+pub fn read_optional_client_identity(
+    (cert_argument, cert_path): (&str, Option<&str>),
+    (key_argument, key_path): (&str, Option<&str>),
+) -> Result<Option<doris_connection::ClientIdentity>, ReadError> {
+    match (cert_path, key_path) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => {
+            read_client_identity(cert_argument, cert, key_argument, key).map(Some)
+        }
+        _ => Err(ReadError::Config(format!(
+            "{cert_argument} and {key_argument} go together: give both or neither"
+        ))),
+    }
+}
+
 /// The bytes of the file at `path`, at most [`MAX_PEM_FILE_BYTES`]; `argument` names it in
 /// an error.
 fn read_capped(argument: &str, path: &str) -> Result<Vec<u8>, ReadError> {
