@@ -204,14 +204,19 @@ fn ci() -> Result<(), String> {
     prepared?;
     deps()?;
     tested_by()?;
+    // The published crates are packaged, checked and documented from their packages, in
+    // a build folder of their own (check builds: each crate's dependencies' metadata, made
+    // once and reused by its rustdoc), at the lowest CPU priority, from here to the end of
+    // pytest: beside the Rust tests and pytest, whose emulators and clients mostly wait.
+    let packaged = std::thread::spawn(package);
     // Every Rust test once; the conformance suite among them through DORIS_TEST_* against
     // an emulator process, the corpus's figure printed after them.
     let (rust_passed, rust_failed) = conformance::workspace_tests()?;
-    // The published crates are packaged, checked and documented from their packages
-    // (check builds: the dependencies' metadata, made once per crate and reused by its
-    // rustdoc) beside pytest, whose emulators and clients mostly wait, at the lowest CPU
-    // priority.
-    let (py_passed, py_failed) = python::python_tests_beside(package)?;
+    let (py_passed, py_failed) = python::python_tests_beside(move || {
+        packaged
+            .join()
+            .unwrap_or_else(|_| Err("the package thread panicked".into()))
+    })?;
     // The wheel `dist` checks and installs below, built once.
     let wheel = python::build_wheel(&dist::wheel_folder(), false, None)?;
     // Reads and writes side by side under random faults: no row lost or doubled, no

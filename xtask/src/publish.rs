@@ -61,19 +61,28 @@ pub(crate) fn package() -> Result<(), String> {
         niced(&publish),
     )?;
     let workspace = unpack_packages(&shared_target().join("package"))?;
-    for krate in PUBLISHED {
-        let mut check = cargo();
-        check
+    // A build folder of their own: the package workspace shares no compiled unit with the
+    // main one (other features, no clippy wrapper), and apart from it these checks never
+    // wait for the lock of a cargo command running in the main workspace meanwhile.
+    let target = shared_target().join("package-check-target");
+    let in_workspace = || {
+        let mut command = cargo();
+        command
             .current_dir(&workspace)
-            .args(["check", "--offline", "--quiet", "--lib", "-p", krate]);
+            .env("CARGO_TARGET_DIR", &target);
+        command
+    };
+    for krate in PUBLISHED {
+        let mut check = in_workspace();
+        check.args(["check", "--offline", "--quiet", "--lib", "-p", krate]);
         step(
             &format!("{krate}: checked from its package alone"),
             niced(&check),
         )?;
         // Its documentation from the same package, right after its check: rustdoc needs
         // the dependencies' metadata, which the check just made with the same features.
-        let mut doc = cargo();
-        doc.current_dir(&workspace).args([
+        let mut doc = in_workspace();
+        doc.args([
             "doc",
             "--offline",
             "--quiet",
@@ -99,8 +108,8 @@ pub(crate) fn package() -> Result<(), String> {
         ("doris-plan", "http"),
         ("doris-streamload", "client"),
     ] {
-        let mut without = cargo();
-        without.current_dir(&workspace).args([
+        let mut without = in_workspace();
+        without.args([
             "check",
             "--offline",
             "--quiet",
