@@ -21,7 +21,7 @@ from daft_doris import _filters, _native, _snapshot
 from daft_doris._runner import active_runner
 from daft_doris.connection import DorisConnection
 from daft_doris.errors import CompatibilityError, ConfigurationError, SchemaError, UnreadableColumnsWarning
-from daft_doris.read_options import DorisReadOptions, check_option_names
+from daft_doris.read_options import CONNECTION_OPTIONS, DorisReadOptions, check_option_names
 
 log = logging.getLogger("daft_doris")
 
@@ -152,17 +152,8 @@ def _read_connection(options: dict[str, Any], checked: Any) -> DorisConnection:
     connection = given("connection")
     fallback: dict[str, Any] = {}
     if connection is None:
-        connection = DorisConnection(
-            host=options["host"],
-            username=given("username"),
-            password=given("password"),
-            http_port=given("http_port"),
-            mysql_port=given("mysql_port"),
-            http_secure=given("http_secure"),
-            tls_ca_file=given("tls_ca_file"),
-            tls_client_cert_file=given("tls_client_cert_file"),
-            tls_client_key_file=given("tls_client_key_file"),
-        )
+        # 1.1's flat keywords: the connection's fields `CONNECTION_OPTIONS` names.
+        connection = DorisConnection(**{name: given(name) for name in CONNECTION_OPTIONS})
         # A writer's one request timeout is not a read's: 1.1's reads wait as PyMySQL does.
         fallback = _native.DEFAULTS["connection"]
         ssl_mode = checked.mysql_ssl_mode

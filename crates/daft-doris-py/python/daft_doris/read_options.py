@@ -17,7 +17,8 @@ from daft_doris.connection import DorisConnection
 from daft_doris.errors import ConfigurationError
 from daft_doris.secrets import Secret
 
-#: The options a ``connection`` supplies: given with one, the read refuses them by name.
+#: The options a ``connection`` supplies: given with one, the read refuses them by name;
+#: without one, the read makes its connection of them.
 CONNECTION_OPTIONS = (
     "host",
     "mysql_port",
