@@ -279,7 +279,7 @@ BAD_CALLS = [
     (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns="id"), "not a single string"),
     (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns=[]), "at least one"),
     (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns=["id", "id"]), "repeat"),
-    (lambda: StreamingJob(DEAD, "j").alter(), "alter needs"),
+    (lambda: StreamingJob(DEAD, "j").alter(), "needs properties or a new INSERT"),
     (lambda: StreamingJob(DEAD, "j").alter(table=TABLE), "both table and source"),
     (lambda: StreamingJob(DEAD, "j").stage(FRAME, "s3://bkt/in/", prefix="a/b"), "without '/'"),
     (lambda: StreamingJob(DEAD, "j").stage(FRAME, "s3://bkt/in/", file_format="orc"), "file_format must be"),

@@ -112,6 +112,35 @@ fn nesting(value: &Bound<'_, PyAny>, depth: usize) -> usize {
         .unwrap_or(depth)
 }
 
+/// The keywords of `options` as named options (`doris_connection::OptionValue`: `None`,
+/// bools, numbers, strings, lists and tuples, mappings), for the crates' `from_options`,
+/// which hold the names and the rules. A value of another type (or a key that is not a
+/// string) is refused naming the key after `prefix` (`"mysql_options "`, or nothing).
+pub(crate) fn options(
+    prefix: &str,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<Vec<(String, doris_connection::OptionValue)>> {
+    options
+        .iter()
+        .map(|(key, value)| {
+            let key: String = key
+                .extract()
+                .map_err(|_| config("option names must be strings".into()))?;
+            // A cyclic list or dict ends here, not in a stack overflow.
+            if nesting(&value, 0) > doris_sql::Expr::MAX_DEPTH {
+                return Err(config(format!("{prefix}{key} is nested too deeply")));
+            }
+            let value = pythonize::depythonize(&value).map_err(|_| {
+                config(format!(
+                    "{prefix}{key} must be a bool, number, string, list or mapping of them \
+                     (so that it can travel to the workers)"
+                ))
+            })?;
+            Ok((key, value))
+        })
+        .collect()
+}
+
 /// `value` (any serializable type) as the Python tree [`from_python`] reads back: dicts,
 /// lists, strings, numbers, booleans and `None` (pythonize).
 pub(crate) fn to_python<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
@@ -154,15 +183,6 @@ pub(crate) fn flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// A TCP port number.
 pub(crate) fn port(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u16> {
     Ok(int_in(name, value, 1, 65_535)? as u16)
-}
-
-/// A host name or IP address: no scheme, path, userinfo, brackets or port.
-pub(crate) fn host(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    let host: String = value
-        .extract()
-        .map_err(|_| config("host must be a non-empty string".into()))?;
-    doris_connection::check_host(&host).map_err(|e| config(e.to_string()))?;
-    Ok(host)
 }
 
 /// The items of a list or tuple (`None`: none); anything else (a lone string, a set) is

@@ -1,34 +1,36 @@
 //! `DorisConnection`: where a Doris FE is and who connects, the one connection object every
 //! entry point of `daft_doris` takes (reads, writes, the catalog, streaming jobs,
-//! `diagnose`), declared here once.
+//! `diagnose`).
 //!
-//! It converts Python's arguments into a [`doris_connection::ConnectionSettings`] (where the
-//! defaults and the timeout rules live) plus the transport-specific settings, and builds
-//! each crate's endpoint from them, as a Rust service builds them from the same settings.
+//! Its keywords are [`doris_connection::ConnectionOptions`]'s names, converted to
+//! [`doris_connection::OptionValue`]s (pythonize) and checked by that type's rules, which
+//! hold the names, the defaults and the messages; a Rust service reading the same names
+//! from its configuration builds the same connection. From the options (plus a read's own
+//! links) it builds each crate's endpoint with `from_settings`.
 //! The password is kept as Python gave it (a string or a `daft_doris.secrets.SecretRef`)
 //! and resolved in the process that connects; a pickle carries the fields as given (the
 //! CA certificates as their text, so workers need no file) and refuses a plain password
 //! (`daft_doris.secrets`). `repr` shows the host, ports and user only.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::time::Duration;
 
 use doris_connection::{
-    AddressAllowlist, ClientIdentity, ConnectionSettings, Credentials, HostPort, SslMode,
+    AddressAllowlist, ClientIdentity, ConnectionOptions, ConnectionSettings,
+    ConnectionSettingsError, Credentials, HostPort, OptionValue, SslMode,
 };
 use doris_plan::PlanEndpoint;
 use doris_read::options::FlightOptions;
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
 use doris_streamload::{ClientConfig, RedirectPolicy};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::args;
-use crate::errors::{ErrorClass, load_error, raise, read_error};
-
-/// ADBC's client key as PEM text in `flight_options`: a secret that must not travel.
-const MTLS_PRIVATE_KEY: &str = "adbc.flight.sql.client_option.mtls_private_key";
+use crate::errors::{ErrorClass, raise, read_error};
 
 /// The settings a read adds to its connection (`_with_read_links`), each applied over the
 /// connection's own: the read's timeouts, its Flight link and PyMySQL's `mysql_options`.
@@ -77,9 +79,8 @@ fn config(message: impl Into<String>) -> PyErr {
 /// connection compares and hashes by its fields, the password left out.
 #[pyclass(frozen, module = "daft_doris.connection", name = "DorisConnection")]
 pub(crate) struct DorisConnection {
-    /// The fields as the signature names them, checked, with the defaults filled in (lists
-    /// as tuples); the password is kept apart.
-    fields: Py<PyDict>,
+    /// The fields, checked, with the defaults filled in; the password is kept apart.
+    options: ConnectionOptions,
     /// A string or a `SecretRef`.
     password: Py<PyAny>,
     /// The text of `tls_ca_file`, read when the connection was first made.
@@ -100,175 +101,55 @@ impl Deref for DorisConnection {
 
 #[pymethods]
 impl DorisConnection {
+    /// The keywords are `doris_connection::ConnectionOptions`'s names, checked by its rules.
     #[new]
     #[pyo3(
-        signature = (
-            *,
-            host,
-            username = None,
-            password = None,
-            http_port = None,
-            mysql_port = None,
-            http_secure = None,
-            request_timeout_seconds = None,
-            redirect_hosts = None,
-            redirect_ports = None,
-            trust_reported_backends = None,
-            redirect_policy = None,
-            verify_tls = None,
-            tls_ca_file = None,
-            mysql_ssl_mode = None,
-            tls_client_cert_file = None,
-            tls_client_key_file = None,
-            **restored,
-        ),
+        signature = (**keywords),
         text_signature = "(*, host, username='root', password='', http_port=8030, mysql_port=9030, http_secure=False, request_timeout_seconds=300.0, redirect_hosts=(), redirect_ports=(), trust_reported_backends=None, redirect_policy='', verify_tls=True, tls_ca_file=None, mysql_ssl_mode='preferred', tls_client_cert_file=None, tls_client_key_file=None)"
     )]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        host: Bound<'_, PyAny>,
-        username: Option<Bound<'_, PyAny>>,
-        password: Option<Bound<'_, PyAny>>,
-        http_port: Option<Bound<'_, PyAny>>,
-        mysql_port: Option<Bound<'_, PyAny>>,
-        http_secure: Option<Bound<'_, PyAny>>,
-        request_timeout_seconds: Option<Bound<'_, PyAny>>,
-        redirect_hosts: Option<Bound<'_, PyAny>>,
-        redirect_ports: Option<Bound<'_, PyAny>>,
-        trust_reported_backends: Option<Bound<'_, PyAny>>,
-        redirect_policy: Option<Bound<'_, PyAny>>,
-        verify_tls: Option<Bound<'_, PyAny>>,
-        tls_ca_file: Option<Bound<'_, PyAny>>,
-        mysql_ssl_mode: Option<Bound<'_, PyAny>>,
-        tls_client_cert_file: Option<Bound<'_, PyAny>>,
-        tls_client_key_file: Option<Bound<'_, PyAny>>,
-        restored: Option<Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
-        // A pickle's own keywords: the CA text read where the connection was first made,
-        // and a read's links.
-        let (mut ca_pem, mut read_links) = (None, PyDict::new(py));
-        if let Some(restored) = restored {
-            for (key, value) in restored.iter() {
-                match key.extract::<String>()?.as_str() {
-                    "_ca_pem" => ca_pem = value.extract::<Option<String>>()?,
-                    "_read_links" => read_links = value.cast_into::<PyDict>()?,
-                    other => {
-                        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                            "DorisConnection() got an unexpected keyword argument '{other}'"
-                        )));
-                    }
-                }
+    fn new(py: Python<'_>, keywords: Option<Bound<'_, PyDict>>) -> PyResult<Self> {
+        let keywords = match keywords {
+            Some(given) => given.copy()?,
+            None => PyDict::new(py),
+        };
+        let take = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+            let value = keywords.get_item(name)?;
+            if value.is_some() {
+                keywords.del_item(name)?;
             }
-        }
-        let password = match args::given(password) {
+            Ok(args::given(value))
+        };
+        let password = match take("password")? {
             Some(password) => secrets(py)?
                 .call_method1("check_secret", (password,))?
                 .unbind(),
             None => PyString::new(py, "").into_any().unbind(),
         };
-        let fields = PyDict::new(py);
-        fields.set_item("host", args::host(&host)?)?;
-        let username = match args::given(username) {
-            Some(user) => user
-                .extract::<String>()
-                .ok()
-                .filter(|u| !u.is_empty())
-                .ok_or_else(|| config("username must be a non-empty string"))?,
-            None => ConnectionSettings::DEFAULT_USER.to_owned(),
+        // A pickle's own keywords: the CA text read where the connection was first made,
+        // and a read's links.
+        let mut ca_pem = take("_ca_pem")?.map(|pem| pem.extract()).transpose()?;
+        let read_links = match take("_read_links")? {
+            Some(links) => links.cast_into::<PyDict>()?,
+            None => PyDict::new(py),
         };
-        fields.set_item("username", username)?;
-        for (name, value, default) in [
-            (
-                "http_port",
-                http_port,
-                ConnectionSettings::DEFAULT_HTTP_PORT,
-            ),
-            (
-                "mysql_port",
-                mysql_port,
-                ConnectionSettings::DEFAULT_MYSQL_PORT,
-            ),
-        ] {
-            let port = match args::given(value) {
-                Some(port) => args::port(name, &port)?,
-                None => default,
-            };
-            fields.set_item(name, port)?;
-        }
-        for (name, value, default) in [
-            ("http_secure", http_secure, false),
-            ("verify_tls", verify_tls, true),
-        ] {
-            let flag = match args::given(value) {
-                Some(flag) => args::flag(name, &flag)?,
-                None => default,
-            };
-            fields.set_item(name, flag)?;
-        }
-        let timeout = match args::given(request_timeout_seconds) {
-            Some(t) => args::seconds("request_timeout_seconds", &t)?,
-            None => ConnectionSettings::DEFAULT_QUERY_TIMEOUT,
-        };
-        fields.set_item("request_timeout_seconds", timeout.as_secs_f64())?;
-        let hosts = match args::given(redirect_hosts) {
-            Some(h) => args::items("redirect_hosts", &h)?
-                .iter()
-                .map(args::host)
-                .collect::<PyResult<Vec<_>>>()?,
-            None => Vec::new(),
-        };
-        fields.set_item("redirect_hosts", PyTuple::new(py, hosts)?)?;
-        let ports = match args::given(redirect_ports) {
-            Some(p) => args::items("redirect_ports", &p)?
-                .iter()
-                .map(|p| args::port("redirect_ports", p))
-                .collect::<PyResult<Vec<_>>>()?,
-            None => Vec::new(),
-        };
-        fields.set_item("redirect_ports", PyTuple::new(py, ports)?)?;
-        let trust = args::given(trust_reported_backends)
-            .map(|flag| args::flag("trust_reported_backends", &flag))
-            .transpose()?;
-        fields.set_item("trust_reported_backends", trust)?;
-        let policy = match args::given(redirect_policy) {
-            Some(policy) => match policy.extract::<String>() {
-                Ok(name) => name,
-                // Not a name: refused as a wrong name is, with the choices.
-                Err(_) => match "".parse::<RedirectPolicy>() {
-                    Err(e) => return Err(load_error(&e)),
-                    Ok(_) => String::new(),
-                },
-            },
-            None => String::new(),
-        };
-        fields.set_item("redirect_policy", policy)?;
-        let ssl_mode = match args::given(mysql_ssl_mode) {
-            Some(mode) => ssl_mode(&mode)?,
-            None => SslMode::default(),
-        };
-        fields.set_item("mysql_ssl_mode", ssl_mode.name())?;
-        for (name, value) in [
-            ("tls_ca_file", tls_ca_file),
-            ("tls_client_cert_file", tls_client_cert_file),
-            ("tls_client_key_file", tls_client_key_file),
-        ] {
-            let path = args::given(value)
-                .map(|path| {
-                    path.extract::<String>()
-                        .map_err(|_| config(format!("{name} must be the path of a PEM file")))
-                })
-                .transpose()?;
-            fields.set_item(name, path)?;
-        }
+        let given = args::options("", &keywords)?;
+        let options = ConnectionOptions::from_options(given).map_err(|e| match e {
+            ConnectionSettingsError::UnknownOption(name) => PyTypeError::new_err(format!(
+                "DorisConnection() got an unexpected keyword argument '{name}'"
+            )),
+            ConnectionSettingsError::MissingOption(name) => PyTypeError::new_err(format!(
+                "DorisConnection() missing required keyword argument: '{name}'"
+            )),
+            other => config(other.to_string()),
+        })?;
         if ca_pem.is_none()
-            && let Some(path) = fields.get_item("tls_ca_file")?.filter(|p| !p.is_none())
+            && let Some(path) = &options.tls_ca_file
         {
-            ca_pem = crate::checks::read_ca_file("tls_ca_file", &path)?;
+            ca_pem = crate::checks::read_ca_file("tls_ca_file", &PyString::new(py, path))?;
         }
-        let built = Connection::build(&fields, ca_pem.clone(), &read_links)?;
+        let built = Connection::build(&options, ca_pem.clone(), &read_links)?;
         Ok(Self {
-            fields: fields.unbind(),
+            options,
             password,
             ca_pem,
             read_links: read_links.unbind(),
@@ -276,13 +157,14 @@ impl DorisConnection {
         })
     }
 
-    /// A field as the signature names it (`host`, `username`, `password`, the ports, …).
+    /// A field as the signature names it (`host`, `username`, `password`, the ports, …);
+    /// lists read back as tuples.
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         if name == "password" {
             return Ok(self.password.clone_ref(py));
         }
-        match self.fields.bind(py).get_item(name)? {
-            Some(value) => Ok(value.unbind()),
+        match self.options.options().into_iter().find(|(n, _)| *n == name) {
+            Some((_, value)) => Ok(to_python(py, value.as_ref())?.unbind()),
             None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
                 "'DorisConnection' object has no attribute '{name}'"
             ))),
@@ -317,17 +199,15 @@ impl DorisConnection {
         for (key, value) in links.iter().flat_map(|l| l.iter()) {
             let name: String = key.extract()?;
             if !READ_LINKS.contains(&name.as_str()) {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "not a read link: '{name}'"
-                )));
+                return Err(PyTypeError::new_err(format!("not a read link: '{name}'")));
             }
             if !value.is_none() {
                 merged.set_item(name, value)?;
             }
         }
-        let built = Connection::build(self.fields.bind(py), self.ca_pem.clone(), &merged)?;
+        let built = Connection::build(&self.options, self.ca_pem.clone(), &merged)?;
         Ok(Self {
-            fields: self.fields.clone_ref(py),
+            options: self.options.clone(),
             password: self.password.clone_ref(py),
             ca_pem: self.ca_pem.clone(),
             read_links: merged.unbind(),
@@ -341,18 +221,9 @@ impl DorisConnection {
     fn check_travels(&self, py: Python<'_>) -> PyResult<()> {
         secrets(py)?.call_method1("check_picklable", (self.password.bind(py),))?;
         if let Some(options) = self.read_links.bind(py).get_item("flight_options")? {
-            for pair in options.try_iter()? {
-                let (key, _): (String, Bound<'_, PyAny>) = pair?.extract()?;
-                if key == MTLS_PRIVATE_KEY {
-                    return Err(config(format!(
-                        "flight_options {MTLS_PRIVATE_KEY} is a private key as text, which \
-                         pickling (as Daft's Ray runner does with every task) would send with \
-                         the tasks: give the client certificate and key as files, \
-                         tls_client_cert_file and tls_client_key_file, read by each process \
-                         that connects"
-                    )));
-                }
-            }
+            let pairs: Vec<(String, String)> = options.extract()?;
+            FlightOptions::check_travels(pairs.iter().map(|(key, _)| key.as_str()))
+                .map_err(connection_rule)?;
         }
         Ok(())
     }
@@ -363,11 +234,14 @@ impl DorisConnection {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
         self.check_travels(py)?;
-        let kwargs = self.fields.bind(py).copy()?;
-        kwargs.set_item("password", self.password.bind(py))?;
-        kwargs.set_item("_ca_pem", self.ca_pem.as_deref())?;
-        kwargs.set_item("_read_links", self.read_links.bind(py).copy()?)?;
-        Ok((PyTuple::empty(py), kwargs))
+        let keywords = PyDict::new(py);
+        for (name, value) in self.options.options() {
+            keywords.set_item(name, to_python(py, value.as_ref())?)?;
+        }
+        keywords.set_item("password", self.password.bind(py))?;
+        keywords.set_item("_ca_pem", self.ca_pem.as_deref())?;
+        keywords.set_item("_read_links", self.read_links.bind(py).copy()?)?;
+        Ok((PyTuple::empty(py), keywords))
     }
 
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -375,34 +249,54 @@ impl DorisConnection {
             return Ok(false);
         };
         let other = other.get();
-        Ok(self.fields.bind(py).eq(other.fields.bind(py))?
+        Ok(self.options == other.options
             && self.read_links.bind(py).eq(other.read_links.bind(py))?)
     }
 
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        let items = self.fields.bind(py).items();
-        items.sort()?;
-        PyTuple::new(py, items)?.hash()
+    fn __hash__(&self) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.options.hash(&mut hasher);
+        hasher.finish()
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let fields = self.fields.bind(py);
-        let field = |name: &str| -> PyResult<String> {
-            Ok(fields
-                .get_item(name)?
-                .map(|v| v.repr().map(|r| r.to_string()))
-                .transpose()?
-                .unwrap_or_default())
-        };
+        let o = &self.options;
+        let text = |t: &str| PyString::new(py, t).repr().map(|r| r.to_string());
         Ok(format!(
             "DorisConnection(host={}, username={}, http_port={}, mysql_port={}, http_secure={})",
-            field("host")?,
-            field("username")?,
-            field("http_port")?,
-            field("mysql_port")?,
-            field("http_secure")?,
+            text(&o.host)?,
+            text(&o.username)?,
+            o.http_port,
+            o.mysql_port,
+            if o.http_secure { "True" } else { "False" },
         ))
     }
+}
+
+/// An option's value as Python reads it (a list as a tuple: the connection is immutable).
+fn to_python<'py>(py: Python<'py>, value: Option<&OptionValue>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        None | Some(OptionValue::Null) => py.None().into_bound(py),
+        Some(OptionValue::Map(map)) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(key, to_python(py, Some(item))?)?;
+            }
+            dict.into_any()
+        }
+        Some(OptionValue::Bool(b)) => b.into_pyobject(py)?.to_owned().into_any(),
+        Some(OptionValue::Int(n)) => n.into_pyobject(py)?.into_any(),
+        Some(OptionValue::Float(f)) => f.into_pyobject(py)?.into_any(),
+        Some(OptionValue::Text(t)) => PyString::new(py, t).into_any(),
+        Some(OptionValue::List(items)) => PyTuple::new(
+            py,
+            items
+                .iter()
+                .map(|item| to_python(py, Some(item)))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
+    })
 }
 
 /// `daft_doris.secrets`, where a password's forms and their rules live.
@@ -444,49 +338,21 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// The settings of `fields` (checked by `DorisConnection::new`) with a read's `links`
-    /// over them; the client certificates are read from their files now.
+    /// The settings of `options` with a read's `links` over them; the client certificates
+    /// are read from their files now.
     fn build(
-        fields: &Bound<'_, PyDict>,
+        options: &ConnectionOptions,
         ca_pem: Option<String>,
         links: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
-        let field = |name: &str| -> PyResult<Bound<'_, PyAny>> {
-            fields
-                .get_item(name)?
-                .ok_or_else(|| config(format!("{name} is missing")))
-        };
         let link = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
             Ok(args::given(links.get_item(name)?))
         };
-        let user: String = field("username")?.extract()?;
-        let mut settings = ConnectionSettings::new(
-            field("host")?.extract::<String>()?,
-            Credentials::new(user, ""),
-        )
-        .map_err(|e| config(e.to_string()))?;
-        settings.http_port = field("http_port")?.extract()?;
-        settings.mysql_port = field("mysql_port")?.extract()?;
-        settings.http_secure = field("http_secure")?.extract()?;
-        if !field("verify_tls")?.extract::<bool>()? {
-            return Err(config(
-                "verify_tls=False is not supported: TLS is always verified",
-            ));
-        }
-        settings = settings.with_request_timeout(Duration::from_secs_f64(
-            field("request_timeout_seconds")?.extract()?,
-        ));
-        settings.mysql_ssl_mode = ssl_mode(&field("mysql_ssl_mode")?)?;
+        let mut settings = options.settings("");
         settings.ca_pem = ca_pem.map(String::into_bytes);
         settings.client_identity = identity_files(
-            (
-                "tls_client_cert_file",
-                args::given(Some(field("tls_client_cert_file")?)),
-            ),
-            (
-                "tls_client_key_file",
-                args::given(Some(field("tls_client_key_file")?)),
-            ),
+            ("tls_client_cert_file", options.tls_client_cert_file.clone()),
+            ("tls_client_key_file", options.tls_client_key_file.clone()),
         )?;
         // A read's links, each over the connection's own.
         if let Some(t) = link("connect_timeout_seconds")? {
@@ -515,26 +381,19 @@ impl Connection {
         if let Some(bytes) = link("mysql_max_packet_bytes")? {
             settings.mysql_max_packet_bytes = bytes.extract()?;
         }
+        let path = |name: &str| -> PyResult<Option<String>> {
+            link(name)?
+                .map(|v| {
+                    v.extract::<String>()
+                        .map_err(|_| config(format!("{name} must be the path of a PEM file")))
+                })
+                .transpose()
+        };
         let mysql_client_identity = identity_files(
-            ("mysql_options ssl_cert", link("mysql_client_cert_file")?),
-            ("mysql_options ssl_key", link("mysql_client_key_file")?),
+            ("mysql_options ssl_cert", path("mysql_client_cert_file")?),
+            ("mysql_options ssl_key", path("mysql_client_key_file")?),
         )?;
         settings.http_url().map_err(|e| config(e.to_string()))?;
-        let hosts: Vec<String> = field("redirect_hosts")?.extract()?;
-        let ports: Vec<u16> = field("redirect_ports")?.extract()?;
-        let trust: Option<bool> = field("trust_reported_backends")?.extract()?;
-        let redirects = AddressAllowlist::redirects(&settings.host, &hosts, &ports, trust);
-        let policy: String = field("redirect_policy")?.extract()?;
-        // The empty string leaves the header out.
-        let redirect_policy = if policy.is_empty() {
-            None
-        } else {
-            Some(
-                policy
-                    .parse::<RedirectPolicy>()
-                    .map_err(|e| load_error(&e))?,
-            )
-        };
         let flight_options = link("flight_options")?
             .map(|o| o.extract::<Vec<(String, String)>>())
             .transpose()?
@@ -552,8 +411,8 @@ impl Connection {
                 "flight_allowed_locations",
                 link("flight_allowed_locations")?,
             )?,
-            redirects,
-            redirect_policy,
+            redirects: options.redirect_allowlist(),
+            redirect_policy: options.redirect_policy,
             mysql_client_identity,
         })
     }
@@ -618,24 +477,21 @@ impl Connection {
 /// (`doris_read::options::read_optional_client_identity`: both or neither), each named as
 /// the caller gave it.
 fn identity_files(
-    (cert_name, cert): (&str, Option<Bound<'_, PyAny>>),
-    (key_name, key): (&str, Option<Bound<'_, PyAny>>),
+    (cert_name, cert): (&str, Option<String>),
+    (key_name, key): (&str, Option<String>),
 ) -> PyResult<Option<ClientIdentity>> {
-    let path = |name: &str, value: Option<Bound<'_, PyAny>>| -> PyResult<Option<String>> {
-        value
-            .map(|v| {
-                v.extract::<String>()
-                    .map_err(|_| config(format!("{name} must be the path of a PEM file")))
-            })
-            .transpose()
-    };
-    let (cert, key) = (path(cert_name, cert)?, path(key_name, key)?);
     doris_read::options::read_optional_client_identity(
         (cert_name, cert.as_deref()),
         (key_name, key.as_deref()),
     )
-    .map_err(|e| match e {
+    .map_err(connection_rule)
+}
+
+/// A doris-read rule the connection broke: its bare message (the connection serves writes
+/// too, so not "invalid read configuration").
+fn connection_rule(e: doris_read::ReadError) -> PyErr {
+    match e {
         doris_read::ReadError::Config(message) => config(message),
         other => read_error(other),
-    })
+    }
 }

@@ -219,7 +219,8 @@ pub(crate) fn job_create(
     .map_err(job_error)
 }
 
-/// `ALTER JOB name [PROPERTIES (…)] [INSERT …]`: at least one setting or a new INSERT.
+/// `ALTER JOB name [PROPERTIES (…)] [INSERT …]` (`doris_jobs::alter_job_sql` refuses one
+/// with neither).
 #[pyfunction]
 #[pyo3(signature = (
     connection, name, *, insert=None, max_batch_files=None, max_batch_bytes=None,
@@ -247,9 +248,6 @@ pub(crate) fn job_alter(
         session,
         offset,
     )?;
-    if settings.is_empty() && insert.is_none() {
-        return Err(config("alter needs a property or a new table and source"));
-    }
     let props = settings.properties().map_err(sql_error)?;
     let insert = insert.map(|i| i.0.clone());
     let endpoint = conn.mysql(password, None);

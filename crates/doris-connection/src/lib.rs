@@ -11,6 +11,7 @@
 //! | settings | an FE's host, ports, TLS, credentials and timeouts, with Doris's defaults; the host rule | [`ConnectionSettings`], [`SslMode`], [`check_host`] |
 //! | credentials | a user and a redacted password; HTTP Basic authorization | [`Credentials`] |
 //! | identity | a client certificate and its redacted key (mutual TLS) | [`ClientIdentity`] |
+//! | options | a connection as named options (a configuration file's, `daft_doris.DorisConnection`'s keywords), each checked by its rule | [`ConnectionOptions`], [`OptionValue`], [`RedirectPolicy`] |
 //! | hosts | the servers a client may follow the FE to; the `/api/backends` parser | [`AddressAllowlist`], [`HostPort`], [`parse_backends`] |
 //!
 //! ```
@@ -41,6 +42,7 @@
 mod credentials;
 mod hosts;
 mod identity;
+mod options;
 mod settings;
 
 /// The secret type [`Credentials`] hands out ([`Credentials::basic_authorization`]).
@@ -50,6 +52,7 @@ pub use credentials::Credentials;
 pub use doris_sql::ErrorKind;
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use identity::{ClientIdentity, IdentityError};
+pub use options::{ConnectionOptions, OptionValue, RedirectPolicy};
 pub use settings::{ConnectionSettings, ConnectionSettingsError, SslMode, check_host};
 
 /// The README's example, run as a doctest.

@@ -34,7 +34,7 @@ use crate::Credentials;
 
 /// TLS on the MySQL link, as MySQL clients name the modes; ordered by strength
 /// (`Disabled < Preferred < … < VerifyIdentity`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
 pub enum SslMode {
     /// Plain TCP.
     Disabled,
@@ -116,6 +116,20 @@ pub enum ConnectionSettingsError {
     /// A port is 0.
     #[error("{0} must be an integer from 1 to 65535")]
     Port(&'static str),
+    /// A named option's value breaks its rule (`crate::ConnectionOptions`).
+    #[error("{option} must be {rule}")]
+    Invalid {
+        /// The option's name.
+        option: String,
+        /// What it must be.
+        rule: String,
+    },
+    /// A name that is no option (`crate::ConnectionOptions::NAMES`).
+    #[error("unexpected option '{0}'")]
+    UnknownOption(String),
+    /// A required option is missing.
+    #[error("missing option '{0}'")]
+    MissingOption(&'static str),
 }
 
 impl ConnectionSettingsError {

@@ -28,65 +28,9 @@ pub use doris_connection::HostPort;
 /// (never `http` when the FE was reached over `https`) and to an allowed host and port.
 pub type RedirectAllowlist = doris_connection::AddressAllowlist;
 
-/// The FE's `redirect-policy` header: which BE address the 307 names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectPolicy {
-    /// `direct`
-    Direct,
-    /// `random-be`
-    RandomBe,
-    /// `public` (the BE's `tag.public_endpoint`)
-    Public,
-    /// `private`
-    Private,
-    /// `public-private`
-    PublicPrivate,
-}
-
-impl RedirectPolicy {
-    /// The names [`FromStr`](std::str::FromStr) accepts: the header's values.
-    pub const NAMES: [&'static str; 5] =
-        ["direct", "random-be", "public", "private", "public-private"];
-
-    /// The `redirect-policy` header's value, as [`Self::NAMES`] spells it.
-    pub fn header_value(self) -> &'static str {
-        match self {
-            Self::Direct => "direct",
-            Self::RandomBe => "random-be",
-            Self::Public => "public",
-            Self::Private => "private",
-            Self::PublicPrivate => "public-private",
-        }
-    }
-}
-
-impl std::str::FromStr for RedirectPolicy {
-    type Err = crate::StreamLoadError;
-
-    /// One of [`RedirectPolicy::NAMES`]; anything else is a configuration error naming
-    /// them (never the value given).
-    ///
-    /// ```
-    /// use doris_streamload::RedirectPolicy;
-    /// assert_eq!("public".parse::<RedirectPolicy>().unwrap(), RedirectPolicy::Public);
-    /// assert!("nearest".parse::<RedirectPolicy>().is_err());
-    /// ```
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Ok(match name {
-            "direct" => Self::Direct,
-            "random-be" => Self::RandomBe,
-            "public" => Self::Public,
-            "private" => Self::Private,
-            "public-private" => Self::PublicPrivate,
-            _ => {
-                return Err(crate::StreamLoadError::Config(format!(
-                    "redirect_policy must be one of '{}'",
-                    Self::NAMES.join("', '")
-                )));
-            }
-        })
-    }
-}
+/// The FE's `redirect-policy` header: which BE address the 307 names (declared with the
+/// connection's options, `doris_connection::ConnectionOptions`).
+pub use doris_connection::RedirectPolicy;
 
 /// How a load reaches a BE.
 #[derive(Debug, Clone, PartialEq, Eq)]

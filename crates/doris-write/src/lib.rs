@@ -44,6 +44,7 @@
 
 pub mod atomic;
 mod labels;
+mod options;
 mod spec;
 pub mod staging;
 mod summary;

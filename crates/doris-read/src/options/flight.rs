@@ -121,6 +121,29 @@ impl std::fmt::Debug for FlightOptions {
 }
 
 impl FlightOptions {
+    /// Refuses `flight_options` keys that would send a secret where the options travel to
+    /// other processes (a pickled task of Daft's Ray runner): the client's private key as
+    /// text (`…mtls_private_key`); the certificate and key as files, read by each process
+    /// that connects, are the way there.
+    ///
+    /// ```
+    /// use doris_read::options::FlightOptions;
+    /// assert!(FlightOptions::check_travels(["max_parallel_endpoints"]).is_ok());
+    /// let key = "adbc.flight.sql.client_option.mtls_private_key";
+    /// assert!(FlightOptions::check_travels([key]).is_err());
+    /// ```
+    pub fn check_travels<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<(), ReadError> {
+        if keys.into_iter().any(|key| key == MTLS_PRIVATE_KEY) {
+            return Err(ReadError::Config(format!(
+                "flight_options {MTLS_PRIVATE_KEY} is a private key as text, which pickling (as \
+                 Daft's Ray runner does with every task) would send with the tasks: give the \
+                 client certificate and key as files, tls_client_cert_file and \
+                 tls_client_key_file, read by each process that connects"
+            )));
+        }
+        Ok(())
+    }
+
     /// Maps ADBC keys; the first problem found is a [`ReadError::Config`] naming the key.
     pub fn parse(pairs: impl IntoIterator<Item = (String, String)>) -> Result<Self, ReadError> {
         let mut options: BTreeMap<String, String> = pairs.into_iter().collect();

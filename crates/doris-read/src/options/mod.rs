@@ -41,6 +41,7 @@
 #[cfg(feature = "flight")]
 mod flight;
 mod mysql;
+mod read;
 mod unreadable;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,7 @@ pub use flight::FlightOptions;
 #[cfg(feature = "flight")]
 pub(crate) use flight::MAX_MESSAGE_SIZE_KEY;
 pub use mysql::MySqlOptions;
+pub use read::ReadOptions;
 pub use unreadable::UnreadableColumns;
 
 /// `timestamp_units` by name (`microseconds`, the default, or `by_precision`); another
@@ -72,37 +74,10 @@ pub fn timestamp_units(name: &str) -> Result<doris_sql::TimestampUnits, ReadErro
 
 use crate::error::ReadError;
 
-/// One option's value as a caller hands it over (a Python binding converts `str`, `int`,
-/// `float`, `bool`, `None` and `dict` into these).
-#[derive(Debug, Clone, PartialEq)]
-pub enum OptionValue {
-    /// `None`.
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// An integer.
-    Int(i64),
-    /// A floating-point number.
-    Float(f64),
-    /// A string.
-    Text(String),
-    /// A mapping with string keys (PyMySQL's `ssl={…}`).
-    Map(BTreeMap<String, OptionValue>),
-}
-
-impl OptionValue {
-    /// The kind of value, for an error message (never the value itself).
-    fn kind(&self) -> &'static str {
-        match self {
-            Self::Null => "None",
-            Self::Bool(_) => "a boolean",
-            Self::Int(_) => "an integer",
-            Self::Float(_) => "a number",
-            Self::Text(_) => "a string",
-            Self::Map(_) => "a mapping",
-        }
-    }
-}
+/// One option's value as a caller hands it over (shared with the connection's and the
+/// write's options: a Python binding converts `None`, `bool`, `int`, `float`, `str`,
+/// lists and `dict`s into these).
+pub use doris_connection::OptionValue;
 
 /// Largest PEM file [`read_pem_file`] reads, in bytes.
 pub const MAX_PEM_FILE_BYTES: u64 = 1 << 20;
