@@ -375,7 +375,7 @@ def test_the_connection_is_one_native_object_that_pickles_as_its_fields():
     """``DorisConnection`` is the native connection itself, its fields declared once in
     Rust: its signature states the crates' defaults, every field reads back as checked,
     a pickle (Ray ships one in every task) carries the fields and compares equal, a
-    keyword it does not have is a TypeError, and a read's links are named ones only."""
+    keyword it does not have is a TypeError, and a read lays only read options over it."""
     import inspect
 
     fe = DorisConnection(
@@ -412,8 +412,8 @@ def test_the_connection_is_one_native_object_that_pickles_as_its_fields():
             ), name
     with pytest.raises(TypeError, match="port"):
         DorisConnection(host="fe", port=9030)
-    with pytest.raises(TypeError, match="not a read link: 'http_port'"):
-        fe._with_read_links(http_port=1)
+    with pytest.raises(ConfigurationError, match='"http_port" is not a read option'):
+        fe._for_read(given=True, transport="mysql", http_port=1)
     with pytest.raises(AttributeError, match="no attribute 'hostname'"):
         fe.hostname  # noqa: B018
 

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyTuple};
 use serde::de::DeserializeOwned;
 
 use crate::errors::{ErrorClass, raise};
@@ -114,8 +114,8 @@ fn nesting(value: &Bound<'_, PyAny>, depth: usize) -> usize {
 
 /// The keywords of `options` as named options (`doris_connection::OptionValue`: `None`,
 /// bools, numbers, strings, lists and tuples, mappings), for the crates' `from_options`,
-/// which hold the names and the rules. A value of another type (or a key that is not a
-/// string) is refused naming the key after `prefix` (`"mysql_options "`, or nothing).
+/// which hold the names and the rules; each value as [`option`] converts it, named after
+/// `prefix` (`"mysql_options "`, or nothing).
 pub(crate) fn options(
     prefix: &str,
     options: &Bound<'_, PyDict>,
@@ -126,19 +126,27 @@ pub(crate) fn options(
             let key: String = key
                 .extract()
                 .map_err(|_| config("option names must be strings".into()))?;
-            // A cyclic list or dict ends here, not in a stack overflow.
-            if nesting(&value, 0) > doris_sql::Expr::MAX_DEPTH {
-                return Err(config(format!("{prefix}{key} is nested too deeply")));
-            }
-            let value = pythonize::depythonize(&value).map_err(|_| {
-                config(format!(
-                    "{prefix}{key} must be a bool, number, string, list or mapping of them \
-                     (so that it can travel to the workers)"
-                ))
-            })?;
+            let value = option(&format!("{prefix}{key}"), &value)?;
             Ok((key, value))
         })
         .collect()
+}
+
+/// One option's value (pythonize); a value of another type is refused naming `name`.
+pub(crate) fn option(
+    name: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<doris_connection::OptionValue> {
+    // A cyclic list or dict ends here, not in a stack overflow.
+    if nesting(value, 0) > doris_sql::Expr::MAX_DEPTH {
+        return Err(config(format!("{name} is nested too deeply")));
+    }
+    pythonize::depythonize(value).map_err(|_| {
+        config(format!(
+            "{name} must be a bool, number, string, list or mapping of them (so that it can \
+             travel to the workers)"
+        ))
+    })
 }
 
 /// `value` (any serializable type) as the Python tree [`from_python`] reads back: dicts,
@@ -147,29 +155,6 @@ pub(crate) fn to_python<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyRes
     pythonize::pythonize(py, value)
         .map(Bound::unbind)
         .map_err(|e| config(format!("unserializable value: {e}")))
-}
-
-/// A property value as the text Doris takes: a string as it is, a boolean as `true` or
-/// `false`, an integer or finite float in decimal. `key` names the property in errors.
-pub(crate) fn property_text(key: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    if let Ok(text) = value.cast::<PyString>() {
-        return Ok(text.to_str()?.to_owned());
-    }
-    if let Ok(b) = value.cast::<PyBool>() {
-        return Ok(if b.is_true() { "true" } else { "false" }.to_owned());
-    }
-    if value.is_instance_of::<PyInt>() {
-        if let Ok(n) = value.extract::<i128>() {
-            return Ok(n.to_string());
-        }
-    } else if let Ok(f) = value.cast::<PyFloat>()
-        && f.value().is_finite()
-    {
-        return Ok(value.str()?.to_str()?.to_owned());
-    }
-    Err(config(format!(
-        "the value of property {key} must be a string, number or bool"
-    )))
 }
 
 /// A boolean switch (an integer is not one).
@@ -198,31 +183,4 @@ pub(crate) fn items<'py>(
         return Err(config(format!("{name} must be a list or tuple")));
     }
     value.try_iter()?.collect()
-}
-
-/// `flight_allowed_locations`: a list of `host:port` strings (port 1 to 65535; `None`:
-/// none), each parsed as `HostPort` reads it. A lone string is refused, not split.
-pub(crate) fn host_ports(
-    name: &str,
-    value: Option<Bound<'_, PyAny>>,
-) -> PyResult<Vec<doris_connection::HostPort>> {
-    let Some(value) = given(value) else {
-        return Ok(Vec::new());
-    };
-    let refuse_list = || config(format!("{name} must be a list of host:port strings"));
-    if value.is_instance_of::<PyString>() {
-        return Err(refuse_list());
-    }
-    value
-        .try_iter()
-        .map_err(|_| refuse_list())?
-        .map(|entry| {
-            entry?
-                .extract::<String>()
-                .ok()
-                .and_then(|e| doris_connection::HostPort::parse(&e))
-                .filter(|hp| hp.port != 0)
-                .ok_or_else(|| config(format!("{name} entries must be host:port")))
-        })
-        .collect()
 }

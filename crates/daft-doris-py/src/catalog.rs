@@ -207,7 +207,9 @@ fn table_properties(properties: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(Strin
             }
             names.join(",")
         } else {
-            args::property_text(&key, &value)?
+            args::option(&format!("the value of property {key}"), &value)?
+                .property_text(&key)
+                .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?
         };
         pairs.push((key, text));
     }

@@ -1,5 +1,5 @@
 //! The argument checks the Python signatures call before anything else runs
-//! (`daft_doris._native.check_*`, `read_ca_file`): the same rules as the native
+//! (`daft_doris._native.check_*`): the same rules as the native
 //! constructors (`args`), so Python decides nothing itself.
 
 use std::collections::HashSet;
@@ -59,24 +59,4 @@ pub(crate) fn check_columns(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Str
         return Err(config("columns must not repeat a name".into()));
     }
     Ok(Some(names))
-}
-
-/// The PEM text of the CA file at `path` (`None`: none), read now, where the connection
-/// is configured (`doris_read::options::read_pem_file`: capped, must hold a certificate).
-/// `name` is the argument the path came in (`tls_ca_file`, `ssl_ca`).
-#[pyfunction]
-pub(crate) fn read_ca_file(name: &str, path: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    if path.is_none() {
-        return Ok(None);
-    }
-    let path: String = path
-        .extract()
-        .map_err(|_| config(format!("{name} must be the path of a PEM file")))?;
-    doris_read::options::read_pem_file(name, &path)
-        .map(Some)
-        .map_err(|e| match e {
-            // The write's connection reads its CA file too: the bare rule, not a "read" one.
-            doris_read::ReadError::Config(message) => config(message),
-            other => crate::errors::read_error(other),
-        })
 }

@@ -12,17 +12,16 @@
 //! CA certificates as their text, so workers need no file) and refuses a plain password
 //! (`daft_doris.secrets`). `repr` shows the host, ports and user only.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::time::Duration;
 
 use doris_connection::{
     AddressAllowlist, ClientIdentity, ConnectionOptions, ConnectionSettings,
-    ConnectionSettingsError, Credentials, HostPort, OptionValue, SslMode,
+    ConnectionSettingsError, Credentials, OptionValue,
 };
 use doris_plan::PlanEndpoint;
-use doris_read::options::FlightOptions;
+use doris_read::options::{FlightOptions, ReadConnection};
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
 use doris_streamload::{ClientConfig, RedirectPolicy};
 use pyo3::exceptions::PyTypeError;
@@ -32,23 +31,10 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 use crate::args;
 use crate::errors::{ErrorClass, raise, read_error};
 
-/// The settings a read adds to its connection (`_with_read_links`), each applied over the
-/// connection's own: the read's timeouts, its Flight link and PyMySQL's `mysql_options`.
-const READ_LINKS: [&str; 13] = [
-    "connect_timeout_seconds",
-    "query_timeout_seconds",
-    "flight_port",
-    "flight_secure",
-    "flight_endpoint_rewrite",
-    "flight_options",
-    "flight_allowed_locations",
-    "mysql_ca_pem",
-    "mysql_ssl_mode",
-    "mysql_server_public_key",
-    "mysql_max_packet_bytes",
-    "mysql_client_cert_file",
-    "mysql_client_key_file",
-];
+/// Where a read's links keep how the connection came (`ReadConnection::Given` or not) and
+/// the text of PyMySQL's `ssl_ca`, read once where the read was made.
+const GIVEN: &str = "_given";
+const MYSQL_CA_PEM: &str = "_mysql_ca_pem";
 
 fn config(message: impl Into<String>) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
@@ -85,7 +71,8 @@ pub(crate) struct DorisConnection {
     password: Py<PyAny>,
     /// The text of `tls_ca_file`, read when the connection was first made.
     ca_pem: Option<String>,
-    /// The read's own settings (`READ_LINKS`), empty outside a read.
+    /// The read's options as given (`doris_read::options::ReadOptions`' names), laid over
+    /// the connection's own, with `GIVEN` and `MYSQL_CA_PEM`; empty outside a read.
     read_links: Py<PyDict>,
     /// The endpoints' settings.
     built: Connection,
@@ -145,7 +132,7 @@ impl DorisConnection {
         if ca_pem.is_none()
             && let Some(path) = &options.tls_ca_file
         {
-            ca_pem = crate::checks::read_ca_file("tls_ca_file", &PyString::new(py, path))?;
+            ca_pem = Some(read_ca_file("tls_ca_file", path)?);
         }
         let built = Connection::build(&options, ca_pem.clone(), &read_links)?;
         Ok(Self {
@@ -191,26 +178,31 @@ impl DorisConnection {
             .extract()
     }
 
-    /// This connection with a read's own settings over its own (the timeouts, the Flight
-    /// link, PyMySQL's `mysql_options`); `None` keeps the connection's.
-    #[pyo3(signature = (**links))]
-    fn _with_read_links(&self, py: Python<'_>, links: Option<Bound<'_, PyDict>>) -> PyResult<Self> {
-        let merged = self.read_links.bind(py).copy()?;
-        for (key, value) in links.iter().flat_map(|l| l.iter()) {
-            let name: String = key.extract()?;
-            if !READ_LINKS.contains(&name.as_str()) {
-                return Err(PyTypeError::new_err(format!("not a read link: '{name}'")));
-            }
-            if !value.is_none() {
-                merged.set_item(name, value)?;
-            }
+    /// This connection with a read's options laid over its own
+    /// (`doris_read::options::ReadOptions::apply`: the timeouts, the Flight link, PyMySQL's
+    /// `mysql_options`); `given` says whether the user gave the connection
+    /// (`ReadConnection::Given`) or the read's own keywords made it.
+    #[pyo3(signature = (*, given, **options))]
+    fn _for_read(
+        &self,
+        py: Python<'_>,
+        given: bool,
+        options: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let links = options.unwrap_or_else(|| PyDict::new(py));
+        let read = crate::read_options::read_options(&links)?;
+        links.set_item(GIVEN, given)?;
+        if let Some(path) = &read.mysql.ssl_ca {
+            // PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
+            let pem = read_ca_file("mysql_options ssl_ca", path)?;
+            links.set_item(MYSQL_CA_PEM, pem)?;
         }
-        let built = Connection::build(&self.options, self.ca_pem.clone(), &merged)?;
+        let built = Connection::build(&self.options, self.ca_pem.clone(), &links)?;
         Ok(Self {
             options: self.options.clone(),
             password: self.password.clone_ref(py),
             ca_pem: self.ca_pem.clone(),
-            read_links: merged.unbind(),
+            read_links: links.unbind(),
             built,
         })
     }
@@ -220,9 +212,8 @@ impl DorisConnection {
     /// every task; `daft_doris.secrets`).
     fn check_travels(&self, py: Python<'_>) -> PyResult<()> {
         secrets(py)?.call_method1("check_picklable", (self.password.bind(py),))?;
-        if let Some(options) = self.read_links.bind(py).get_item("flight_options")? {
-            let pairs: Vec<(String, String)> = options.extract()?;
-            FlightOptions::check_travels(pairs.iter().map(|(key, _)| key.as_str()))
+        if let Some(read) = &self.read {
+            FlightOptions::check_travels(read.flight_options.iter().map(|(key, _)| key.as_str()))
                 .map_err(connection_rule)?;
         }
         Ok(())
@@ -304,30 +295,13 @@ fn secrets(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("daft_doris.secrets")
 }
 
-/// A MySQL TLS mode by name.
-fn ssl_mode(mode: &Bound<'_, PyAny>) -> PyResult<SslMode> {
-    mode.extract::<String>()
-        .ok()
-        .and_then(|m| SslMode::parse(&m))
-        .ok_or_else(|| {
-            config(format!(
-                "ssl_mode must be one of {}",
-                SslMode::NAMES.join(", ")
-            ))
-        })
-}
-
 /// The endpoints' settings of a `DorisConnection`.
 #[derive(Debug, Clone)]
 pub(crate) struct Connection {
     /// Host, ports, TLS, timeouts and the user (the password is empty here).
     settings: ConnectionSettings,
-    /// `host:port` → `host:port` for BE locations the client cannot reach.
-    flight_endpoint_rewrite: HashMap<String, String>,
-    /// `flight_options`, mapped by doris-read (parallelism, message size, root CAs).
-    flight_options: FlightOptions,
-    /// Flight locations allowed besides the BEs the FE reports.
-    flight_allowed_locations: Vec<HostPort>,
+    /// The read's options (the Flight link's location rules and ADBC options among them).
+    read: Option<doris_read::options::ReadOptions>,
     /// Where Stream Load may follow the FE's redirect (`AddressAllowlist::redirects`).
     redirects: AddressAllowlist,
     /// Which redirect targets are followed (`None`: the client's default).
@@ -345,72 +319,45 @@ impl Connection {
         ca_pem: Option<String>,
         links: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
-        let link = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
-            Ok(args::given(links.get_item(name)?))
-        };
         let mut settings = options.settings("");
         settings.ca_pem = ca_pem.map(String::into_bytes);
         settings.client_identity = identity_files(
             ("tls_client_cert_file", options.tls_client_cert_file.clone()),
             ("tls_client_key_file", options.tls_client_key_file.clone()),
         )?;
-        // A read's links, each over the connection's own.
-        if let Some(t) = link("connect_timeout_seconds")? {
-            settings.connect_timeout = args::seconds("connect_timeout_seconds", &t)?;
+        // A read's options, laid over the connection's own.
+        let mut read = None;
+        if !links.is_empty() {
+            let given = links
+                .get_item(GIVEN)?
+                .is_none_or(|g| g.is_truthy().unwrap_or(true));
+            let mysql_ca_pem = links.get_item(MYSQL_CA_PEM)?;
+            let options = links.copy()?;
+            options.del_item(GIVEN).ok();
+            options.del_item(MYSQL_CA_PEM).ok();
+            let options = crate::read_options::read_options(&options)?;
+            let origin = if given {
+                ReadConnection::Given
+            } else {
+                ReadConnection::Keywords
+            };
+            options
+                .apply(&mut settings, origin)
+                .map_err(connection_rule)?;
+            settings.mysql_ca_pem = args::given(mysql_ca_pem)
+                .map(|pem| pem.extract::<String>())
+                .transpose()?
+                .map(String::into_bytes);
+            read = Some(options);
         }
-        if let Some(t) = link("query_timeout_seconds")? {
-            settings.query_timeout = args::seconds("query_timeout_seconds", &t)?;
-        }
-        if let Some(port) = link("flight_port")? {
-            settings.flight_port = args::port("flight_port", &port)?;
-        }
-        if let Some(flag) = link("flight_secure")? {
-            settings.flight_secure = args::flag("flight_secure", &flag)?;
-        }
-        if let Some(mode) = link("mysql_ssl_mode")? {
-            settings.mysql_ssl_mode = ssl_mode(&mode)?;
-        }
-        settings.mysql_ca_pem = link("mysql_ca_pem")?
-            .map(|pem| pem.extract::<String>())
-            .transpose()?
-            .map(String::into_bytes);
-        settings.mysql_server_public_key_pem = link("mysql_server_public_key")?
-            .map(|pem| pem.extract::<String>())
-            .transpose()?
-            .map(String::into_bytes);
-        if let Some(bytes) = link("mysql_max_packet_bytes")? {
-            settings.mysql_max_packet_bytes = bytes.extract()?;
-        }
-        let path = |name: &str| -> PyResult<Option<String>> {
-            link(name)?
-                .map(|v| {
-                    v.extract::<String>()
-                        .map_err(|_| config(format!("{name} must be the path of a PEM file")))
-                })
-                .transpose()
+        let mysql_client_identity = match &read {
+            Some(read) => read.mysql_client_identity().map_err(connection_rule)?,
+            None => None,
         };
-        let mysql_client_identity = identity_files(
-            ("mysql_options ssl_cert", path("mysql_client_cert_file")?),
-            ("mysql_options ssl_key", path("mysql_client_key_file")?),
-        )?;
         settings.http_url().map_err(|e| config(e.to_string()))?;
-        let flight_options = link("flight_options")?
-            .map(|o| o.extract::<Vec<(String, String)>>())
-            .transpose()?
-            .unwrap_or_default();
-        let flight_options = FlightOptions::parse(flight_options).map_err(read_error)?;
-        let flight_endpoint_rewrite = link("flight_endpoint_rewrite")?
-            .map(|r| r.extract::<HashMap<String, String>>())
-            .transpose()?
-            .unwrap_or_default();
         Ok(Self {
             settings,
-            flight_endpoint_rewrite,
-            flight_options,
-            flight_allowed_locations: args::host_ports(
-                "flight_allowed_locations",
-                link("flight_allowed_locations")?,
-            )?,
+            read,
             redirects: options.redirect_allowlist(),
             redirect_policy: options.redirect_policy,
             mysql_client_identity,
@@ -444,18 +391,15 @@ impl Connection {
         PlanEndpoint::from_settings(&self.settings(password)).map_err(|e| config(e.to_string()))
     }
 
-    /// The FE's Flight SQL endpoint; its locations are checked against the BEs the FE's
-    /// HTTP face reports.
+    /// The FE's Flight SQL endpoint, with the read's location rules and ADBC options; its
+    /// locations are checked against the BEs the FE's HTTP face reports.
     pub(crate) fn flight(&self, password: &str) -> PyResult<FlightSqlEndpoint> {
-        let mut endpoint = FlightSqlEndpoint::from_settings(&self.settings(password))
-            .map_err(|e| config(e.to_string()))?;
-        endpoint.rewrite = self.flight_endpoint_rewrite.clone();
-        endpoint
-            .allowlist
-            .targets
-            .extend(self.flight_allowed_locations.iter().cloned());
-        self.flight_options.apply(&mut endpoint);
-        Ok(endpoint)
+        let settings = self.settings(password);
+        match &self.read {
+            Some(read) => read.flight_endpoint(&settings),
+            None => FlightSqlEndpoint::from_settings(&settings),
+        }
+        .map_err(connection_rule)
     }
 
     /// A Stream Load client configuration for the FE, with the redirect settings.
@@ -485,6 +429,13 @@ fn identity_files(
         (key_name, key.as_deref()),
     )
     .map_err(connection_rule)
+}
+
+/// The PEM text of the CA file at `path`, read now, where the connection is configured
+/// (`doris_read::options::read_pem_file`: capped, must hold a certificate); `name` is the
+/// argument the path came in.
+fn read_ca_file(name: &str, path: &str) -> PyResult<String> {
+    doris_read::options::read_pem_file(name, path).map_err(connection_rule)
 }
 
 /// A doris-read rule the connection broke: its bare message (the connection serves writes

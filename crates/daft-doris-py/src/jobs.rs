@@ -6,14 +6,14 @@
 
 use std::time::SystemTime;
 
+use doris_connection::OptionValue;
 use doris_jobs::admin::JobError;
 use doris_jobs::{
-    CreateStreamingJob, JobControl, JobSettings, MAX_JOB_SETTING, MAX_ROWS_PER_FILE, S3Insert,
-    S3Source, StagePlan,
+    CreateStreamingJob, JobControl, JobSettings, MAX_ROWS_PER_FILE, S3Insert, S3Source, StagePlan,
 };
 use doris_sql::TableRef;
 use pyo3::prelude::*;
-use pyo3::types::{PyMapping, PyString};
+use pyo3::types::{PyDict, PyMapping, PyString};
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::args;
@@ -25,29 +25,22 @@ fn config(message: impl Into<String>) -> PyErr {
     raise(ErrorClass::ConfigurationError, message.into())
 }
 
-/// `(key, text)` pairs of a mapping or of a list of pairs (`None`: none); values as
-/// [`args::property_text`] reads them. `what` names the argument in errors.
+/// `(key, text)` pairs of a mapping or of a list of pairs (`None`: none), read by
+/// `doris_jobs::property_pairs`; `what` names the argument in errors.
 fn pairs(what: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
-    let Some(value) = args::given(value) else {
-        return Ok(Vec::new());
+    let value = match args::given(value) {
+        None => OptionValue::Null,
+        Some(value) => match value.cast::<PyMapping>() {
+            Ok(mapping) => {
+                let given = PyDict::new(value.py());
+                given.update(mapping)?;
+                let items = args::options("the value of property ", &given)?;
+                OptionValue::Map(items.into_iter().collect())
+            }
+            Err(_) => args::option(what, &value)?,
+        },
     };
-    let items: Vec<Bound<'_, PyAny>> = match value.cast::<PyMapping>() {
-        Ok(mapping) => mapping.items()?.iter().collect(),
-        Err(_) => args::items(what, &value)?,
-    };
-    items
-        .iter()
-        .map(|item| {
-            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item
-                .extract()
-                .map_err(|_| config(format!("{what} must be (key, value) pairs")))?;
-            let key: String = key
-                .extract()
-                .map_err(|_| config(format!("{what} keys must be strings")))?;
-            let text = args::property_text(&key, &value)?;
-            Ok((key, text))
-        })
-        .collect()
+    doris_jobs::property_pairs(what, &value).map_err(sql_error)
 }
 
 /// The S3 source `uri`, `format` and `properties` (a mapping or `(key, value)` pairs)
@@ -152,7 +145,7 @@ impl Insert {
     }
 }
 
-/// The job settings given by name, checked (`doris_jobs::JobSettings`).
+/// The job settings given by name, checked (`doris_jobs::JobSettings::from_options`).
 fn settings(
     max_batch_files: Option<Bound<'_, PyAny>>,
     max_batch_bytes: Option<Bound<'_, PyAny>>,
@@ -160,25 +153,20 @@ fn settings(
     session: Option<Bound<'_, PyAny>>,
     offset: Option<Bound<'_, PyAny>>,
 ) -> PyResult<JobSettings> {
-    let count = |key: &str, value: Option<Bound<'_, PyAny>>| -> PyResult<Option<u64>> {
-        args::given(value)
-            .map(|v| Ok(args::int_in(key, &v, 1, MAX_JOB_SETTING as i64)? as u64))
-            .transpose()
-    };
-    let offset = match args::given(offset) {
-        None => None,
-        Some(o) => Some(
-            o.extract::<String>()
-                .map_err(|_| config("offset must be the key of the last file to skip"))?,
-        ),
-    };
-    Ok(JobSettings {
-        max_batch_files: count("s3.max_batch_files", max_batch_files)?,
-        max_batch_bytes: count("s3.max_batch_bytes", max_batch_bytes)?,
-        max_interval_seconds: count("max_interval", max_interval_seconds)?,
-        offset,
-        session: pairs("session", session)?,
-    })
+    let mut given = Vec::new();
+    for (name, value) in [
+        ("max_batch_files", max_batch_files),
+        ("max_batch_bytes", max_batch_bytes),
+        ("max_interval_seconds", max_interval_seconds),
+        ("offset", offset),
+    ] {
+        if let Some(value) = args::given(value) {
+            given.push((name.to_owned(), args::option(name, &value)?));
+        }
+    }
+    let mut settings = JobSettings::from_options(given).map_err(sql_error)?;
+    settings.session = pairs("session", session)?;
+    Ok(settings)
 }
 
 /// `CREATE JOB name [PROPERTIES (…)] ON STREAMING [COMMENT …] DO INSERT …`.

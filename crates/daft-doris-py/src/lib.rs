@@ -53,7 +53,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<read::BatchReader>()?;
     m.add_class::<read_options::ReadOptions>()?;
     m.add_function(wrap_pyfunction!(read_options::check_unreadable_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(read_options::mysql_ssl_mode_at_least, m)?)?;
     m.add_class::<target::WriteTarget>()?;
     m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
     m.add_function(wrap_pyfunction!(write_options::check_write_options, m)?)?;
@@ -83,7 +82,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(checks::qualified_name, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_flag, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(checks::read_ca_file, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_s3_source, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_job_name, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::redact_properties, m)?)?;

@@ -75,6 +75,29 @@ impl OptionValue {
         }
     }
 
+    /// The value as the text of a Doris property (`PROPERTIES ("key" = "text")`): a
+    /// string as it is, a boolean as `true` or `false`, an integer or a finite number in
+    /// decimal. `key` names the property in errors.
+    ///
+    /// ```
+    /// use doris_connection::OptionValue;
+    /// assert_eq!(OptionValue::Float(0.1).property_text("x").unwrap(), "0.1");
+    /// assert_eq!(OptionValue::Bool(false).property_text("x").unwrap(), "false");
+    /// assert!(OptionValue::Null.property_text("x").is_err());
+    /// ```
+    pub fn property_text(&self, key: &str) -> Result<String, ConnectionSettingsError> {
+        match self {
+            Self::Text(text) => Ok(text.clone()),
+            Self::Bool(b) => Ok(b.to_string()),
+            Self::Int(n) => Ok(n.to_string()),
+            Self::Float(f) if f.is_finite() => Ok(format!("{f:?}")),
+            _ => Err(invalid(
+                &format!("the value of property {key}"),
+                "a string, number or bool",
+            )),
+        }
+    }
+
     /// An integer from `low` to `high` (a boolean is not one).
     pub fn int_in(
         &self,

@@ -45,6 +45,7 @@
 //! ([`redact_statement`]).
 
 mod feed;
+mod options;
 mod sql;
 
 #[cfg(feature = "admin")]
@@ -54,6 +55,7 @@ pub use feed::{
     FeedProgress, JobSettings, MAX_JOB_SETTING, MAX_PAUSE_REASON, MAX_ROWS_PER_FILE, S3_FORMATS,
     S3Source, STAGE_FORMATS, StagePlan, feed_progress,
 };
+pub use options::property_pairs;
 pub use sql::{
     CreateStreamingJob, JobControl, JobRow, JobStatus, LoadStatistic, NamedRow, Properties,
     S3Insert, S3Offset, TaskRow, alter_job_sql, is_secret_key, job_control_sql, parse_job_row,

@@ -54,7 +54,9 @@ def diagnose(
     _native.check_flag("show", show)
     rewrite = _snapshot.mapping("flight_endpoint_rewrite", flight_endpoint_rewrite, str_values=True)
     # The Flight port, TLS switch and locations are checked by the native connection.
-    probed = connection._with_read_links(
+    probed = connection._for_read(
+        given=True,
+        transport="flight",
         flight_port=flight_port,
         flight_secure=flight_secure,
         flight_endpoint_rewrite=rewrite,

@@ -135,52 +135,16 @@ class DorisTask(DataSourceTask):
             reader.close()
 
 
-def _one_of(name: str, argument: Any, from_mysql_options: float | None) -> Any:
-    """A timeout given as ``name`` or through ``mysql_options`` (PyMySQL's keys, as 1.1
-    code passes them), never both."""
-    if argument is not None and from_mysql_options is not None:
-        raise ConfigurationError(f"{name} and its mysql_options key are both given: give one")
-    return from_mysql_options if argument is None else argument
-
-
-def _read_connection(options: dict[str, Any], checked: Any) -> DorisConnection:
-    """The read's connection: the ``connection`` given (its MySQL TLS mode the floor of the
-    read's ``mysql_options``, its timeouts kept unless the read gives its own), or one made
-    of 1.1's flat keywords (the read's timeouts defaulting to the crates'); with the read's
-    Flight link and ``mysql_options`` over it."""
-    given = options.get
-    connection = given("connection")
-    fallback: dict[str, Any] = {}
+def _read_connection(options: dict[str, Any], read_options: dict[str, Any]) -> DorisConnection:
+    """The read's connection: the ``connection`` given, or one made of 1.1's flat keywords
+    (the fields ``CONNECTION_OPTIONS`` names), with the read's options laid over it by the
+    crates (``doris_read::options::ReadOptions::apply``: a given connection's timeouts stay
+    unless the read gives its own and its MySQL TLS mode is the floor of the read's)."""
+    connection = options.get("connection")
     if connection is None:
-        # 1.1's flat keywords: the connection's fields `CONNECTION_OPTIONS` names.
-        connection = DorisConnection(**{name: given(name) for name in CONNECTION_OPTIONS})
-        # A writer's one request timeout is not a read's: 1.1's reads wait as PyMySQL does.
-        fallback = _native.DEFAULTS["connection"]
-        ssl_mode = checked.mysql_ssl_mode
-    else:
-        ssl_mode = _native.mysql_ssl_mode_at_least(given("mysql_options"), connection.mysql_ssl_mode)
-    timeouts = {}
-    for name, from_mysql_options in (
-        ("connect_timeout_seconds", checked.mysql_connect_timeout_seconds),
-        ("query_timeout_seconds", checked.mysql_query_timeout_seconds),
-    ):
-        timeout = _one_of(name, given(name), from_mysql_options)
-        timeouts[name] = fallback.get(name) if timeout is None else timeout
-    return connection._with_read_links(
-        **timeouts,
-        flight_port=given("flight_port"),
-        flight_secure=given("flight_secure"),
-        flight_endpoint_rewrite=dict(checked.flight_endpoint_rewrite),
-        flight_allowed_locations=list(checked.flight_allowed_locations),
-        flight_options=list(checked.flight_options),
-        # PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
-        mysql_ca_pem=_native.read_ca_file("mysql_options ssl_ca", checked.mysql_ssl_ca),
-        mysql_ssl_mode=ssl_mode,
-        mysql_server_public_key=checked.mysql_server_public_key,
-        mysql_max_packet_bytes=checked.mysql_max_packet_bytes,
-        mysql_client_cert_file=checked.mysql_ssl_cert,
-        mysql_client_key_file=checked.mysql_ssl_key,
-    )
+        flat = DorisConnection(**{name: options.get(name) for name in CONNECTION_OPTIONS})
+        return flat._for_read(given=False, **read_options)
+    return connection._for_read(given=True, **read_options)
 
 
 class DorisDataSource(DataSource):
@@ -190,20 +154,11 @@ class DorisDataSource(DataSource):
     def __init__(self, **options: Unpack[DorisReadOptions]) -> None:
         check_option_names("DorisDataSource", options)
         given = options.get
-        transport, database, table = options["transport"], options["database"], options["table"]
-        # The transport, batch bounds and the MySQL and Flight options, checked natively.
-        checked = _native.ReadOptions(
-            transport=transport,
-            batch_rows=given("batch_rows"),
-            batch_bytes=given("batch_bytes"),
-            queries_per_task=given("queries_per_task"),
-            mysql_options=given("mysql_options"),
-            flight_options=given("flight_options"),
-            flight_endpoint_rewrite=given("flight_endpoint_rewrite"),
-            flight_allowed_locations=given("flight_allowed_locations"),
-            unreadable_columns=given("unreadable_columns"),
-            timestamp_units=given("timestamp_units"),
-        )
+        database, table = options["database"], options["table"]
+        # The transport, batch bounds, timeouts and the MySQL and Flight options, checked
+        # natively (and laid over the connection below).
+        read_options = {name: given(name) for name in _native.ReadOptions.NAMES}
+        checked = _native.ReadOptions(**read_options)
         self._transport = checked.transport
         params = _snapshot.mapping("query_parameters", given("query_parameters"))
         # The table and the options that shape the plan, checked (and the trusted fragment
@@ -226,7 +181,7 @@ class DorisDataSource(DataSource):
         self._queries_per_task = checked.queries_per_task
         # Host, ports, user, flags and timeouts are checked by the native connection, made now
         # (before any I/O).
-        self._connection = _read_connection(dict(options), checked)
+        self._connection = _read_connection(dict(options), read_options)
         if active_runner() == "ray":
             # Every task carries the connection: refuse now, before any I/O, a secret that
             # could not travel with them (daft_doris.secrets).

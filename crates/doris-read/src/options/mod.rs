@@ -52,7 +52,7 @@ pub use flight::FlightOptions;
 #[cfg(feature = "flight")]
 pub(crate) use flight::MAX_MESSAGE_SIZE_KEY;
 pub use mysql::MySqlOptions;
-pub use read::ReadOptions;
+pub use read::{ReadConnection, ReadOptions};
 pub use unreadable::UnreadableColumns;
 
 /// `timestamp_units` by name (`microseconds`, the default, or `by_precision`); another

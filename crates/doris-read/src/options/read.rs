@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use doris_connection::{HostPort, OptionValue};
+use std::time::Duration;
+
+use doris_connection::{ClientIdentity, ConnectionSettings, HostPort, OptionValue};
 
 use super::{MySqlOptions, UnreadableColumns};
 use crate::error::ReadError;
@@ -37,12 +39,40 @@ pub struct ReadOptions {
     pub unreadable_columns: UnreadableColumns,
     /// The Arrow unit of DATETIME columns.
     pub timestamp_units: TimestampUnits,
+    /// The wait to connect (`connect_timeout_seconds`, or PyMySQL's `connect_timeout`).
+    pub connect_timeout: Option<Duration>,
+    /// The wait for an answer (`query_timeout_seconds`, or PyMySQL's `read_timeout` /
+    /// `write_timeout`).
+    pub query_timeout: Option<Duration>,
+    /// The FE's Arrow Flight SQL port.
+    pub flight_port: Option<u16>,
+    /// TLS on the Flight links.
+    pub flight_secure: Option<bool>,
+}
+
+/// How a read's connection came to be, which decides how the read's settings lie over it
+/// ([`ReadOptions::apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadConnection {
+    /// Made of the read's own keywords (the reference connector 1.1's
+    /// `read_doris(host=…)`): a timeout left out takes the crates' read default (10 s to
+    /// connect, 300 s to answer: a writer's one request timeout is not a read's), and the
+    /// TLS mode `mysql_options` asks for is the MySQL link's.
+    Keywords,
+    /// A connection given (`connection=`, a catalog's): its timeouts stay unless the read
+    /// gives its own, and its MySQL TLS mode is the floor of the read's
+    /// ([`MySqlOptions::at_least`]).
+    Given,
 }
 
 impl ReadOptions {
     /// The option names [`ReadOptions::from_options`] reads.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 14] = [
         "transport",
+        "connect_timeout_seconds",
+        "query_timeout_seconds",
+        "flight_port",
+        "flight_secure",
         "batch_rows",
         "batch_bytes",
         "queries_per_task",
@@ -143,6 +173,26 @@ impl ReadOptions {
             Some(value) => super::timestamp_units(text(Some(&value)))?,
             None => TimestampUnits::default(),
         };
+        let rule = |e: doris_connection::ConnectionSettingsError| config(e.to_string());
+        // A timeout is given as an argument or as PyMySQL's key (as 1.1 code passes it),
+        // never both.
+        let mut timeout = |name: &str, from_mysql: Option<Duration>| match take(name) {
+            None => Ok(from_mysql),
+            Some(_) if from_mysql.is_some() => Err(config(format!(
+                "{name} and its mysql_options key are both given: give one"
+            ))),
+            Some(value) => value.seconds(name).map(Some).map_err(rule),
+        };
+        let connect_timeout = timeout("connect_timeout_seconds", mysql.connect_timeout)?;
+        let query_timeout = timeout("query_timeout_seconds", mysql.query_timeout)?;
+        let flight_port = take("flight_port")
+            .map(|v| v.port("flight_port"))
+            .transpose()
+            .map_err(rule)?;
+        let flight_secure = take("flight_secure")
+            .map(|v| v.flag("flight_secure"))
+            .transpose()
+            .map_err(rule)?;
         Ok(Self {
             transport,
             limits,
@@ -153,7 +203,103 @@ impl ReadOptions {
             flight_allowed_locations,
             unreadable_columns,
             timestamp_units,
+            connect_timeout,
+            query_timeout,
+            flight_port,
+            flight_secure,
         })
+    }
+
+    /// Lays the read's own settings over its connection's `settings`: the timeouts, the
+    /// Flight port and TLS switch, and the MySQL link's TLS mode, pinned server key and
+    /// packet cap (PyMySQL's `ssl_ca` is read by the caller, who sets
+    /// [`ConnectionSettings::mysql_ca_pem`]: the file is read once, where the read is
+    /// made). `origin` says how the connection came ([`ReadConnection`]); `disabled` under
+    /// a given connection's TLS is refused.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use doris_connection::{ConnectionSettings, Credentials, OptionValue, SslMode};
+    /// use doris_read::options::{ReadConnection, ReadOptions};
+    ///
+    /// let read = ReadOptions::from_options([
+    ///     ("transport".to_owned(), OptionValue::Text("mysql".into())),
+    ///     ("query_timeout_seconds".to_owned(), OptionValue::Int(60)),
+    /// ])
+    /// .unwrap();
+    /// let mut fe = ConnectionSettings::new("fe", Credentials::new("root", "")).unwrap()
+    ///     .with_request_timeout(Duration::from_secs(900));
+    /// fe.mysql_ssl_mode = SslMode::VerifyCa;
+    /// read.apply(&mut fe, ReadConnection::Given).unwrap();
+    /// assert_eq!((fe.connect_timeout, fe.query_timeout), (Duration::from_secs(30), Duration::from_secs(60)));
+    /// assert_eq!(fe.mysql_ssl_mode, SslMode::VerifyCa);
+    /// ```
+    pub fn apply(
+        &self,
+        settings: &mut ConnectionSettings,
+        origin: ReadConnection,
+    ) -> Result<(), ReadError> {
+        match origin {
+            ReadConnection::Keywords => {
+                settings.connect_timeout = self
+                    .connect_timeout
+                    .unwrap_or(ConnectionSettings::DEFAULT_CONNECT_TIMEOUT);
+                settings.query_timeout = self
+                    .query_timeout
+                    .unwrap_or(ConnectionSettings::DEFAULT_QUERY_TIMEOUT);
+                settings.mysql_ssl_mode = self.mysql.ssl_mode.unwrap_or(settings.mysql_ssl_mode);
+            }
+            ReadConnection::Given => {
+                settings.connect_timeout = self.connect_timeout.unwrap_or(settings.connect_timeout);
+                settings.query_timeout = self.query_timeout.unwrap_or(settings.query_timeout);
+                let floor = settings.mysql_ssl_mode;
+                settings.mysql_ssl_mode = self
+                    .mysql
+                    .clone()
+                    .at_least(floor)?
+                    .ssl_mode
+                    .unwrap_or(floor);
+            }
+        }
+        settings.flight_port = self.flight_port.unwrap_or(settings.flight_port);
+        settings.flight_secure = self.flight_secure.unwrap_or(settings.flight_secure);
+        if let Some(pem) = &self.mysql.server_public_key {
+            settings.mysql_server_public_key_pem = Some(pem.clone().into_bytes());
+        }
+        if let Some(bytes) = self.mysql.max_packet_bytes {
+            settings.mysql_max_packet_bytes = bytes;
+        }
+        Ok(())
+    }
+
+    /// The MySQL link's own client certificate (`mysql_options` `ssl_cert` and `ssl_key`),
+    /// read from its files now (by each process that connects).
+    pub fn mysql_client_identity(&self) -> Result<Option<ClientIdentity>, ReadError> {
+        let (cert, key) = match &self.mysql.ssl_cert_and_key {
+            Some((cert, key)) => (Some(cert.as_str()), Some(key.as_str())),
+            None => (None, None),
+        };
+        super::read_optional_client_identity(
+            ("mysql_options ssl_cert", cert),
+            ("mysql_options ssl_key", key),
+        )
+    }
+
+    /// The FE's Flight SQL endpoint of `settings` (with [`ReadOptions::apply`] laid over
+    /// them) with the read's location rewrite, allowed locations and ADBC options.
+    #[cfg(feature = "flight")]
+    pub fn flight_endpoint(
+        &self,
+        settings: &ConnectionSettings,
+    ) -> Result<crate::FlightSqlEndpoint, ReadError> {
+        let mut endpoint = crate::FlightSqlEndpoint::from_settings(settings)?;
+        endpoint.rewrite = self.flight_endpoint_rewrite.clone().into_iter().collect();
+        endpoint
+            .allowlist
+            .targets
+            .extend(self.flight_allowed_locations.iter().cloned());
+        super::FlightOptions::parse(self.flight_options.clone())?.apply(&mut endpoint);
+        Ok(endpoint)
     }
 }
 
@@ -254,10 +400,64 @@ mod tests {
                 "timestamp_units must be one of",
             ),
             ("batch_row", Int(1), "\"batch_row\" is not a read option"),
+            (
+                "flight_port",
+                Int(70_000),
+                "flight_port must be an integer from 1 to 65535",
+            ),
+            ("flight_secure", Int(1), "flight_secure must be a bool"),
+            (
+                "connect_timeout_seconds",
+                Int(0),
+                "connect_timeout_seconds must be more than 0",
+            ),
+            (
+                "query_timeout_seconds",
+                Int(5),
+                "query_timeout_seconds and its mysql_options key are both given",
+            ),
         ] {
-            let error = read(&[(name, value)]).unwrap_err().to_string();
+            let mysql = map("read_timeout", Int(5));
+            let pairs = [(name, value), ("mysql_options", mysql)];
+            let pairs = if name == "query_timeout_seconds" {
+                &pairs[..]
+            } else {
+                &pairs[..1]
+            };
+            let error = read(pairs).unwrap_err().to_string();
             assert!(error.contains(message), "{name}: {error}");
         }
+    }
+
+    #[test]
+    fn a_given_connections_tls_is_the_floor_and_its_timeouts_stay() {
+        use doris_connection::{Credentials, SslMode};
+        let fe = || {
+            let mut fe = ConnectionSettings::new("fe", Credentials::new("root", ""))
+                .unwrap()
+                .with_request_timeout(Duration::from_secs(900));
+            fe.mysql_ssl_mode = SslMode::Required;
+            fe
+        };
+        let disabled = Map([("ssl_disabled".to_owned(), Bool(true))].into());
+        let plain = read(&[("mysql_options", disabled)]).unwrap();
+        assert!(plain.apply(&mut fe(), ReadConnection::Given).is_err());
+        let mut keywords = fe();
+        plain
+            .apply(&mut keywords, ReadConnection::Keywords)
+            .unwrap();
+        assert_eq!(keywords.mysql_ssl_mode, SslMode::Disabled);
+        assert_eq!(
+            keywords.connect_timeout,
+            ConnectionSettings::DEFAULT_CONNECT_TIMEOUT
+        );
+        let mut given = fe();
+        read(&[])
+            .unwrap()
+            .apply(&mut given, ReadConnection::Given)
+            .unwrap();
+        assert_eq!(given.query_timeout, Duration::from_secs(900));
+        assert_eq!(given.mysql_ssl_mode, SslMode::Required);
     }
 
     #[test]
