@@ -165,3 +165,20 @@ def test_the_parity_table_in_the_docs_is_the_one_the_code_generates():
     assert text[start : start + len(generated)] == generated, (
         "docs/compatibility.md's parity table is stale: rerun with DAFT_DORIS_WRITE_PARITY=1\n" + generated
     )
+
+
+def test_the_python_declarations_name_the_options_the_crates_read():
+    """The option names live in the crates that read them (``_native.OPTION_NAMES``); the
+    Python signatures and typed dicts declare the same names, so one renamed or added on
+    either side fails here."""
+    names = _native.OPTION_NAMES
+    connection = set(inspect.signature(daft_doris.DorisConnection).parameters)
+    assert connection == set(names["connection"])
+    read = DorisReadOptions.__required_keys__ | DorisReadOptions.__optional_keys__
+    assert set(names["read"]) <= read, set(names["read"]) - read
+    assert set(names["read"]) == set(_native.ReadRequest.NAMES)
+    written = daft_doris.DorisWriteOptions.__required_keys__ | daft_doris.DorisWriteOptions.__optional_keys__
+    assert set(names["write"]) == written
+    create = set(inspect.signature(daft_doris.streaming.StreamingJob.create).parameters)
+    alter = set(inspect.signature(daft_doris.streaming.StreamingJob.alter).parameters)
+    assert set(names["jobs"]) <= create & alter, set(names["jobs"]) - (create & alter)

@@ -301,7 +301,7 @@ def test_counts_are_pushed_to_doris_with_their_null_rule(doris, monkeypatch):
     from daft_doris import _native
 
     connection = _root_connection(doris)
-    request = _native.ReadRequest("py", "events", split="auto")
+    request = _native.ReadRequest("py", "events", transport="mysql", split="auto")
     for limit, expected in ((5, 5), (1000, 400), (0, 0)):
         _schema, groups, _, _, _ = _native.plan_read(connection, request, count_alias="n", limit=limit)
         assert len(groups) == 1 and len(groups[0]) == 1, groups
@@ -479,7 +479,7 @@ def test_an_empty_plan_runs_one_limit_0_query_for_the_schema(doris, transport):
     from daft_doris import _native
 
     connection = _root_connection(doris)
-    request = _native.ReadRequest("py", "events", split="auto", unsafe_where_sql="1 = 0")
+    request = _native.ReadRequest("py", "events", transport="mysql", split="auto", unsafe_where_sql="1 = 0")
     _schema, groups, _, _, warning = _native.plan_read(connection, request, columns=["id"])
     assert warning is None and groups == [["SELECT `id` FROM `py`.`events` WHERE (1 = 0) LIMIT 0"]], groups
     frame = read(doris, "events", transport=transport, split="auto", unsafe_where_sql="1 = 0")
@@ -621,18 +621,31 @@ def test_an_option_left_out_takes_the_crates_default(doris):
 def test_the_native_read_request_pickles_as_its_arguments():
     from daft_doris import _native
 
-    request = _native.ReadRequest(
-        "py", "t", "auto", "error", 3, 8, 2.5, "id = :p", {"p": {"type": "int64", "value": 7}}
-    )
+    options = {
+        "transport": "flight",
+        "split": "auto",
+        "discovery_policy": "error",
+        "target_tasks": 3,
+        "max_tasks": 8,
+        "planning_timeout_seconds": 2.5,
+        "unsafe_where_sql": "id = :p",
+        "mysql_options": {"read_timeout": 5},
+    }
+    request = _native.ReadRequest("py", "t", {"p": {"type": "int64", "value": 7}}, **options)
     copy = pickle.loads(pickle.dumps(request))
-    assert repr(copy) == repr(request) == "ReadRequest(table=py.t, split=auto, target_tasks=3)"
-    assert copy.__reduce__()[1] == request.__reduce__()[1]
+    assert (
+        repr(copy) == repr(request) == "ReadRequest(table=py.t, transport=flight, split=auto, target_tasks=3)"
+    )
+    assert copy.__getnewargs_ex__() == request.__getnewargs_ex__()
     # Defaults live in Rust: None is the default.
-    assert repr(_native.ReadRequest("py", "t")) == "ReadRequest(table=py.t, split=single, target_tasks=8)"
+    default = _native.ReadRequest("py", "t", transport="mysql", split=None)
+    assert repr(default) == "ReadRequest(table=py.t, transport=mysql, split=single, target_tasks=8)"
     with pytest.raises(ConfigurationError, match="target_tasks must not exceed max_tasks"):
-        _native.ReadRequest("py", "t", None, None, 300)
+        _native.ReadRequest("py", "t", transport="mysql", target_tasks=300)
     with pytest.raises(ConfigurationError, match="invalid query_parameters"):
-        _native.ReadRequest("py", "t", None, None, None, None, None, "id = :p", {"p": {"type": "nope"}})
+        _native.ReadRequest("py", "t", {"p": {"type": "nope"}}, transport="mysql", unsafe_where_sql="id = :p")
+    with pytest.raises(ConfigurationError, match="transport must be one of"):
+        _native.ReadRequest("py", "t")
 
 
 def test_1_1s_pymysql_timeouts_and_autocommit_are_honoured(doris):

@@ -411,7 +411,7 @@ def test_a_settlement_stopped_part_way_lists_each_load_and_chains_its_cause(dori
     settle = DorisDataSink.settle
 
     def with_an_unknown_transaction_first(self, commit):
-        self._precommitted.insert(0, (987_654_321, None))
+        self._precommitted.insert(0, {"Id": 987_654_321})
         return settle(self, commit)
 
     monkeypatch.setattr(DorisDataSink, "settle", with_an_unknown_transaction_first)

@@ -10,10 +10,11 @@ use doris_write::{WriteSpec, WriteSummary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use crate::args;
 use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, load_error, raise, write_metadata_error};
 use crate::runtime::block_on;
-use crate::write::{reports, summary_to_dict};
+use crate::write::reports;
 use crate::write_options::write_spec;
 
 async fn open(connection: &Connection, password: &str) -> Result<Session, StreamLoadError> {
@@ -200,7 +201,7 @@ pub(crate) fn atomic_publish<'py>(
     run: PyRef<'_, AtomicRun>,
     results: Bound<'py, PyList>,
     table_columns: Vec<String>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Py<PyAny>> {
     let password = &connection.password_value(py)?;
     let connection: &Connection = &connection;
     let spec = spec(&options)?;
@@ -213,18 +214,16 @@ pub(crate) fn atomic_publish<'py>(
         run.publish(&mut session, &columns, &tags).await
     })
     .map_err(|e| load_error(&e))?;
-    let out = summary_to_dict(py, &WriteSummary::of_atomic(&tasks, Some(&published)))?;
-    out.set_item("staging_left", published.staging_left)?;
+    let out = args::to_python(py, &WriteSummary::of_atomic(&tasks, Some(&published)))?;
+    out.bind(py)
+        .set_item("staging_left", published.staging_left)?;
     Ok(out)
 }
 
 /// The summary row of an atomic write whose key had committed before.
 #[pyfunction]
-pub(crate) fn atomic_summary<'py>(
-    py: Python<'py>,
-    results: Bound<'py, PyList>,
-) -> PyResult<Bound<'py, PyDict>> {
-    summary_to_dict(py, &WriteSummary::of_atomic(&reports(&results)?, None))
+pub(crate) fn atomic_summary(py: Python<'_>, results: Bound<'_, PyList>) -> PyResult<Py<PyAny>> {
+    args::to_python(py, &WriteSummary::of_atomic(&reports(&results)?, None))
 }
 
 /// Drops a failed run's staging table (best effort is the caller's choice).

@@ -98,3 +98,16 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     all.set_item("jobs", jobs)?;
     Ok(all)
 }
+
+/// `{"connection": [...], "read": [...], "write": [...], "jobs": [...]}`: the option names
+/// each crate reads by name (`ConnectionOptions::NAMES`, `ReadOptions::NAMES`,
+/// `WriteSpec::OPTION_NAMES`, `JobSettings::NAMES`), which the Python signatures and typed
+/// dicts declare (checked by `tests/python/test_parity.py`).
+pub(crate) fn option_names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let all = PyDict::new(py);
+    all.set_item("connection", doris_connection::ConnectionOptions::NAMES)?;
+    all.set_item("read", doris_read::options::ReadOptions::NAMES)?;
+    all.set_item("write", WriteSpec::OPTION_NAMES)?;
+    all.set_item("jobs", doris_jobs::JobSettings::NAMES)?;
+    Ok(all)
+}

@@ -43,6 +43,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .import("atexit")?
         .call_method1("register", (shutdown,))?;
     m.add("DEFAULTS", defaults::defaults(m.py())?)?;
+    m.add("OPTION_NAMES", defaults::option_names(m.py())?)?;
     // The crates' error vocabulary and the classes raised from it, for the package's tests.
     m.add("ERROR_KINDS", errors::kind_names())?;
     m.add("ERROR_CLASSES", errors::class_names())?;
@@ -51,7 +52,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::ReadRequest>()?;
     m.add_function(wrap_pyfunction!(plan::plan_read, m)?)?;
     m.add_class::<read::BatchReader>()?;
-    m.add_class::<read_options::ReadOptions>()?;
     m.add_function(wrap_pyfunction!(read_options::check_unreadable_columns, m)?)?;
     m.add_class::<target::WriteTarget>()?;
     m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;

@@ -3,19 +3,17 @@
 //! pushdowns into one SELECT per task.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use doris_plan::DiscoveryPolicy;
+use doris_read::options::ReadOptions;
 use doris_read::{
-    Count, CountMode, Split, SplitKind, TableReadOptions, TaskCounts, plan_read_of_schema,
-    plan_table_read,
+    Count, CountMode, Split, SplitKind, TableReadOptions, plan_read_of_schema, plan_table_read,
 };
 use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::PySchema;
 
-use crate::args::{self, from_python, given, identifier, int_in, seconds};
+use crate::args::{from_python, given, identifier};
 use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
@@ -23,169 +21,133 @@ use crate::runtime::block_on;
 /// `(pyarrow schema, [[SQL] per task], residual left, limit pushed, fallback warning)`.
 type PlannedRead = (Py<PyAny>, Vec<Vec<String>>, bool, bool, Option<String>);
 
-/// What a read plans against: the table, the split (`"single"`, or `"auto"`: one task per
-/// tablet group from the FE's `_query_plan`), the discovery policy when planning fails
-/// (`"single"` falls back to one task, `"error"` fails), the tasks wanted, the planning
-/// timeout and a trusted WHERE fragment with its bound parameters. Every argument may be
-/// `None` for its default; each is checked here, and the fragment is bound now, so a bad
-/// one fails when the data source is made, not when Daft plans.
+/// A read's request, checked when its data source is made: the table, the read's options
+/// (`doris_read::options::ReadOptions`: how it plans and where its tasks connect) and the
+/// trusted fragment bound to its `query_parameters`. A pickle carries the arguments as
+/// given.
 #[pyclass(frozen, module = "daft_doris._native")]
 pub(crate) struct ReadRequest {
     database: String,
     table: String,
-    auto_split: bool,
-    policy: DiscoveryPolicy,
-    target_tasks: usize,
-    planning_timeout: Duration,
+    options: ReadOptions,
     trusted_where: Option<TrustedWhere>,
-    /// The arguments as given, so the request pickles as its constructor call.
-    args: Py<PyTuple>,
+    /// `(database, table, query_parameters)` and the options, as given.
+    args: (Py<PyTuple>, Py<PyDict>),
 }
 
 #[pymethods]
 impl ReadRequest {
+    /// The option names (`doris_read::options::ReadOptions::NAMES`).
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn NAMES() -> Vec<&'static str> {
+        ReadOptions::NAMES.to_vec()
+    }
+
+    /// Checks the table's names, every option and the parameters' binding; a bad one is a
+    /// `ConfigurationError` naming it and the rule.
     #[new]
-    #[pyo3(signature = (
-        database,
-        table,
-        split=None,
-        discovery_policy=None,
-        target_tasks=None,
-        max_tasks=None,
-        planning_timeout_seconds=None,
-        unsafe_where_sql=None,
-        query_parameters=None,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (database, table, query_parameters=None, **options))]
     fn new(
         py: Python<'_>,
         database: Bound<'_, PyAny>,
         table: Bound<'_, PyAny>,
-        split: Option<Bound<'_, PyAny>>,
-        discovery_policy: Option<Bound<'_, PyAny>>,
-        target_tasks: Option<Bound<'_, PyAny>>,
-        max_tasks: Option<Bound<'_, PyAny>>,
-        planning_timeout_seconds: Option<Bound<'_, PyAny>>,
-        unsafe_where_sql: Option<Bound<'_, PyAny>>,
         query_parameters: Option<Bound<'_, PyAny>>,
+        options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let args = PyTuple::new(
-            py,
-            [
-                Some(database.clone()),
-                Some(table.clone()),
-                split.clone(),
-                discovery_policy.clone(),
-                target_tasks.clone(),
-                max_tasks.clone(),
-                planning_timeout_seconds.clone(),
-                unsafe_where_sql.clone(),
-                query_parameters.clone(),
-            ]
-            .map(|a| a.unwrap_or_else(|| py.None().into_bound(py))),
-        )?
-        .unbind();
-        let database = identifier("database", &database)?;
-        let table = identifier("table", &table)?;
-        // The names, their defaults and the refusal are the crates' (`SplitKind`,
-        // `DiscoveryPolicy`).
-        let split = given(split)
-            .map(|v| args::named::<SplitKind>(&v).map_err(read_error))
-            .transpose()?
-            .unwrap_or_default();
-        let policy = given(discovery_policy)
-            .map(|v| {
-                args::named::<DiscoveryPolicy>(&v)
-                    .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))
-            })
-            .transpose()?
-            .unwrap_or_default();
-        // Defaults, limits and the rule between the two are doris-read's (`TaskCounts`).
-        let count = |name: &str, value: Option<Bound<'_, PyAny>>| {
-            given(value)
-                .map(|v| int_in(name, &v, 1, TaskCounts::MOST as i64).map(|n| n as usize))
-                .transpose()
-        };
-        let counts = TaskCounts::new(
-            count("target_tasks", target_tasks)?,
-            count("max_tasks", max_tasks)?,
-        )
-        .map_err(read_error)?;
-        let planning_timeout = given(planning_timeout_seconds)
-            .map(|t| seconds("planning_timeout_seconds", &t))
-            .transpose()?
-            .unwrap_or(TaskCounts::DEFAULT_PLANNING_TIMEOUT);
-        let fragment = match unsafe_where_sql.filter(|v| !v.is_none()) {
-            None => None,
-            Some(value) => Some(
-                value
-                    .extract::<String>()
-                    .ok()
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .ok_or_else(|| {
-                        raise(
-                            ErrorClass::ConfigurationError,
-                            "unsafe_where_sql must be a non-blank string or None",
-                        )
-                    })?,
-            ),
-        };
-        let parameters: BTreeMap<String, Param> = match query_parameters.filter(|v| !v.is_none()) {
+        let options = options.unwrap_or_else(|| PyDict::new(py));
+        let args = (
+            PyTuple::new(
+                py,
+                [
+                    database.clone(),
+                    table.clone(),
+                    query_parameters
+                        .clone()
+                        .unwrap_or_else(|| py.None().into_bound(py)),
+                ],
+            )?
+            .unbind(),
+            options.copy()?.unbind(),
+        );
+        let read = crate::read_options::read_options(&options)?;
+        let config = |message: String| raise(ErrorClass::ConfigurationError, message);
+        let parameters: BTreeMap<String, Param> = match given(query_parameters) {
             None => BTreeMap::new(),
             Some(value) => from_python("query_parameters", &value)?,
         };
-        let trusted_where = match fragment {
-            Some(fragment) => Some(
-                bind_trusted_where(&fragment, &parameters)
-                    .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?,
-            ),
+        let trusted_where = match &read.unsafe_where_sql {
+            Some(fragment) => {
+                Some(bind_trusted_where(fragment, &parameters).map_err(|e| config(e.to_string()))?)
+            }
             None if !parameters.is_empty() => {
-                return Err(raise(
-                    ErrorClass::ConfigurationError,
-                    "query_parameters require unsafe_where_sql",
-                ));
+                return Err(config("query_parameters require unsafe_where_sql".into()));
             }
             None => None,
         };
         Ok(Self {
-            database,
-            table,
-            auto_split: split == SplitKind::Auto,
-            policy,
-            target_tasks: counts.target,
-            planning_timeout,
+            database: identifier("database", &database)?,
+            table: identifier("table", &table)?,
+            options: read,
             trusted_where,
             args,
         })
     }
 
-    /// The split, as the crate settled it (`"single"` or `"auto"`).
+    /// `"single"` or `"auto"`.
     #[getter]
     fn split(&self) -> &'static str {
-        if self.auto_split {
-            SplitKind::Auto.as_str()
-        } else {
-            SplitKind::Single.as_str()
-        }
+        self.options.split.as_str()
     }
 
-    /// Pickles as the constructor call with the arguments as given.
-    fn __reduce__(slf: &Bound<'_, Self>) -> (Py<PyAny>, Py<PyTuple>) {
-        let py = slf.py();
-        (
-            slf.get_type().into_any().unbind(),
-            slf.get().args.clone_ref(py),
-        )
+    /// `"mysql"` or `"flight"`.
+    #[getter]
+    fn transport(&self) -> &'static str {
+        self.options.transport.as_str()
+    }
+
+    /// Most rows per batch.
+    #[getter]
+    fn batch_rows(&self) -> usize {
+        self.options.limits.rows
+    }
+
+    /// Target bytes per batch.
+    #[getter]
+    fn batch_bytes(&self) -> usize {
+        self.options.limits.bytes
+    }
+
+    /// Tablet groups one Daft task reads at once (`None`: groups ÷ cores).
+    #[getter]
+    fn queries_per_task(&self) -> Option<usize> {
+        self.options.queries_per_task
+    }
+
+    /// The Arrow unit of DATETIME columns, by name.
+    #[getter]
+    fn timestamp_units(&self) -> &'static str {
+        self.options.timestamp_units.name()
+    }
+
+    /// What columns with no Arrow form do (`"error"` or `"omit"`).
+    #[getter]
+    fn unreadable_columns(&self) -> &'static str {
+        self.options.unreadable_columns.name()
+    }
+
+    fn __getnewargs_ex__(&self, py: Python<'_>) -> (Py<PyTuple>, Py<PyDict>) {
+        (self.args.0.clone_ref(py), self.args.1.clone_ref(py))
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "ReadRequest(table={}.{}, split={}, target_tasks={})",
+            "ReadRequest(table={}.{}, transport={}, split={}, target_tasks={})",
             self.database,
             self.table,
-            if self.auto_split { "auto" } else { "single" },
-            self.target_tasks
+            self.options.transport.as_str(),
+            self.options.split.as_str(),
+            self.options.task_counts.target
         )
     }
 }
@@ -220,13 +182,13 @@ pub(crate) fn plan_read(
         Some(f) => Some(from_python("filter", &f)?),
         None => None,
     };
-    let split = if request.auto_split {
+    let split = if request.options.split == SplitKind::Auto {
         let mut fe = connection.fe_http(password)?;
-        fe.timeout = request.planning_timeout;
+        fe.timeout = request.options.planning_timeout;
         Split::Auto {
             fe,
-            target_tasks: request.target_tasks,
-            policy: request.policy,
+            target_tasks: request.options.task_counts.target,
+            policy: request.options.discovery_policy,
         }
     } else {
         Split::Single

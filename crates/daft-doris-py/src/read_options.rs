@@ -1,7 +1,6 @@
-//! A read's transport settings (`_native.ReadOptions`): the keywords converted to named
-//! options and checked by `doris_read::options::ReadOptions` (the transport, batch bounds,
-//! timeouts, MySQL and Flight options, Flight location settings), read back here; the
-//! connection lays the same options over its own (`DorisConnection._for_read`).
+//! A read's options: the keywords converted to named options and checked by
+//! `doris_read::options::ReadOptions` (for `_native.ReadRequest`, and for the connection,
+//! which lays them over its own: `DorisConnection._for_read`).
 
 use doris_connection::OptionValue;
 use doris_read::options::UnreadableColumns;
@@ -36,55 +35,6 @@ pub(crate) fn read_options(
         ));
     }
     doris_read::options::ReadOptions::from_options(given).map_err(read_error)
-}
-
-/// What a read's planning and tasks take of its checked options.
-#[pyclass(frozen, get_all, module = "daft_doris._native")]
-#[derive(Debug, Clone)]
-pub(crate) struct ReadOptions {
-    /// `"mysql"` or `"flight"`.
-    transport: String,
-    batch_rows: usize,
-    batch_bytes: u64,
-    /// Tablet groups one Daft task reads at once (`None`: groups ÷ cores).
-    queries_per_task: Option<usize>,
-    /// The Arrow unit of DATETIME columns (`doris_read::TimestampUnits` by name).
-    timestamp_units: String,
-    /// What a table with columns that have no Arrow form does (`"error"` or `"omit"`,
-    /// `doris_read::options::UnreadableColumns`).
-    unreadable_columns: String,
-}
-
-#[pymethods]
-impl ReadOptions {
-    /// The option names (`doris_read::options::ReadOptions::NAMES`).
-    #[classattr]
-    #[allow(non_snake_case)]
-    fn NAMES() -> Vec<&'static str> {
-        doris_read::options::ReadOptions::NAMES.to_vec()
-    }
-
-    /// Checks every option; a bad one is a `ConfigurationError` naming it and the rule.
-    #[new]
-    #[pyo3(signature = (**options))]
-    fn new(py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Self> {
-        let read = read_options(&options.unwrap_or_else(|| PyDict::new(py)))?;
-        Ok(Self {
-            transport: read.transport.as_str().to_owned(),
-            batch_rows: read.limits.rows,
-            batch_bytes: read.limits.bytes as u64,
-            queries_per_task: read.queries_per_task,
-            unreadable_columns: read.unreadable_columns.name().to_owned(),
-            timestamp_units: read.timestamp_units.name().to_owned(),
-        })
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "ReadOptions(transport={:?}, batch_rows={}, batch_bytes={})",
-            self.transport, self.batch_rows, self.batch_bytes
-        )
-    }
 }
 
 /// Refuses a read of a table whose columns in `unreadable` (`(name, Doris type, reason)`,

@@ -5,14 +5,13 @@
 use std::sync::Arc;
 
 use doris_streamload::prepare::BatchRules;
-use doris_streamload::{
-    Label, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef,
-};
+use doris_streamload::{LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef};
 use doris_write::{PartitionLabels, TaskReport, WriteSpec, WriteSummary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
 
+use crate::args;
 use crate::connection::{Connection, DorisConnection};
 use crate::errors::{ErrorClass, load_error, loader_error, raise};
 use crate::runtime::block_on;
@@ -88,19 +87,20 @@ impl TableWriter {
         })
     }
 
-    /// Loads one micropartition; returns its task report as a dict.
+    /// Loads one micropartition; returns its task report (`doris_write::TaskReport`) as a
+    /// dict.
     ///
     /// `labels` (a keyed write with per-load labels) makes the labels deterministic: a
     /// rerun over the same data with the same settings loads nothing twice; without, they
     /// are random per load. In an atomic run the rows go to the staging table, every one
     /// tagged with the writer's tag; only the tags of attempts that succeed are published.
     #[pyo3(signature = (data, labels=None))]
-    fn write<'py>(
+    fn write(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         data: PyRecordBatchReader,
         labels: Option<PyRef<'_, WriteLabels>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Py<PyAny>> {
         let reader = data.into_reader()?;
         let schema = reader.schema();
         let mut batches = Vec::new();
@@ -152,29 +152,14 @@ impl TableWriter {
         let mut report = TaskReport::of_loads(&summary).map_err(|e| load_error(&e))?;
         report.tag = self.tag.clone();
         report.columns = fields;
-        report_to_dict(py, &report)
+        args::to_python(py, &report)
     }
 
-    /// Commits (or aborts) pre-committed loads, each named by `(txn_id, label)` (the label
-    /// when Doris gave no id); idempotent. A commit that fails aborts every later load and
+    /// Commits (or aborts) pre-committed loads (`doris_streamload::TxnRef`s, as the task
+    /// reports list them); idempotent. A commit that fails aborts every later load and
     /// raises `DorisPartialCommitError` naming what committed.
-    fn settle(
-        &self,
-        py: Python<'_>,
-        txns: Vec<(i64, Option<String>)>,
-        commit: bool,
-    ) -> PyResult<()> {
-        let txns = txns
-            .into_iter()
-            .map(|(id, label)| match (id, label) {
-                (id, _) if id >= 0 => Ok(TxnRef::Id(id)),
-                (_, Some(label)) => Label::new(label).map(TxnRef::Label),
-                (_, None) => Err(doris_streamload::StreamLoadError::Config(
-                    "a pre-committed load without label or transaction id".into(),
-                )),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| load_error(&e))?;
+    fn settle(&self, py: Python<'_>, txns: Bound<'_, PyList>, commit: bool) -> PyResult<()> {
+        let txns: Vec<TxnRef> = args::from_python("pre-committed loads", &txns)?;
         let client = self.client.clone();
         let db = self.database.clone();
         block_on(py, move || async move {
@@ -196,111 +181,21 @@ enum LoaderFailure {
     Loads(doris_streamload::LoaderError),
 }
 
-/// A task report as the dict that travels in Daft's `WriteResult`.
-pub(crate) fn report_to_dict<'py>(
-    py: Python<'py>,
-    report: &TaskReport,
-) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
-    out.set_item("batches", report.batches)?;
-    out.set_item("attempted_rows", report.attempted_rows)?;
-    out.set_item("loaded_rows", report.loaded_rows)?;
-    out.set_item("filtered_rows", report.filtered_rows)?;
-    out.set_item("unselected_rows", report.unselected_rows)?;
-    out.set_item("uploaded_bytes", report.uploaded_bytes)?;
-    let s = &report.statuses;
-    out.set_item(
-        "statuses",
-        [
-            s.success,
-            s.publish_timeout,
-            s.precommitted,
-            s.committed_by_earlier_attempt,
-            s.already_loaded,
-        ],
-    )?;
-    let precommitted: Vec<(i64, Option<String>)> = report
-        .precommitted
-        .iter()
-        .map(|t| match t {
-            TxnRef::Id(id) => (*id, None),
-            TxnRef::Label(l) => (-1, Some(l.to_string())),
-        })
-        .collect();
-    out.set_item("precommitted", precommitted)?;
-    out.set_item("tag", report.tag.clone())?;
-    out.set_item("columns", report.columns.clone())?;
-    Ok(out)
-}
-
-/// A task report back from its dict.
-pub(crate) fn report_from_dict(item: &Bound<'_, PyAny>) -> PyResult<TaskReport> {
-    let get = |key: &str| item.get_item(key);
-    let [
-        success,
-        publish_timeout,
-        precommitted,
-        committed_by_earlier_attempt,
-        already_loaded,
-    ]: [u64; 5] = get("statuses")?.extract()?;
-    let txns: Vec<(i64, Option<String>)> = get("precommitted")?.extract()?;
-    Ok(TaskReport {
-        batches: get("batches")?.extract()?,
-        attempted_rows: get("attempted_rows")?.extract()?,
-        loaded_rows: get("loaded_rows")?.extract()?,
-        filtered_rows: get("filtered_rows")?.extract()?,
-        unselected_rows: get("unselected_rows")?.extract()?,
-        uploaded_bytes: get("uploaded_bytes")?.extract()?,
-        statuses: doris_write::StatusCounts {
-            success,
-            publish_timeout,
-            precommitted,
-            committed_by_earlier_attempt,
-            already_loaded,
-        },
-        precommitted: txns
-            .into_iter()
-            .filter_map(|(id, label)| match (id, label) {
-                (id, _) if id >= 0 => Some(TxnRef::Id(id)),
-                (_, Some(l)) => Label::new(l).ok().map(TxnRef::Label),
-                _ => None,
-            })
-            .collect(),
-        tag: get("tag")?.extract()?,
-        columns: get("columns")?.extract()?,
-    })
-}
-
-/// The tasks' reports (dicts).
+/// The tasks' reports, as `TableWriter.write` returned them (`doris_write::TaskReport`
+/// serialized by pythonize).
 pub(crate) fn reports(results: &Bound<'_, PyList>) -> PyResult<Vec<TaskReport>> {
-    results.iter().map(|r| report_from_dict(&r)).collect()
-}
-
-/// A write summary as the dict of the summary row.
-pub(crate) fn summary_to_dict<'py>(
-    py: Python<'py>,
-    summary: &WriteSummary,
-) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
-    out.set_item("status", summary.status.as_str())?;
-    out.set_item("batches", summary.batches)?;
-    out.set_item("attempted_rows", summary.attempted_rows)?;
-    out.set_item("loaded_rows", summary.loaded_rows)?;
-    out.set_item("filtered_rows", summary.filtered_rows)?;
-    out.set_item("uploaded_bytes", summary.uploaded_bytes)?;
-    out.set_item("already_loaded_batches", summary.already_loaded_batches)?;
-    Ok(out)
+    args::from_python("task reports", results)
 }
 
 /// The summary of a write of loads from its tasks' reports (`two_phase_committed`: every
 /// pre-committed load was committed).
 #[pyfunction]
-pub(crate) fn summarize_loads<'py>(
-    py: Python<'py>,
-    results: Bound<'py, PyList>,
+pub(crate) fn summarize_loads(
+    py: Python<'_>,
+    results: Bound<'_, PyList>,
     two_phase_committed: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    summary_to_dict(
+) -> PyResult<Py<PyAny>> {
+    args::to_python(
         py,
         &WriteSummary::of_loads(&reports(&results)?, two_phase_committed),
     )

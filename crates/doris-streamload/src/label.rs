@@ -12,9 +12,24 @@ use crate::error::StreamLoadError;
 /// Doris's longest label.
 pub const MAX_LABEL_LEN: usize = 128;
 
-/// A label Doris accepts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A label Doris accepts (serialized as its text, checked when read back).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Label(String);
+
+impl TryFrom<String> for Label {
+    type Error = StreamLoadError;
+
+    fn try_from(text: String) -> Result<Self, StreamLoadError> {
+        Self::new(text)
+    }
+}
+
+impl From<Label> for String {
+    fn from(label: Label) -> String {
+        label.0
+    }
+}
 
 fn label_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':')

@@ -52,8 +52,8 @@ pub struct LoadReport {
     pub response: Option<LoadResponse>,
 }
 
-/// A transaction to commit or abort.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A transaction to commit or abort (serialized as `{"Id": n}` or `{"Label": text}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TxnRef {
     /// By transaction id.
     Id(i64),

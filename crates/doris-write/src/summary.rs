@@ -9,9 +9,10 @@ use crate::atomic::Published;
 use doris_streamload::LoadSummary;
 use doris_streamload::StreamLoadError;
 use doris_streamload::{LoadStatus, TxnRef};
+use serde::{Deserialize, Serialize};
 
 /// How many loads of a task ended in each status.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusCounts {
     /// Committed and visible.
     pub success: u64,
@@ -35,8 +36,9 @@ impl StatusCounts {
     }
 }
 
-/// What one task's loads did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What one task's loads did; serialized (serde) to travel from a task to the write's
+/// end (a Daft `WriteResult`, pickled by Ray).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskReport {
     /// Loads.
     pub batches: u64,
@@ -94,8 +96,9 @@ impl TaskReport {
     }
 }
 
-/// The write's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The write's status (serialized as [`WriteStatus::as_str`] names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum WriteStatus {
     /// Every load (or the atomic publish) committed and is visible.
     Success,
@@ -119,8 +122,8 @@ impl WriteStatus {
     }
 }
 
-/// The outcome of a whole write.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The outcome of a whole write (serialized as the summary row's fields).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WriteSummary {
     /// The write's status.
     pub status: WriteStatus,

@@ -16,6 +16,7 @@ from daft_doris.secrets import SecretRef
 __version__: str
 #: The crates' defaults, keyed "connection", "read", "write" and "jobs", then by argument name.
 DEFAULTS: dict[str, dict[str, Any]]
+OPTION_NAMES: dict[str, list[str]]
 ERROR_KINDS: list[str]
 ERROR_CLASSES: list[str]
 
@@ -68,33 +69,24 @@ class DorisConnection:
     def check_travels(self) -> None: ...
     def _for_read(self, *, given: bool, **read_options: Any) -> DorisConnection: ...
 
-class ReadOptions:
-    NAMES: list[str]
-    def __init__(self, **options: Any) -> None: ...
-    transport: str
-    batch_rows: int
-    batch_bytes: int
-    queries_per_task: int | None
-    unreadable_columns: str
-    timestamp_units: str
-
 def check_unreadable_columns(policy: str, unreadable: Sequence[tuple[str, str, str]]) -> None: ...
 
 class ReadRequest:
+    NAMES: list[str]
     def __init__(
         self,
         database: str,
         table: str,
-        split: str | None = None,
-        discovery_policy: str | None = None,
-        target_tasks: int | None = None,
-        max_tasks: int | None = None,
-        planning_timeout_seconds: float | None = None,
-        unsafe_where_sql: str | None = None,
         query_parameters: Mapping[str, Any] | None = None,
+        **options: Any,
     ) -> None: ...
-    @property
-    def split(self) -> str: ...
+    split: str
+    transport: str
+    batch_rows: int
+    batch_bytes: int
+    queries_per_task: int | None
+    timestamp_units: str
+    unreadable_columns: str
 
 class BatchReader:
     def __init__(
@@ -134,7 +126,7 @@ class TableWriter:
     def write(
         self, data: pa.Table | pa.RecordBatchReader, labels: WriteLabels | None = None
     ) -> dict[str, Any]: ...
-    def settle(self, txns: Sequence[tuple[int, str | None]], commit: bool) -> None: ...
+    def settle(self, txns: Sequence[dict[str, Any]], commit: bool) -> None: ...
 
 class S3Insert:
     def __init__(

@@ -155,27 +155,17 @@ class DorisDataSource(DataSource):
         check_option_names("DorisDataSource", options)
         given = options.get
         database, table = options["database"], options["table"]
-        # The transport, batch bounds, timeouts and the MySQL and Flight options, checked
-        # natively (and laid over the connection below).
-        read_options = {name: given(name) for name in _native.ReadOptions.NAMES}
-        checked = _native.ReadOptions(**read_options)
-        self._transport = checked.transport
+        # The table, every read option and the trusted fragment bound to its parameters,
+        # checked by the native request now (the connection lays the same options over its
+        # own below).
+        read_options = {name: given(name) for name in _native.ReadRequest.NAMES}
         params = _snapshot.mapping("query_parameters", given("query_parameters"))
-        # The table and the options that shape the plan, checked (and the trusted fragment
-        # bound) by the native request, now.
-        self._read_request = _native.ReadRequest(
-            database,
-            table,
-            given("split"),
-            given("discovery_policy"),
-            given("target_tasks"),
-            given("max_tasks"),
-            given("planning_timeout_seconds"),
-            given("unsafe_where_sql"),
-            {k: _literal_param(v) for k, v in params.items()},
+        checked = self._read_request = _native.ReadRequest(
+            database, table, {k: _literal_param(v) for k, v in params.items()}, **read_options
         )
+        self._transport = checked.transport
         self._database, self._table = database, table
-        self._split = self._read_request.split
+        self._split = checked.split
         self._batch_rows = checked.batch_rows
         self._batch_bytes = checked.batch_bytes
         self._queries_per_task = checked.queries_per_task

@@ -88,7 +88,7 @@ class DorisDataSink(DataSink[dict]):
         self._mode = _native.commit_mode(self._options)
         # Per-load labels of a keyed write that is not atomic (shared by its tasks here).
         self._labels: Any = None
-        self._precommitted: list[tuple[int, str | None]] = []
+        self._precommitted: list[dict[str, Any]] = []
         # Atomic mode: the run (`_native.AtomicRun`: key, label, staging table or the key's
         # earlier commit; set by start()).
         self._atomic: Any = None
@@ -210,7 +210,7 @@ class DorisDataSink(DataSink[dict]):
             raise
         self._forget(txns)
 
-    def _forget(self, txns: list[tuple[int, str | None]]) -> None:
+    def _forget(self, txns: list[dict[str, Any]]) -> None:
         """Settled loads leave the list; any other failure keeps them for the abort."""
         with self._lock:
             self._precommitted = [t for t in self._precommitted if t not in txns]

@@ -9,19 +9,32 @@ use std::time::Duration;
 
 use doris_connection::{ClientIdentity, ConnectionSettings, HostPort, OptionValue};
 
+use doris_plan::DiscoveryPolicy;
+
 use super::{MySqlOptions, UnreadableColumns};
 use crate::error::ReadError;
-use crate::{BatchLimits, TaskCounts, TimestampUnits, TransportKind};
+use crate::{BatchLimits, SplitKind, TaskCounts, TimestampUnits, TransportKind};
 
 fn config(message: impl Into<String>) -> ReadError {
     ReadError::Config(message.into())
 }
 
-/// A read's transport settings, checked.
+/// A read's options, checked: how it plans and where its tasks connect.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// The wire.
     pub transport: TransportKind,
+    /// One task, or one per tablet group (`_query_plan`).
+    pub split: SplitKind,
+    /// What a split read does when its planning fails.
+    pub discovery_policy: DiscoveryPolicy,
+    /// Tasks a split read aims at, and at most.
+    pub task_counts: TaskCounts,
+    /// The whole-request timeout of `_query_plan` and `/api/backends`.
+    pub planning_timeout: Duration,
+    /// A trusted SQL fragment ANDed to every task's WHERE (non-blank, trimmed; bound to its
+    /// `:name` parameters by `doris_sql::bind_trusted_where`).
+    pub unsafe_where_sql: Option<String>,
     /// The batch bounds.
     pub limits: BatchLimits,
     /// Tablet groups one task reads at once (`None`: groups ÷ cores).
@@ -67,8 +80,14 @@ pub enum ReadConnection {
 
 impl ReadOptions {
     /// The option names [`ReadOptions::from_options`] reads.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 20] = [
         "transport",
+        "split",
+        "discovery_policy",
+        "target_tasks",
+        "max_tasks",
+        "planning_timeout_seconds",
+        "unsafe_where_sql",
         "connect_timeout_seconds",
         "query_timeout_seconds",
         "flight_port",
@@ -136,6 +155,29 @@ impl ReadOptions {
             take("queries_per_task"),
             TaskCounts::MOST,
         )?;
+        let split = match take("split") {
+            Some(value) => text(Some(&value)).parse::<SplitKind>()?,
+            None => SplitKind::default(),
+        };
+        let discovery_policy = match take("discovery_policy") {
+            Some(value) => text(Some(&value))
+                .parse::<DiscoveryPolicy>()
+                .map_err(|e| config(e.to_string()))?,
+            None => DiscoveryPolicy::default(),
+        };
+        let task_counts = TaskCounts::new(
+            count("target_tasks", take("target_tasks"), TaskCounts::MOST)?,
+            count("max_tasks", take("max_tasks"), TaskCounts::MOST)?,
+        )?;
+        let unsafe_where_sql = match take("unsafe_where_sql") {
+            None => None,
+            Some(OptionValue::Text(sql)) if !sql.trim().is_empty() => Some(sql.trim().to_owned()),
+            Some(_) => {
+                return Err(config(
+                    "unsafe_where_sql must be a non-blank string or None",
+                ));
+            }
+        };
         let mysql = match take("mysql_options") {
             None => MySqlOptions::default(),
             Some(OptionValue::Map(map)) => MySqlOptions::parse(map)?,
@@ -174,6 +216,10 @@ impl ReadOptions {
             None => TimestampUnits::default(),
         };
         let rule = |e: doris_connection::ConnectionSettingsError| config(e.to_string());
+        let planning_timeout = match take("planning_timeout_seconds") {
+            Some(value) => value.seconds("planning_timeout_seconds").map_err(rule)?,
+            None => TaskCounts::DEFAULT_PLANNING_TIMEOUT,
+        };
         // A timeout is given as an argument or as PyMySQL's key (as 1.1 code passes it),
         // never both.
         let mut timeout = |name: &str, from_mysql: Option<Duration>| match take(name) {
@@ -195,6 +241,11 @@ impl ReadOptions {
             .map_err(rule)?;
         Ok(Self {
             transport,
+            split,
+            discovery_policy,
+            task_counts,
+            planning_timeout,
+            unsafe_where_sql,
             limits,
             queries_per_task,
             mysql,
@@ -400,6 +451,23 @@ mod tests {
                 "timestamp_units must be one of",
             ),
             ("batch_row", Int(1), "\"batch_row\" is not a read option"),
+            ("split", Int(2), "split must be one of"),
+            (
+                "discovery_policy",
+                Text("maybe".into()),
+                "discovery_policy must be one of",
+            ),
+            (
+                "target_tasks",
+                Bool(true),
+                "target_tasks must be an integer",
+            ),
+            (
+                "planning_timeout_seconds",
+                Text("10".into()),
+                "must be a number of seconds",
+            ),
+            ("unsafe_where_sql", Text("   ".into()), "non-blank"),
             (
                 "flight_port",
                 Int(70_000),
