@@ -11,14 +11,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::args;
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::{DorisConnection, Links};
 use crate::errors::{ErrorClass, load_error, raise, write_metadata_error};
 use crate::runtime::block_on;
 use crate::write::reports;
 use crate::write_options::write_spec;
 
-async fn open(connection: &Connection, password: &str) -> Result<Session, StreamLoadError> {
-    let endpoint = connection.mysql(password, None);
+/// A statement session on the FE's MySQL port.
+async fn open(links: &Links<'_>) -> Result<Session, StreamLoadError> {
+    let endpoint = links.mysql();
     Session::open(&endpoint)
         .await
         .map_err(|e| StreamLoadError::Sql {
@@ -145,18 +146,17 @@ pub(crate) fn atomic_begin(
     table: &str,
     options: Bound<'_, PyDict>,
 ) -> PyResult<AtomicRun> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let spec = spec(&options)?;
     let key = spec.atomic_key();
     let label = atomic::key_label(&spec.label_prefix, &key).map_err(|e| load_error(&e))?;
-    let endpoint = connection.mysql(password, None);
+    let endpoint = links.mysql();
     let target = block_on(py, || {
         doris_read::fetch_table_schema(&endpoint, database, table)
     })
     .map_err(write_metadata_error)?;
     let begun = block_on(py, || async {
-        let mut session = open(connection, password).await?;
+        let mut session = open(&links).await?;
         AtomicWrite::begin(
             &mut session,
             database,
@@ -202,15 +202,14 @@ pub(crate) fn atomic_publish<'py>(
     results: Bound<'py, PyList>,
     table_columns: Vec<String>,
 ) -> PyResult<Py<PyAny>> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let spec = spec(&options)?;
     let run = resume(&spec, database, table, &run.key, run.staging()?)?;
     let tasks = reports(&results)?;
     let tags = WriteSummary::attempts_to_publish(&tasks);
     let columns = WriteSummary::published_columns(&tasks, &table_columns);
     let published = block_on(py, || async {
-        let mut session = open(connection, password).await?;
+        let mut session = open(&links).await?;
         run.publish(&mut session, &columns, &tags).await
     })
     .map_err(|e| load_error(&e))?;
@@ -237,11 +236,10 @@ pub(crate) fn atomic_discard(
     options: Bound<'_, PyDict>,
     run: PyRef<'_, AtomicRun>,
 ) -> PyResult<()> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let run = resume(&spec(&options)?, database, table, &run.key, run.staging()?)?;
     block_on(py, || async {
-        let mut session = open(connection, password).await?;
+        let mut session = open(&links).await?;
         run.discard(&mut session).await
     })
     .map_err(|e| load_error(&e))
@@ -256,12 +254,11 @@ pub(crate) fn atomic_cleanup(
     database: &str,
     older_than_seconds: f64,
 ) -> PyResult<Vec<String>> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let age =
         std::time::Duration::try_from_secs_f64(older_than_seconds.max(0.0)).unwrap_or_default();
     block_on(py, || async {
-        let mut session = open(connection, password).await?;
+        let mut session = open(&links).await?;
         atomic::cleanup(&mut session, database, age).await
     })
     .map_err(|e| load_error(&e))
@@ -277,12 +274,11 @@ pub(crate) fn atomic_cleanup_ledger(
     ledger: &str,
     older_than_seconds: f64,
 ) -> PyResult<u64> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let age =
         std::time::Duration::try_from_secs_f64(older_than_seconds.max(0.0)).unwrap_or_default();
     block_on(py, || async {
-        let mut session = open(connection, password).await?;
+        let mut session = open(&links).await?;
         atomic::cleanup_ledger(&mut session, database, ledger, age).await
     })
     .map_err(|e| load_error(&e))

@@ -11,7 +11,7 @@ use pyo3::types::{PyMapping, PyString};
 use pyo3_arrow::PySchema;
 
 use crate::args;
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::errors::{ErrorClass, raise, read_error, sql_error};
 use crate::runtime::block_on;
 
@@ -35,9 +35,8 @@ enum Answer {
 }
 
 fn run(py: Python<'_>, connection: PyRef<'_, DorisConnection>, call: Call) -> PyResult<Answer> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
-    let endpoint = connection.mysql(password, None);
+    let links = connection.resolve(py)?;
+    let endpoint = links.mysql();
     block_on(py, || async move {
         let mut s = Session::open(&endpoint).await?;
         Ok::<_, ReadError>(match call {

@@ -364,50 +364,62 @@ impl Connection {
         })
     }
 
-    /// The user.
-    pub(crate) fn user(&self) -> &str {
-        self.settings.credentials.user()
-    }
-
     /// The settings with `password`.
-    pub(crate) fn settings(&self, password: &str) -> ConnectionSettings {
+    fn settings(&self, password: &str) -> ConnectionSettings {
         let mut settings = self.settings.clone();
-        settings.credentials = Credentials::new(self.user(), password);
+        settings.credentials = Credentials::new(self.settings.credentials.user(), password);
         settings
     }
+}
 
+impl DorisConnection {
+    /// This connection's links, the password resolved in this process
+    /// (`daft_doris.secrets.resolve_secret`).
+    pub(crate) fn resolve(&self, py: Python<'_>) -> PyResult<Links<'_>> {
+        Ok(Links {
+            settings: self.built.settings(&self.password_value(py)?),
+            connection: &self.built,
+        })
+    }
+}
+
+/// A connection's links with its password resolved: each crate's endpoint of the FE.
+pub(crate) struct Links<'a> {
+    connection: &'a Connection,
+    settings: ConnectionSettings,
+}
+
+impl Links<'_> {
     /// The MySQL endpoint of the FE.
-    pub(crate) fn mysql(&self, password: &str, database: Option<&str>) -> MySqlEndpoint {
-        let mut endpoint = MySqlEndpoint::from_settings(&self.settings(password));
-        endpoint.database = database.map(str::to_owned);
-        if let Some(identity) = &self.mysql_client_identity {
+    pub(crate) fn mysql(&self) -> MySqlEndpoint {
+        let mut endpoint = MySqlEndpoint::from_settings(&self.settings);
+        if let Some(identity) = &self.connection.mysql_client_identity {
             endpoint.client_identity = Some(identity.clone());
         }
         endpoint
     }
 
     /// The FE's HTTP face (`_query_plan`, `/api/backends`).
-    pub(crate) fn fe_http(&self, password: &str) -> PyResult<PlanEndpoint> {
-        PlanEndpoint::from_settings(&self.settings(password)).map_err(|e| config(e.to_string()))
+    pub(crate) fn fe_http(&self) -> PyResult<PlanEndpoint> {
+        PlanEndpoint::from_settings(&self.settings).map_err(|e| config(e.to_string()))
     }
 
     /// The FE's Flight SQL endpoint, with the read's location rules and ADBC options; its
     /// locations are checked against the BEs the FE's HTTP face reports.
-    pub(crate) fn flight(&self, password: &str) -> PyResult<FlightSqlEndpoint> {
-        let settings = self.settings(password);
-        match &self.read {
-            Some(read) => read.flight_endpoint(&settings),
-            None => FlightSqlEndpoint::from_settings(&settings),
+    pub(crate) fn flight(&self) -> PyResult<FlightSqlEndpoint> {
+        match &self.connection.read {
+            Some(read) => read.flight_endpoint(&self.settings),
+            None => FlightSqlEndpoint::from_settings(&self.settings),
         }
         .map_err(connection_rule)
     }
 
     /// A Stream Load client configuration for the FE, with the redirect settings.
-    pub(crate) fn stream_load(&self, password: &str) -> PyResult<ClientConfig> {
-        let mut config = ClientConfig::from_settings(&self.settings(password))
-            .map_err(|e| raise(ErrorClass::ConfigurationError, e.to_string()))?;
-        config.allowlist = self.redirects.clone();
-        config.redirect_policy = self.redirect_policy;
+    pub(crate) fn stream_load(&self) -> PyResult<ClientConfig> {
+        let mut config =
+            ClientConfig::from_settings(&self.settings).map_err(|e| config(e.to_string()))?;
+        config.allowlist = self.connection.redirects.clone();
+        config.redirect_policy = self.connection.redirect_policy;
         Ok(config)
     }
 

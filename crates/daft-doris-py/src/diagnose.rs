@@ -3,7 +3,7 @@
 use doris_read::diagnose::{Targets, diagnose as run_checks};
 use pyo3::prelude::*;
 
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::runtime::block_on;
 
 /// One check as Python sees it: `(check, target, outcome, detail, fix, line)`, `line`
@@ -20,12 +20,11 @@ pub(crate) fn diagnose(
     table: Option<String>,
     flight: bool,
 ) -> PyResult<Vec<CheckRow>> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
-    let mut targets = Targets::new(connection.mysql(password, None));
-    targets.fe_http = Some(connection.fe_http(password)?);
+    let links = connection.resolve(py)?;
+    let mut targets = Targets::new(links.mysql());
+    targets.fe_http = Some(links.fe_http()?);
     if flight {
-        targets.flight = Some(connection.flight(password)?);
+        targets.flight = Some(links.flight()?);
     }
     targets.table = database.zip(table);
     let checks = block_on(py, || async move { run_checks(&targets).await });

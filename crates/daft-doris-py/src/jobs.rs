@@ -17,7 +17,7 @@ use pyo3::types::{PyDict, PyMapping, PyString};
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::args;
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::errors::{ErrorClass, job_error, raise, sql_error};
 use crate::runtime::{block_on, block_on_interruptible};
 
@@ -188,8 +188,7 @@ pub(crate) fn job_create(
     offset: Option<Bound<'_, PyAny>>,
     comment: Option<String>,
 ) -> PyResult<()> {
-    let password = &connection.password_value(py)?;
-    let conn: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let settings = settings(
         max_batch_files,
         max_batch_bytes,
@@ -200,7 +199,7 @@ pub(crate) fn job_create(
     let mut job = CreateStreamingJob::new(check_job_name(name)?, insert.0.clone());
     job.properties = settings.properties().map_err(sql_error)?;
     job.comment = comment;
-    let endpoint = conn.mysql(password, None);
+    let endpoint = links.mysql();
     block_on(py, || async move {
         doris_jobs::admin::create_job(&endpoint, &job).await
     })
@@ -226,8 +225,7 @@ pub(crate) fn job_alter(
     session: Option<Bound<'_, PyAny>>,
     offset: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let password = &connection.password_value(py)?;
-    let conn: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let name = check_job_name(name)?;
     let settings = settings(
         max_batch_files,
@@ -238,7 +236,7 @@ pub(crate) fn job_alter(
     )?;
     let props = settings.properties().map_err(sql_error)?;
     let insert = insert.map(|i| i.0.clone());
-    let endpoint = conn.mysql(password, None);
+    let endpoint = links.mysql();
     block_on(py, || async move {
         doris_jobs::admin::alter_job(&endpoint, &name, &props, insert.as_ref()).await
     })
@@ -318,9 +316,8 @@ pub(crate) fn job_wait(
     let name = check_job_name(name)?;
     let timeout = args::seconds("timeout_seconds", timeout_seconds)?;
     let poll = args::seconds("poll_seconds", poll_seconds)?;
-    let password = &connection.password_value(py)?;
-    let conn: &Connection = &connection;
-    let endpoint = conn.mysql(password, None);
+    let links = connection.resolve(py)?;
+    let endpoint = links.mysql();
     let batch = block_on_interruptible(py, || async move {
         let row =
             doris_jobs::admin::wait_for_file(&endpoint, &name, last_key.as_deref(), timeout, poll)
@@ -341,13 +338,12 @@ pub(crate) fn job_control(
     name: &str,
     if_exists: bool,
 ) -> PyResult<()> {
-    let password = &connection.password_value(py)?;
-    let conn: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let control = action
         .parse::<JobControl>()
         .map_err(sql_error)?
         .with_if_exists(if_exists);
-    let endpoint = conn.mysql(password, None);
+    let endpoint = links.mysql();
     let name = name.to_owned();
     block_on(py, || async move {
         doris_jobs::admin::control_job(&endpoint, control, &name).await
@@ -381,9 +377,8 @@ where
     F: FnOnce(doris_mysql::MySqlEndpoint) -> Fut + Send,
     Fut: std::future::Future<Output = Result<arrow::array::RecordBatch, JobError>>,
 {
-    let password = &connection.password_value(py)?;
-    let conn: &Connection = &connection;
-    let endpoint = conn.mysql(password, None);
+    let links = connection.resolve(py)?;
+    let endpoint = links.mysql();
     let batch = block_on(py, || fetch(endpoint)).map_err(job_error)?;
     Ok(PyRecordBatch::new(batch).into_pyarrow(py)?.unbind())
 }

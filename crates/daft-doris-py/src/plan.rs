@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::args::{from_python, given, identifier};
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::errors::{ErrorClass, raise, read_error};
 use crate::runtime::block_on;
 
@@ -176,14 +176,13 @@ pub(crate) fn plan_read(
     schema: Option<PySchema>,
     queries_per_task: Option<usize>,
 ) -> PyResult<PlannedRead> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let filter: Option<Expr> = match filter.filter(|f| !f.is_none()) {
         Some(f) => Some(from_python("filter", &f)?),
         None => None,
     };
     let split = if request.options.split == SplitKind::Auto {
-        let mut fe = connection.fe_http(password)?;
+        let mut fe = links.fe_http()?;
         fe.timeout = request.options.planning_timeout;
         Split::Auto {
             fe,
@@ -215,7 +214,7 @@ pub(crate) fn plan_read(
             plan_read_of_schema(database, table, schema.into_inner(), &options)
         }),
         None => {
-            let endpoint = connection.mysql(password, None);
+            let endpoint = links.mysql();
             block_on(py, || plan_table_read(&endpoint, database, table, &options))
         }
     }

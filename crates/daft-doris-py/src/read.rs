@@ -6,7 +6,7 @@ use doris_read::{BatchLimits, BatchStream, Transport, TransportKind, discover_in
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::errors::read_error;
 use crate::runtime::block_on;
 
@@ -28,13 +28,12 @@ pub(crate) fn describe_table(
     table: &str,
     timestamp_units: Option<&str>,
 ) -> PyResult<(Py<PyAny>, Vec<UnreadableColumn>)> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let units = match timestamp_units {
         Some(name) => doris_read::options::timestamp_units(name).map_err(read_error)?,
         None => doris_read::TimestampUnits::default(),
     };
-    let endpoint = connection.mysql(password, None);
+    let endpoint = links.mysql();
     let layout =
         block_on(py, || discover_in(&endpoint, database, table, units)).map_err(read_error)?;
     let mut fields = Vec::new();
@@ -78,13 +77,12 @@ impl BatchReader {
         batch_rows: usize,
         batch_bytes: usize,
     ) -> PyResult<Self> {
-        let password = &connection.password_value(py)?;
-        let connection: &Connection = &connection;
+        let links = connection.resolve(py)?;
         let limits = BatchLimits::new(batch_rows, batch_bytes).map_err(read_error)?;
         let schema = schema.into_inner();
         let transport = match transport.parse::<TransportKind>().map_err(read_error)? {
-            TransportKind::MySql => Transport::MySql(connection.mysql(password, None)),
-            TransportKind::Flight => Transport::Flight(connection.flight(password)?),
+            TransportKind::MySql => Transport::MySql(links.mysql()),
+            TransportKind::Flight => Transport::Flight(links.flight()?),
         };
         let stream = block_on(py, || transport.read(sql, schema, limits)).map_err(read_error)?;
         Ok(Self {

@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::args::{from_python, to_python};
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::errors::{ErrorClass, load_error, raise, write_metadata_error};
 use crate::runtime::block_on;
 
@@ -61,11 +61,10 @@ pub(crate) fn check_write_target(
     schema: PySchema,
     options: Bound<'_, PyDict>,
 ) -> PyResult<WriteTarget> {
-    let password = &connection.password_value(py)?;
-    let connection: &Connection = &connection;
+    let links = connection.resolve(py)?;
     let spec = crate::write_options::write_spec(&options)?;
     let operation = spec.operation;
-    let endpoint = connection.mysql(password, None);
+    let endpoint = links.mysql();
     let (table_schema, release) = block_on(py, || {
         doris_read::fetch_table_schema_and_release(&endpoint, database, table)
     })

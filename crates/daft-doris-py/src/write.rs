@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
 
 use crate::args;
-use crate::connection::{Connection, DorisConnection};
+use crate::connection::DorisConnection;
 use crate::errors::{ErrorClass, load_error, loader_error, raise};
 use crate::runtime::block_on;
 use crate::target::WriteTarget;
@@ -64,13 +64,12 @@ impl TableWriter {
         target: Option<PyRef<'_, WriteTarget>>,
         staging_table: Option<String>,
     ) -> PyResult<Self> {
-        let password = &connection.password_value(connection.py())?;
-        let connection: &Connection = &connection;
+        let links = connection.resolve(connection.py())?;
         let mut spec = write_spec(&options)?;
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
         let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
-        let mut config = connection.stream_load(password)?;
-        spec.configure_client(&mut config, connection.query_timeout());
+        let mut config = links.stream_load()?;
+        spec.configure_client(&mut config, links.query_timeout());
         let load_options = spec.load_options().map_err(|e| load_error(&e))?;
         let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
         Ok(Self {
