@@ -319,7 +319,7 @@ impl Connection {
         ca_pem: Option<String>,
         links: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
-        let mut settings = options.settings("");
+        let mut settings = options.settings("").map_err(|e| config(e.to_string()))?;
         settings.ca_pem = ca_pem.map(String::into_bytes);
         settings.client_identity = identity_files(
             ("tls_client_cert_file", options.tls_client_cert_file.clone()),

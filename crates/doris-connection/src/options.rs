@@ -13,7 +13,7 @@
 //!         "mysql_ssl_mode": "verify_ca"}"#,
 //! )
 //! .unwrap();
-//! let fe = options.settings("s3cr3t");
+//! let fe = options.settings("s3cr3t").unwrap();
 //! assert_eq!((fe.http_port, fe.mysql_port), (18030, 9030));
 //! assert_eq!(fe.query_timeout, Duration::from_secs(45));
 //! assert_eq!(fe.mysql_ssl_mode, SslMode::VerifyCa);
@@ -342,11 +342,6 @@ impl ConnectionOptions {
             ))
         };
         match name {
-            "host" => {
-                let host = value.text("host", "a non-empty string")?;
-                crate::check_host(host)?;
-                self.host = host.to_owned();
-            }
             "username" => match value {
                 OptionValue::Text(user) if !user.is_empty() => self.username = user.clone(),
                 _ => return Err(ConnectionSettingsError::EmptyUser),
@@ -464,20 +459,21 @@ impl ConnectionOptions {
     /// The connection settings of these options, the user's `password` with them. The CA
     /// and client certificate files are not read here (this crate does no I/O): the caller
     /// sets [`ConnectionSettings::ca_pem`] and [`ConnectionSettings::client_identity`] from
-    /// them.
-    pub fn settings(&self, password: impl Into<String>) -> ConnectionSettings {
-        // Not `ConnectionSettings::new`: host and user were checked when the options were
-        // made, and a caller who changed the public fields since gets them as they are.
-        let mut settings = ConnectionSettings::new("localhost", Credentials::new("root", ""))
-            .expect("the defaults are valid")
+    /// them. The host and user are checked again ([`ConnectionSettings::new`]): the
+    /// fields are public.
+    pub fn settings(
+        &self,
+        password: impl Into<String>,
+    ) -> Result<ConnectionSettings, ConnectionSettingsError> {
+        let credentials = Credentials::new(&self.username, password);
+        let mut settings = ConnectionSettings::new(&self.host, credentials)?
             .with_request_timeout(self.request_timeout);
-        settings.host.clone_from(&self.host);
-        settings.credentials = Credentials::new(&self.username, password);
         settings.http_port = self.http_port;
         settings.mysql_port = self.mysql_port;
         settings.http_secure = self.http_secure;
         settings.mysql_ssl_mode = self.mysql_ssl_mode;
-        settings
+        settings.check()?;
+        Ok(settings)
     }
 
     /// Where Stream Load may follow the FE's redirect: the FE's host and
@@ -629,7 +625,7 @@ mod tests {
     #[test]
     fn the_settings_carry_the_options() {
         let fe = options(&[("request_timeout_seconds", OptionValue::Float(900.0))]).unwrap();
-        let settings = fe.settings("");
+        let settings = fe.settings("").unwrap();
         assert_eq!(settings.query_timeout, Duration::from_secs(900));
         assert_eq!(
             settings.connect_timeout,
