@@ -352,6 +352,8 @@ def test_the_sink_snapshots_its_options(doris):
         ({"host": ""}, "host must be a non-empty string"),
         ({"username": ""}, "username must be a non-empty string"),
         ({"http_port": 0}, "http_port must be an integer from 1 to 65535"),
+        # An integer beyond 64 bits is named by the same rule, not by its type.
+        ({"mysql_port": 2**70}, "mysql_port must be an integer from 1 to 65535"),
         ({"mysql_port": "9030"}, "mysql_port"),
         ({"http_secure": 1}, "http_secure must be a bool"),
         ({"verify_tls": False}, "TLS is always verified"),

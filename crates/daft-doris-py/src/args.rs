@@ -141,11 +141,17 @@ pub(crate) fn option(
     if nesting(value, 0) > doris_sql::Expr::MAX_DEPTH {
         return Err(config(format!("{name} is nested too deeply")));
     }
-    pythonize::depythonize(value).map_err(|_| {
-        config(format!(
+    pythonize::depythonize(value).or_else(|_| {
+        // An integer beyond 64 bits: a number every integer rule refuses, by its own words.
+        if value.is_instance_of::<PyInt>()
+            && let Ok(number) = value.extract::<f64>()
+        {
+            return Ok(doris_connection::OptionValue::Float(number));
+        }
+        Err(config(format!(
             "{name} must be a bool, number, string, list or mapping of them (so that it can \
              travel to the workers)"
-        ))
+        )))
     })
 }
 
