@@ -137,8 +137,9 @@ fn pytest(python: &Path, paths: &[&str], name: &str, workers: usize) -> Result<(
 const OTHER_PYTHONS: [&str; 2] = ["3.12", "3.13"];
 
 /// The tests they run: the public API end to end (reads, writes, logs).
-const OTHER_PYTHON_TESTS: [&str; 4] = [
+const OTHER_PYTHON_TESTS: [&str; 5] = [
     "tests/python/test_read_doris.py",
+    "tests/python/test_read_options.py",
     "tests/python/test_write_doris.py",
     "tests/python/test_write_atomic.py",
     "tests/python/test_logging.py",
