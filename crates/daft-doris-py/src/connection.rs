@@ -31,10 +31,18 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 use crate::args;
 use crate::errors::{ErrorClass, raise, read_error};
 
-/// Where a read's links keep how the connection came (`ReadConnection::Given` or not) and
-/// the text of PyMySQL's `ssl_ca`, read once where the read was made.
-const GIVEN: &str = "_given";
-const MYSQL_CA_PEM: &str = "_mysql_ca_pem";
+/// A read laid over a connection, as a pickle carries it: the read's options as given
+/// (`doris_read::options::ReadOptions`' names), whether the user gave the connection
+/// (`ReadConnection::Given`), and the text of PyMySQL's `ssl_ca`, read once where the read
+/// was made.
+type ReadLink = (Py<PyDict>, bool, Option<String>);
+
+/// The same, checked: what `Connection::build` lays over the connection.
+type CheckedRead = (
+    doris_read::options::ReadOptions,
+    ReadConnection,
+    Option<String>,
+);
 
 fn config(message: impl Into<String>) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
@@ -71,9 +79,8 @@ pub(crate) struct DorisConnection {
     password: Py<PyAny>,
     /// The text of `tls_ca_file`, read when the connection was first made.
     ca_pem: Option<String>,
-    /// The read's options as given (`doris_read::options::ReadOptions`' names), laid over
-    /// the connection's own, with `GIVEN` and `MYSQL_CA_PEM`; empty outside a read.
-    read_links: Py<PyDict>,
+    /// The read laid over the connection, if any.
+    read_link: Option<ReadLink>,
     /// The endpoints' settings.
     built: Connection,
 }
@@ -113,12 +120,9 @@ impl DorisConnection {
             None => PyString::new(py, "").into_any().unbind(),
         };
         // A pickle's own keywords: the CA text read where the connection was first made,
-        // and a read's links.
+        // and the read laid over it.
         let mut ca_pem = take("_ca_pem")?.map(|pem| pem.extract()).transpose()?;
-        let read_links = match take("_read_links")? {
-            Some(links) => links.cast_into::<PyDict>()?,
-            None => PyDict::new(py),
-        };
+        let read_link: Option<ReadLink> = take("_read")?.map(|r| r.extract()).transpose()?;
         let given = args::options("", &keywords)?;
         let options = ConnectionOptions::from_options(given).map_err(|e| match e {
             ConnectionSettingsError::UnknownOption(name) => PyTypeError::new_err(format!(
@@ -134,12 +138,18 @@ impl DorisConnection {
         {
             ca_pem = Some(read_ca_file("tls_ca_file", path)?);
         }
-        let built = Connection::build(&options, ca_pem.clone(), &read_links)?;
+        let read = match &read_link {
+            Some((links, given, mysql_ca_pem)) => {
+                Some(check_read(links.bind(py), *given, mysql_ca_pem.clone())?)
+            }
+            None => None,
+        };
+        let built = Connection::build(&options, ca_pem.clone(), read)?;
         Ok(Self {
             options,
             password,
             ca_pem,
-            read_links: read_links.unbind(),
+            read_link,
             built,
         })
     }
@@ -190,19 +200,19 @@ impl DorisConnection {
         options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let links = options.unwrap_or_else(|| PyDict::new(py));
-        let read = crate::read_options::read_options(&links)?;
-        links.set_item(GIVEN, given)?;
-        if let Some(path) = &read.mysql.ssl_ca {
-            // PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
-            let pem = read_ca_file("mysql_options ssl_ca", path)?;
-            links.set_item(MYSQL_CA_PEM, pem)?;
-        }
-        let built = Connection::build(&self.options, self.ca_pem.clone(), &links)?;
+        let (read, origin, _) = check_read(&links, given, None)?;
+        // PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
+        let mysql_ca_pem = match &read.mysql.ssl_ca {
+            Some(path) => Some(read_ca_file("mysql_options ssl_ca", path)?),
+            None => None,
+        };
+        let checked = (read, origin, mysql_ca_pem.clone());
+        let built = Connection::build(&self.options, self.ca_pem.clone(), Some(checked))?;
         Ok(Self {
             options: self.options.clone(),
             password: self.password.clone_ref(py),
             ca_pem: self.ca_pem.clone(),
-            read_links: links.unbind(),
+            read_link: Some((links.unbind(), given, mysql_ca_pem)),
             built,
         })
     }
@@ -231,7 +241,9 @@ impl DorisConnection {
         }
         keywords.set_item("password", self.password.bind(py))?;
         keywords.set_item("_ca_pem", self.ca_pem.as_deref())?;
-        keywords.set_item("_read_links", self.read_links.bind(py).copy()?)?;
+        if let Some((links, given, mysql_ca_pem)) = &self.read_link {
+            keywords.set_item("_read", (links.bind(py).copy()?, *given, mysql_ca_pem))?;
+        }
         Ok((PyTuple::empty(py), keywords))
     }
 
@@ -241,7 +253,13 @@ impl DorisConnection {
         };
         let other = other.get();
         Ok(self.options == other.options
-            && self.read_links.bind(py).eq(other.read_links.bind(py))?)
+            && match (&self.read_link, &other.read_link) {
+                (None, None) => true,
+                (Some((a, given_a, ca_a)), Some((b, given_b, ca_b))) => {
+                    given_a == given_b && ca_a == ca_b && a.bind(py).eq(b.bind(py))?
+                }
+                _ => false,
+            })
     }
 
     fn __hash__(&self) -> u64 {
@@ -312,12 +330,12 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// The settings of `options` with a read's `links` over them; the client certificates
-    /// are read from their files now.
+    /// The settings of `options` with a checked read laid over them; the client
+    /// certificates are read from their files now.
     fn build(
         options: &ConnectionOptions,
         ca_pem: Option<String>,
-        links: &Bound<'_, PyDict>,
+        read: Option<CheckedRead>,
     ) -> PyResult<Self> {
         let mut settings = options.settings("").map_err(|e| config(e.to_string()))?;
         settings.ca_pem = ca_pem.map(String::into_bytes);
@@ -326,30 +344,14 @@ impl Connection {
             ("tls_client_key_file", options.tls_client_key_file.clone()),
         )?;
         // A read's options, laid over the connection's own.
-        let mut read = None;
-        if !links.is_empty() {
-            let given = links
-                .get_item(GIVEN)?
-                .is_none_or(|g| g.is_truthy().unwrap_or(true));
-            let mysql_ca_pem = links.get_item(MYSQL_CA_PEM)?;
-            let options = links.copy()?;
-            options.del_item(GIVEN).ok();
-            options.del_item(MYSQL_CA_PEM).ok();
-            let options = crate::read_options::read_options(&options)?;
-            let origin = if given {
-                ReadConnection::Given
-            } else {
-                ReadConnection::Keywords
-            };
-            options
-                .apply(&mut settings, origin)
-                .map_err(connection_rule)?;
-            settings.mysql_ca_pem = args::given(mysql_ca_pem)
-                .map(|pem| pem.extract::<String>())
-                .transpose()?
-                .map(String::into_bytes);
-            read = Some(options);
-        }
+        let read = match read {
+            Some((read, origin, mysql_ca_pem)) => {
+                read.apply(&mut settings, origin).map_err(connection_rule)?;
+                settings.mysql_ca_pem = mysql_ca_pem.map(String::into_bytes);
+                Some(read)
+            }
+            None => None,
+        };
         let mysql_client_identity = match &read {
             Some(read) => read.mysql_client_identity().map_err(connection_rule)?,
             None => None,
@@ -441,6 +443,24 @@ fn identity_files(
         (key_name, key.as_deref()),
     )
     .map_err(connection_rule)
+}
+
+/// A read as a pickle carries it, checked (`doris_read::options::ReadOptions`).
+fn check_read(
+    links: &Bound<'_, PyDict>,
+    given: bool,
+    mysql_ca_pem: Option<String>,
+) -> PyResult<CheckedRead> {
+    let origin = if given {
+        ReadConnection::Given
+    } else {
+        ReadConnection::Keywords
+    };
+    Ok((
+        crate::read_options::read_options(links)?,
+        origin,
+        mysql_ca_pem,
+    ))
 }
 
 /// The PEM text of the CA file at `path`, read now, where the connection is configured
