@@ -44,6 +44,9 @@ def test_namespaces_and_tables_are_listed_without_system_or_staging_ones(doris):
     assert c.list_tables("sales") == [Identifier("sales", "orders")]
     assert c.list_tables("sales.ord") == [Identifier("sales", "orders")]
     assert c.list_tables("sales.x") == []
+    # Not a database: a table-name prefix in every database.
+    assert c.list_tables("ord") == [Identifier("sales", "orders")]
+    assert c.list_tables("sal") == []
     assert c.has_namespace("sales") and not c.has_namespace("nope")
     assert c.has_table("sales.orders") and not c.has_table("sales.nope") and not c.has_table("nope.orders")
     with pytest.raises(NotFoundError):

@@ -121,5 +121,5 @@ def test_the_command_lines_defaults_are_the_crates():
         defaults["username"],
         defaults["http_port"],
         defaults["mysql_port"],
-        defaults["flight_port"],
+        _native.DEFAULTS["read"]["flight_port"],
     )

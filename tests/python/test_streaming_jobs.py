@@ -274,7 +274,7 @@ BAD_CALLS = [
         lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, session={"a; DROP": 1}),
         "session variable name",
     ),
-    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, session={"x": object()}), "property x"),
+    (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, session={"x": object()}), "session x"),
     (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, offset=5), "offset must be"),
     (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns="id"), "not a single string"),
     (lambda: StreamingJob.create(DEAD, "j", TABLE, GOOD_SOURCE, columns=[]), "at least one"),

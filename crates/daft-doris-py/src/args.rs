@@ -3,10 +3,9 @@
 //! value (it may be a secret pasted into the wrong argument). The limits are the package's
 //! documented ones.
 
-use std::time::Duration;
-
+use doris_connection::ConnectionSettingsError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyList, PyMapping, PyTuple};
 use serde::de::DeserializeOwned;
 
 use crate::errors::{ErrorClass, raise};
@@ -18,37 +17,6 @@ fn config(message: String) -> PyErr {
 /// `value` unless it is missing or `None`.
 pub(crate) fn given(value: Option<Bound<'_, PyAny>>) -> Option<Bound<'_, PyAny>> {
     value.filter(|v| !v.is_none())
-}
-
-/// An integer in `[low, high]` (a `bool` is not an integer here).
-pub(crate) fn int_in(name: &str, value: &Bound<'_, PyAny>, low: i64, high: i64) -> PyResult<i64> {
-    let refuse = || config(format!("{name} must be an integer from {low} to {high}"));
-    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
-        return Err(refuse());
-    }
-    match value.extract::<i64>() {
-        Ok(n) if (low..=high).contains(&n) => Ok(n),
-        _ => Err(refuse()),
-    }
-}
-
-/// A timeout in seconds, more than 0 and at most `doris_connection::ConnectionSettings::MAX_TIMEOUT`.
-pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Duration> {
-    if value.is_instance_of::<PyBool>()
-        || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
-    {
-        return Err(config(format!("{name} must be a number of seconds")));
-    }
-    let seconds: f64 = value
-        .extract()
-        .map_err(|_| config(format!("{name} must be a number of seconds")))?;
-    let most = doris_connection::ConnectionSettings::MAX_TIMEOUT.as_secs();
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= most as f64) {
-        return Err(config(format!(
-            "{name} must be more than 0 and at most {most} seconds"
-        )));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// A name parsed by the crate type that owns its choices (its `FromStr`): a value that is
@@ -132,7 +100,9 @@ pub(crate) fn options(
         .collect()
 }
 
-/// One option's value (pythonize); a value of another type is refused naming `name`.
+/// One option's value (pythonize); a value of another type is refused naming `name`, and
+/// within a mapping (PyMySQL's `mysql_options`, a job's `session`) naming `name` and the
+/// key.
 pub(crate) fn option(
     name: &str,
     value: &Bound<'_, PyAny>,
@@ -140,6 +110,14 @@ pub(crate) fn option(
     // A cyclic list or dict ends here, not in a stack overflow.
     if nesting(value, 0) > doris_sql::Expr::MAX_DEPTH {
         return Err(config(format!("{name} is nested too deeply")));
+    }
+    if let Ok(mapping) = value.cast::<PyMapping>() {
+        let given = PyDict::new(value.py());
+        given.update(mapping)?;
+        let items = options(&format!("{name} "), &given)?;
+        return Ok(doris_connection::OptionValue::Map(
+            items.into_iter().collect(),
+        ));
     }
     pythonize::depythonize(value).or_else(|_| {
         // An integer beyond 64 bits: a number every integer rule refuses, by its own words.
@@ -163,30 +141,12 @@ pub(crate) fn to_python<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyRes
         .map_err(|e| config(format!("unserializable value: {e}")))
 }
 
-/// A boolean switch (an integer is not one).
-pub(crate) fn flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    value
-        .cast::<PyBool>()
-        .map(|b| b.is_true())
-        .map_err(|_| config(format!("{name} must be a bool")))
-}
-
-/// A TCP port number.
-pub(crate) fn port(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u16> {
-    Ok(int_in(name, value, 1, 65_535)? as u16)
-}
-
-/// The items of a list or tuple (`None`: none); anything else (a lone string, a set) is
-/// refused, naming `name`.
-pub(crate) fn items<'py>(
+/// One argument read by one of `doris_connection::OptionValue`'s rules (`int_in`,
+/// `seconds`, `port`, `flag`: the crates' own), a `ConfigurationError` naming it.
+pub(crate) fn rule<T>(
     name: &str,
-    value: &Bound<'py, PyAny>,
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if value.is_none() {
-        return Ok(Vec::new());
-    }
-    if !(value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
-        return Err(config(format!("{name} must be a list or tuple")));
-    }
-    value.try_iter()?.collect()
+    value: &Bound<'_, PyAny>,
+    read: impl FnOnce(&doris_connection::OptionValue, &str) -> Result<T, ConnectionSettingsError>,
+) -> PyResult<T> {
+    read(&option(name, value)?, name).map_err(|e| config(e.to_string()))
 }

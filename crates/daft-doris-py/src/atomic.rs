@@ -3,10 +3,9 @@
 //! the tasks' reports) and `doris_mysql`'s SQL session.
 
 use doris_mysql::Session;
-use doris_sql::WriteOperation;
 use doris_streamload::StreamLoadError;
-use doris_write::atomic::{self, AtomicPolicy, AtomicWrite, Begun, CommittedBy};
-use doris_write::{WriteSpec, WriteSummary};
+use doris_write::WriteSummary;
+use doris_write::atomic::{self, Begun, CommittedBy};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -30,34 +29,6 @@ async fn open(links: &Links<'_>) -> Result<Session, StreamLoadError> {
 
 fn config(message: &str) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
-}
-
-fn spec(options: &Bound<'_, PyDict>) -> PyResult<WriteSpec> {
-    write_spec(options)
-}
-
-/// The run `atomic_begin` started, from the key and staging table the sink kept.
-fn resume(
-    spec: &WriteSpec,
-    database: &str,
-    table: &str,
-    key: &str,
-    staging: &str,
-) -> PyResult<AtomicWrite> {
-    let label = atomic::key_label(&spec.label_prefix, key).map_err(|e| load_error(&e))?;
-    AtomicWrite::resume(
-        database,
-        table,
-        label,
-        staging,
-        spec.commit_record.clone(),
-        AtomicPolicy::default(),
-    )
-    .map(|run| {
-        run.with_partial_update(spec.operation == WriteOperation::PartialUpdate)
-            .with_overwrite(spec.overwrite)
-    })
-    .map_err(|e| load_error(&e))
 }
 
 /// An atomic write's run, as `atomic_begin` found or started it: the key, its label, and
@@ -147,9 +118,8 @@ pub(crate) fn atomic_begin(
     options: Bound<'_, PyDict>,
 ) -> PyResult<AtomicRun> {
     let links = connection.resolve(py)?;
-    let spec = spec(&options)?;
+    let spec = write_spec(&options)?;
     let key = spec.atomic_key();
-    let label = atomic::key_label(&spec.label_prefix, &key).map_err(|e| load_error(&e))?;
     let endpoint = links.mysql();
     let target = block_on(py, || {
         doris_read::fetch_table_schema(&endpoint, database, table)
@@ -157,15 +127,8 @@ pub(crate) fn atomic_begin(
     .map_err(write_metadata_error)?;
     let begun = block_on(py, || async {
         let mut session = open(&links).await?;
-        AtomicWrite::begin(
-            &mut session,
-            database,
-            &target,
-            label,
-            spec.commit_record.clone(),
-            AtomicPolicy::default(),
-        )
-        .await
+        spec.begin_atomic(&mut session, database, &target, &key)
+            .await
     })
     .map_err(|e| load_error(&e))?;
     Ok(match begun {
@@ -203,8 +166,10 @@ pub(crate) fn atomic_publish<'py>(
     table_columns: Vec<String>,
 ) -> PyResult<Py<PyAny>> {
     let links = connection.resolve(py)?;
-    let spec = spec(&options)?;
-    let run = resume(&spec, database, table, &run.key, run.staging()?)?;
+    let spec = write_spec(&options)?;
+    let run = spec
+        .resume_atomic(database, table, &run.key, run.staging()?)
+        .map_err(|e| load_error(&e))?;
     let tasks = reports(&results)?;
     let tags = WriteSummary::attempts_to_publish(&tasks);
     let columns = WriteSummary::published_columns(&tasks, &table_columns);
@@ -237,7 +202,9 @@ pub(crate) fn atomic_discard(
     run: PyRef<'_, AtomicRun>,
 ) -> PyResult<()> {
     let links = connection.resolve(py)?;
-    let run = resume(&spec(&options)?, database, table, &run.key, run.staging()?)?;
+    let run = write_spec(&options)?
+        .resume_atomic(database, table, &run.key, run.staging()?)
+        .map_err(|e| load_error(&e))?;
     block_on(py, || async {
         let mut session = open(&links).await?;
         run.discard(&mut session).await

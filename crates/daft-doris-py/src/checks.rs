@@ -2,8 +2,6 @@
 //! (`daft_doris._native.check_*`): the same rules as the native
 //! constructors (`args`), so Python decides nothing itself.
 
-use std::collections::HashSet;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -32,11 +30,11 @@ pub(crate) fn qualified_name(database: &str, table: &str) -> PyResult<String> {
 /// A boolean switch (an integer is not one); returns it.
 #[pyfunction]
 pub(crate) fn check_flag(what: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    args::flag(what, value)
+    args::rule(what, value, doris_connection::OptionValue::flag)
 }
 
-/// `columns=`: `None`, or a non-empty iterable of distinct column names (a lone string is
-/// refused, not split into letters); returns them as a list.
+/// `columns=`: `None`, or an iterable of column names (a lone string is refused, not
+/// split into letters) checked by `doris_sql::check_column_list`; returns them as a list.
 #[pyfunction]
 pub(crate) fn check_columns(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
     if value.is_none() {
@@ -47,16 +45,11 @@ pub(crate) fn check_columns(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Str
     if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() {
         return Err(single());
     }
-    let items = value.try_iter().map_err(|_| single())?;
-    let mut names = Vec::new();
-    for item in items {
-        names.push(args::identifier("column name", &item?)?);
-    }
-    if names.is_empty() {
-        return Err(config("columns must name at least one column".into()));
-    }
-    if names.iter().collect::<HashSet<_>>().len() != names.len() {
-        return Err(config("columns must not repeat a name".into()));
-    }
+    let names = value
+        .try_iter()
+        .map_err(|_| single())?
+        .map(|item| args::identifier("column name", &item?))
+        .collect::<PyResult<Vec<_>>>()?;
+    doris_sql::check_column_list(&names).map_err(crate::errors::sql_error)?;
     Ok(Some(names))
 }

@@ -282,30 +282,18 @@ impl DorisConnection {
     }
 }
 
-/// An option's value as Python reads it (a list as a tuple: the connection is immutable).
+/// Python's types for a connection's fields: lists as tuples (the connection is immutable).
+struct Frozen;
+
+impl pythonize::PythonizeTypes for Frozen {
+    type Map = PyDict;
+    type NamedMap = pythonize::PythonizeUnnamedMappingAdapter<PyDict>;
+    type List = PyTuple;
+}
+
+/// An option's value as Python reads it (pythonize, lists as tuples).
 fn to_python<'py>(py: Python<'py>, value: Option<&OptionValue>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        None | Some(OptionValue::Null) => py.None().into_bound(py),
-        Some(OptionValue::Map(map)) => {
-            let dict = PyDict::new(py);
-            for (key, item) in map {
-                dict.set_item(key, to_python(py, Some(item))?)?;
-            }
-            dict.into_any()
-        }
-        Some(OptionValue::Bool(b)) => b.into_pyobject(py)?.to_owned().into_any(),
-        Some(OptionValue::Int(n)) => n.into_pyobject(py)?.into_any(),
-        Some(OptionValue::Float(f)) => f.into_pyobject(py)?.into_any(),
-        Some(OptionValue::Text(t)) => PyString::new(py, t).into_any(),
-        Some(OptionValue::List(items)) => PyTuple::new(
-            py,
-            items
-                .iter()
-                .map(|item| to_python(py, Some(item)))
-                .collect::<PyResult<Vec<_>>>()?,
-        )?
-        .into_any(),
-    })
+    Ok(pythonize::pythonize_custom::<Frozen, _>(py, &value)?)
 }
 
 /// `daft_doris.secrets`, where a password's forms and their rules live.

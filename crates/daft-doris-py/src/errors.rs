@@ -12,7 +12,7 @@ use doris_jobs::admin::JobError;
 use doris_read::{ErrorKind, ReadError};
 use doris_streamload::{LoaderError, StreamLoadError};
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyString, PyType};
 
 /// Declares [`ErrorClass`] with one variant per class of `daft_doris.errors`, named as in
 /// Python (so a class is named once; `test_every_error_the_binding_raises_has_a_class_and_a_kind`
@@ -216,81 +216,25 @@ pub(crate) fn loader_error(e: &LoaderError) -> PyErr {
     err
 }
 
-/// Sets `e`'s fields as attributes of the exception `err` (and its cause as `__cause__`).
+/// Sets `e`'s fields (`StreamLoadError::fields`) as attributes of the exception `err`, and
+/// the error a partial settlement wraps as `__cause__`.
 fn with_fields(err: &PyErr, e: &StreamLoadError) {
     Python::attach(|py| {
         let value = err.value(py);
-        // Setting an attribute on a fresh exception instance cannot fail.
-        let set = |name: &str, v: Bound<'_, PyAny>| {
-            let _ = value.setattr(name, v);
-        };
-        match e {
-            StreamLoadError::Rejected {
-                label, error_url, ..
-            } => {
-                set("label", string(py, label));
-                if let Some(url) = error_url {
-                    set("error_url", string(py, url));
+        if let Ok(fields) = pythonize::pythonize(py, &e.fields())
+            && let Ok(fields) = fields.cast_into::<PyDict>()
+        {
+            for (name, field) in fields.iter() {
+                if let Ok(name) = name.cast_into::<PyString>() {
+                    // Setting an attribute on a fresh exception instance cannot fail.
+                    let _ = value.setattr(name, field);
                 }
             }
-            StreamLoadError::LabelExists {
-                label,
-                existing,
-                txn_id,
-            } => {
-                set("label", string(py, label));
-                set(
-                    "status",
-                    string(py, &format!("{existing:?}").to_uppercase()),
-                );
-                if let Some(t) = txn_id {
-                    set("txn_id", integer(py, *t));
-                }
-            }
-            StreamLoadError::Ambiguous {
-                label, attempts, ..
-            }
-            | StreamLoadError::Transport {
-                label, attempts, ..
-            } => {
-                set("label", string(py, label));
-                set("attempts", integer(py, i64::from(*attempts)));
-            }
-            StreamLoadError::CounterMismatch { label, .. }
-            | StreamLoadError::OverwriteNotApplied { label, .. } => {
-                set("label", string(py, label));
-            }
-            StreamLoadError::ValueRejected { column, .. } => set("column", string(py, column)),
-            StreamLoadError::TwoPhase { status, .. } => set("status", string(py, status)),
-            StreamLoadError::PartialCommit {
-                committed,
-                aborted,
-                left,
-                source,
-            } => {
-                for (name, list) in [
-                    ("committed", committed),
-                    ("aborted", aborted),
-                    ("left", left),
-                ] {
-                    if let Ok(items) = pyo3::types::PyList::new(py, list) {
-                        set(name, items.into_any());
-                    }
-                }
-                err.set_cause(py, Some(load_error(source)));
-            }
-            _ => {}
+        }
+        if let StreamLoadError::PartialCommit { source, .. } = e {
+            err.set_cause(py, Some(load_error(source)));
         }
     });
-}
-
-fn string<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyAny> {
-    pyo3::types::PyString::new(py, text).into_any()
-}
-
-fn integer(py: Python<'_>, n: i64) -> Bound<'_, PyAny> {
-    n.into_pyobject(py)
-        .map_or_else(|_| py.None().into_bound(py), Bound::into_any)
 }
 
 /// The exception class of a Stream Load error: by its kind, except an existing label, a

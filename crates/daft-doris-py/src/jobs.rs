@@ -13,7 +13,7 @@ use doris_jobs::{
 };
 use doris_sql::TableRef;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyMapping, PyString};
+use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 
 use crate::args;
@@ -30,15 +30,7 @@ fn config(message: impl Into<String>) -> PyErr {
 fn pairs(what: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
     let value = match args::given(value) {
         None => OptionValue::Null,
-        Some(value) => match value.cast::<PyMapping>() {
-            Ok(mapping) => {
-                let given = PyDict::new(value.py());
-                given.update(mapping)?;
-                let items = args::options("the value of property ", &given)?;
-                OptionValue::Map(items.into_iter().collect())
-            }
-            Err(_) => args::option(what, &value)?,
-        },
+        Some(value) => args::option(what, &value)?,
     };
     doris_jobs::property_pairs(what, &value).map_err(sql_error)
 }
@@ -117,18 +109,8 @@ impl Insert {
         )
         .map_err(sql_error)?;
         let columns = match args::given(columns) {
+            Some(columns) => crate::checks::check_columns(&columns)?,
             None => None,
-            Some(c) if c.is_instance_of::<PyString>() => {
-                return Err(config(
-                    "columns must be a list of column names, not a single string",
-                ));
-            }
-            Some(c) => Some(
-                args::items("columns", &c)?
-                    .iter()
-                    .map(|name| args::identifier("column name", name))
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
         };
         let insert = source(uri, format, source_properties)?
             .insert(table, columns)
@@ -145,61 +127,32 @@ impl Insert {
     }
 }
 
-/// The job settings given by name, checked (`doris_jobs::JobSettings::from_options`).
-fn settings(
-    max_batch_files: Option<Bound<'_, PyAny>>,
-    max_batch_bytes: Option<Bound<'_, PyAny>>,
-    max_interval_seconds: Option<Bound<'_, PyAny>>,
-    session: Option<Bound<'_, PyAny>>,
-    offset: Option<Bound<'_, PyAny>>,
-) -> PyResult<JobSettings> {
-    let mut given = Vec::new();
-    for (name, value) in [
-        ("max_batch_files", max_batch_files),
-        ("max_batch_bytes", max_batch_bytes),
-        ("max_interval_seconds", max_interval_seconds),
-        ("offset", offset),
-    ] {
-        if let Some(value) = args::given(value) {
-            given.push((name.to_owned(), args::option(name, &value)?));
-        }
-    }
-    let mut settings = JobSettings::from_options(given).map_err(sql_error)?;
-    settings.session = pairs("session", session)?;
-    Ok(settings)
+/// The job settings given by name (`JobSettings::NAMES`), checked
+/// (`doris_jobs::JobSettings::from_options`).
+fn settings(settings: Option<Bound<'_, PyDict>>) -> PyResult<JobSettings> {
+    let given = match settings {
+        Some(settings) => args::options("", &settings)?,
+        None => Vec::new(),
+    };
+    JobSettings::from_options(given).map_err(sql_error)
 }
 
-/// `CREATE JOB name [PROPERTIES (…)] ON STREAMING [COMMENT …] DO INSERT …`.
+/// `CREATE JOB name [PROPERTIES (…)] ON STREAMING [COMMENT …] DO INSERT …`; `settings` are
+/// `JobSettings::NAMES`.
 #[pyfunction]
-#[pyo3(signature = (
-    connection, name, insert, *, max_batch_files=None, max_batch_bytes=None,
-    max_interval_seconds=None, session=None, offset=None, comment=None,
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (connection, name, insert, *, comment=None, **settings))]
 pub(crate) fn job_create(
     py: Python<'_>,
     connection: PyRef<'_, DorisConnection>,
     name: &Bound<'_, PyAny>,
     insert: PyRef<'_, Insert>,
-    max_batch_files: Option<Bound<'_, PyAny>>,
-    max_batch_bytes: Option<Bound<'_, PyAny>>,
-    max_interval_seconds: Option<Bound<'_, PyAny>>,
-    session: Option<Bound<'_, PyAny>>,
-    offset: Option<Bound<'_, PyAny>>,
     comment: Option<String>,
+    settings: Option<Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let links = connection.resolve(py)?;
-    let settings = settings(
-        max_batch_files,
-        max_batch_bytes,
-        max_interval_seconds,
-        session,
-        offset,
-    )?;
     let mut job = CreateStreamingJob::new(check_job_name(name)?, insert.0.clone());
-    job.properties = settings.properties().map_err(sql_error)?;
+    job.properties = self::settings(settings)?.properties().map_err(sql_error)?;
     job.comment = comment;
-    let endpoint = links.mysql();
+    let endpoint = connection.resolve(py)?.mysql();
     block_on(py, || async move {
         doris_jobs::admin::create_job(&endpoint, &job).await
     })
@@ -207,36 +160,20 @@ pub(crate) fn job_create(
 }
 
 /// `ALTER JOB name [PROPERTIES (…)] [INSERT …]` (`doris_jobs::alter_job_sql` refuses one
-/// with neither).
+/// with neither); `settings` are `JobSettings::NAMES`.
 #[pyfunction]
-#[pyo3(signature = (
-    connection, name, *, insert=None, max_batch_files=None, max_batch_bytes=None,
-    max_interval_seconds=None, session=None, offset=None,
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (connection, name, *, insert=None, **settings))]
 pub(crate) fn job_alter(
     py: Python<'_>,
     connection: PyRef<'_, DorisConnection>,
     name: &Bound<'_, PyAny>,
     insert: Option<PyRef<'_, Insert>>,
-    max_batch_files: Option<Bound<'_, PyAny>>,
-    max_batch_bytes: Option<Bound<'_, PyAny>>,
-    max_interval_seconds: Option<Bound<'_, PyAny>>,
-    session: Option<Bound<'_, PyAny>>,
-    offset: Option<Bound<'_, PyAny>>,
+    settings: Option<Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let links = connection.resolve(py)?;
     let name = check_job_name(name)?;
-    let settings = settings(
-        max_batch_files,
-        max_batch_bytes,
-        max_interval_seconds,
-        session,
-        offset,
-    )?;
-    let props = settings.properties().map_err(sql_error)?;
+    let props = self::settings(settings)?.properties().map_err(sql_error)?;
     let insert = insert.map(|i| i.0.clone());
-    let endpoint = links.mysql();
+    let endpoint = connection.resolve(py)?.mysql();
     block_on(py, || async move {
         doris_jobs::admin::alter_job(&endpoint, &name, &props, insert.as_ref()).await
     })
@@ -272,8 +209,9 @@ impl Stage {
             .extract()
             .map_err(|_| config("prefix must be a file name prefix without '/'"))?;
         let file_format: String = file_format.extract().unwrap_or_default();
-        let rows_per_file =
-            args::int_in("rows_per_file", rows_per_file, 1, MAX_ROWS_PER_FILE as i64)? as u64;
+        let rows_per_file = args::rule("rows_per_file", rows_per_file, |v, n| {
+            v.int_in(n, 1, MAX_ROWS_PER_FILE as i64)
+        })? as u64;
         let plan = StagePlan::new(&destination, &prefix, &file_format, SystemTime::now())
             .map_err(sql_error)?;
         Ok(Self {
@@ -314,8 +252,8 @@ pub(crate) fn job_wait(
     poll_seconds: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
     let name = check_job_name(name)?;
-    let timeout = args::seconds("timeout_seconds", timeout_seconds)?;
-    let poll = args::seconds("poll_seconds", poll_seconds)?;
+    let timeout = args::rule("timeout_seconds", timeout_seconds, OptionValue::seconds)?;
+    let poll = args::rule("poll_seconds", poll_seconds, OptionValue::seconds)?;
     let links = connection.resolve(py)?;
     let endpoint = links.mysql();
     let batch = block_on_interruptible(py, || async move {

@@ -70,7 +70,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup_ledger, m)?)?;
     m.add_class::<catalog::CatalogOptions>()?;
     m.add_function(wrap_pyfunction!(catalog::catalog_list_databases, m)?)?;
-    m.add_function(wrap_pyfunction!(catalog::catalog_list_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::catalog_find_tables, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_exists, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_database, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::catalog_create_table, m)?)?;

@@ -5,17 +5,15 @@
 use std::collections::BTreeMap;
 
 use doris_read::options::ReadOptions;
-use doris_read::{
-    Count, CountMode, Split, SplitKind, TableReadOptions, plan_read_of_schema, plan_table_read,
-};
-use doris_sql::{Expr, Param, TrustedWhere, bind_trusted_where};
+use doris_read::{Count, CountMode, TableReadOptions, plan_read_of_schema, plan_table_read};
+use doris_sql::{Expr, Param, TrustedWhere};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::args::{from_python, given, identifier};
 use crate::connection::DorisConnection;
-use crate::errors::{ErrorClass, raise, read_error};
+use crate::errors::read_error;
 use crate::runtime::block_on;
 
 /// `(pyarrow schema, [[SQL] per task], residual left, limit pushed, fallback warning)`.
@@ -71,20 +69,11 @@ impl ReadRequest {
             options.copy()?.unbind(),
         );
         let read = crate::read_options::read_options(&options)?;
-        let config = |message: String| raise(ErrorClass::ConfigurationError, message);
         let parameters: BTreeMap<String, Param> = match given(query_parameters) {
             None => BTreeMap::new(),
             Some(value) => from_python("query_parameters", &value)?,
         };
-        let trusted_where = match &read.unsafe_where_sql {
-            Some(fragment) => {
-                Some(bind_trusted_where(fragment, &parameters).map_err(|e| config(e.to_string()))?)
-            }
-            None if !parameters.is_empty() => {
-                return Err(config("query_parameters require unsafe_where_sql".into()));
-            }
-            None => None,
-        };
+        let trusted_where = read.trusted_where(&parameters).map_err(read_error)?;
         Ok(Self {
             database: identifier("database", &database)?,
             table: identifier("table", &table)?,
@@ -181,17 +170,7 @@ pub(crate) fn plan_read(
         Some(f) => Some(from_python("filter", &f)?),
         None => None,
     };
-    let split = if request.options.split == SplitKind::Auto {
-        let mut fe = links.fe_http()?;
-        fe.timeout = request.options.planning_timeout;
-        Split::Auto {
-            fe,
-            target_tasks: request.options.task_counts.target,
-            policy: request.options.discovery_policy,
-        }
-    } else {
-        Split::Single
-    };
+    let split = request.options.split(links.fe_http()?);
     let options = TableReadOptions {
         columns,
         filter,

@@ -1,12 +1,11 @@
-//! Writes: a writer that loads one Daft micropartition at a time through
-//! `doris-streamload`, with the rules of a checked table (`crate::target`) and of the
-//! write's spec (`doris_write`); the tasks' reports folded into the summary.
+//! Writes: a writer that loads one Daft micropartition at a time
+//! (`doris_write::TaskWriter`, with the rules of a checked table, `crate::target`, and of
+//! the write's spec); the tasks' reports folded into the summary.
 
 use std::sync::Arc;
 
-use doris_streamload::prepare::BatchRules;
-use doris_streamload::{LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient, TxnRef};
-use doris_write::{PartitionLabels, TaskReport, WriteSpec, WriteSummary};
+use doris_streamload::TxnRef;
+use doris_write::{PartitionLabels, TaskFailure, TaskReport, TaskWriter, WriteSummary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatchReader;
@@ -32,20 +31,9 @@ impl WriteLabels {
     }
 }
 
-/// Loads micropartitions into one table.
+/// Loads micropartitions into one table (`doris_write::TaskWriter`).
 #[pyclass(module = "daft_doris._native")]
-pub(crate) struct TableWriter {
-    client: Arc<StreamLoadClient>,
-    database: String,
-    table: String,
-    spec: WriteSpec,
-    options: LoadOptions,
-    rules: BatchRules,
-    staging_table: Option<String>,
-    /// An atomic run's task attempt: its tag (the rows of an attempt that fails or is
-    /// retried carry a tag nobody reports, and are never published).
-    tag: Option<String>,
-}
+pub(crate) struct TableWriter(Arc<TaskWriter>);
 
 #[pymethods]
 impl TableWriter {
@@ -55,7 +43,6 @@ impl TableWriter {
     /// writer is then one task attempt, with a tag of its own).
     #[new]
     #[pyo3(signature = (connection, *, database, table, options, target=None, staging_table=None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         connection: PyRef<'_, DorisConnection>,
         database: String,
@@ -65,34 +52,23 @@ impl TableWriter {
         staging_table: Option<String>,
     ) -> PyResult<Self> {
         let links = connection.resolve(connection.py())?;
-        let mut spec = write_spec(&options)?;
         let rules = target.map(|t| t.rules.clone()).unwrap_or_default();
-        let rules = BatchRules::new(rules).map_err(|e| load_error(&e))?;
-        let mut config = links.stream_load()?;
-        spec.configure_client(&mut config, links.query_timeout());
-        let load_options = spec.load_options().map_err(|e| load_error(&e))?;
-        let client = StreamLoadClient::new(config).map_err(|e| load_error(&e))?;
-        Ok(Self {
-            client: Arc::new(client),
+        let writer = TaskWriter::new(
+            links.stream_load()?,
+            links.query_timeout(),
             database,
             table,
-            spec,
-            options: load_options,
+            write_spec(&options)?,
             rules,
-            tag: staging_table
-                .is_some()
-                .then(doris_write::atomic::attempt_tag),
             staging_table,
-        })
+        )
+        .map_err(|e| load_error(&e))?;
+        Ok(Self(Arc::new(writer)))
     }
 
     /// Loads one micropartition; returns its task report (`doris_write::TaskReport`) as a
-    /// dict.
-    ///
-    /// `labels` (a keyed write with per-load labels) makes the labels deterministic: a
-    /// rerun over the same data with the same settings loads nothing twice; without, they
-    /// are random per load. In an atomic run the rows go to the staging table, every one
-    /// tagged with the writer's tag; only the tags of attempts that succeed are published.
+    /// dict. `labels` (a keyed write with per-load labels) makes the labels deterministic:
+    /// a rerun over the same data with the same settings loads nothing twice.
     #[pyo3(signature = (data, labels=None))]
     fn write(
         &self,
@@ -102,55 +78,18 @@ impl TableWriter {
     ) -> PyResult<Py<PyAny>> {
         let reader = data.into_reader()?;
         let schema = reader.schema();
-        let mut batches = Vec::new();
-        for batch in reader {
-            let batch = batch.map_err(|e| raise(ErrorClass::TransportError, e.to_string()))?;
-            batches.push(self.rules.apply(batch).map_err(|e| load_error(&e))?);
-        }
-        let scheme = match &labels {
-            Some(labels) => labels
-                .0
-                .scheme(&schema, &batches)
-                .map_err(|e| load_error(&e))?,
-            None => LabelScheme::Random {
-                prefix: self.spec.label_prefix.clone(),
-            },
-        };
-        let config = LoaderConfig {
-            max_rows: self.spec.batch_rows,
-            max_bytes: self.spec.batch_bytes,
-            labels: scheme,
-            ..LoaderConfig::default()
-        };
-        let fields: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-        let client = self.client.clone();
-        let (db, mut table, mut options) = (
-            self.database.clone(),
-            self.table.clone(),
-            self.options.clone(),
-        );
-        if let (Some(tag), Some(staging)) = (&self.tag, &self.staging_table) {
-            options = doris_write::atomic::staging_load_options(&options, &fields, tag)
-                .map_err(|e| load_error(&e))?;
-            table = staging.clone();
-        }
-        let outcome = block_on(py, move || async move {
-            let loader = Loader::new(client, &db, &table, options, config)
-                .map_err(|e| Box::new(LoaderFailure::Start(e)))?;
-            // A failure waits for the loads in flight and aborts what this micropartition
-            // pre-committed (two-phase mode) before it is raised.
-            loader
-                .load_all(batches)
-                .await
-                .map_err(|e| Box::new(LoaderFailure::Loads(e)))
-        });
-        let summary = outcome.map_err(|failure| match *failure {
-            LoaderFailure::Start(e) => load_error(&e),
-            LoaderFailure::Loads(e) => loader_error(&e),
+        let batches = reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| raise(ErrorClass::TransportError, e.to_string()))?;
+        let labels = labels.map(|l| l.0.clone());
+        let writer = self.0.clone();
+        let report = block_on(py, move || async move {
+            writer.write(&schema, batches, labels.as_deref()).await
+        })
+        .map_err(|failure| match failure {
+            TaskFailure::Refused(e) => load_error(&e),
+            TaskFailure::Loads(e) => loader_error(&e),
         })?;
-        let mut report = TaskReport::of_loads(&summary).map_err(|e| load_error(&e))?;
-        report.tag = self.tag.clone();
-        report.columns = fields;
         args::to_python(py, &report)
     }
 
@@ -159,25 +98,13 @@ impl TableWriter {
     /// raises `DorisPartialCommitError` naming what committed.
     fn settle(&self, py: Python<'_>, txns: Bound<'_, PyList>, commit: bool) -> PyResult<()> {
         let txns: Vec<TxnRef> = args::from_python("pre-committed loads", &txns)?;
-        let client = self.client.clone();
-        let db = self.database.clone();
-        block_on(py, move || async move {
-            if commit {
-                client.commit_or_abort_all(&db, &txns).await
-            } else {
-                client.abort_every(&db, &txns).await
-            }
-        })
-        .map(|_| ())
+        let writer = self.0.clone();
+        block_on(
+            py,
+            move || async move { writer.settle(&txns, commit).await },
+        )
         .map_err(|e| load_error(&e))
     }
-}
-
-/// Why a micropartition's loader failed: it could not start, or a load failed (with what
-/// had loaded before).
-enum LoaderFailure {
-    Start(doris_streamload::StreamLoadError),
-    Loads(doris_streamload::LoaderError),
 }
 
 /// The tasks' reports, as `TableWriter.write` returned them (`doris_write::TaskReport`

@@ -456,6 +456,30 @@ impl ConnectionOptions {
         ]
     }
 
+    /// Each option's default by name, as [`ConnectionOptions::from_options`] reads it (a
+    /// configuration's documentation, another language's signature). An option whose
+    /// default is nothing — no file, no list, no policy, no `host` — is left out.
+    ///
+    /// ```
+    /// use doris_connection::{ConnectionOptions, OptionValue};
+    /// let defaults = ConnectionOptions::defaults();
+    /// assert!(defaults.contains(&("mysql_port", OptionValue::Int(9030))));
+    /// assert!(!defaults.iter().any(|(name, _)| *name == "host"));
+    /// ```
+    pub fn defaults() -> Vec<(&'static str, OptionValue)> {
+        let defaults = Self::new("localhost").expect("a valid host");
+        defaults
+            .options()
+            .into_iter()
+            .filter(|(name, _)| *name != "host")
+            .filter_map(|(name, value)| match value? {
+                OptionValue::Text(t) if t.is_empty() => None,
+                OptionValue::List(items) if items.is_empty() => None,
+                value => Some((name, value)),
+            })
+            .collect()
+    }
+
     /// The connection settings of these options, the user's `password` with them. The CA
     /// and client certificate files are not read here (this crate does no I/O): the caller
     /// sets [`ConnectionSettings::ca_pem`] and [`ConnectionSettings::client_identity`] from
@@ -510,6 +534,17 @@ mod tests {
                 .chain(pairs)
                 .map(|(k, v)| ((*k).to_owned(), v.clone())),
         )
+    }
+
+    #[test]
+    fn each_default_given_by_name_is_the_default_left_out() {
+        let left_out = options(&[]).unwrap();
+        let defaults = ConnectionOptions::defaults();
+        assert!(defaults.len() >= 6, "{defaults:?}");
+        for (name, value) in defaults {
+            assert!(ConnectionOptions::NAMES.contains(&name), "{name}");
+            assert_eq!(options(&[(name, value)]).unwrap(), left_out, "{name}");
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Datelike, Timelike};
 
-use doris_sql::{Result, SqlError, TableRef, validate_ident};
+use doris_sql::{Result, SqlError, TableRef};
 
 use crate::sql::{JobRow, JobStatus, Properties, S3Insert, S3Offset};
 
@@ -142,15 +142,7 @@ impl S3Source {
     /// distinct valid column names, at least one.
     pub fn insert(&self, table: TableRef, columns: Option<Vec<String>>) -> Result<S3Insert> {
         if let Some(columns) = &columns {
-            if columns.is_empty() {
-                return Err(invalid("columns must name at least one column"));
-            }
-            for (i, c) in columns.iter().enumerate() {
-                validate_ident("column", c)?;
-                if columns[..i].contains(c) {
-                    return Err(invalid("columns must not repeat a name"));
-                }
-            }
+            doris_sql::check_column_list(columns)?;
         }
         let mut insert = S3Insert::new(table, self.uri.clone(), self.format.clone());
         insert.columns = columns;

@@ -32,6 +32,33 @@ pub fn validate_ident(kind: &'static str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks a list of column names a caller chose (a read's projection, a job's INSERT
+/// columns): at least one, each a valid identifier ([`validate_ident`]), none repeated.
+/// Messages name the rule, never a name.
+///
+/// ```
+/// use doris_sql::check_column_list;
+/// assert!(check_column_list(&["id".into(), "name".into()]).is_ok());
+/// assert!(check_column_list(&[]).is_err());
+/// assert!(check_column_list(&["id".into(), "id".into()]).is_err());
+/// ```
+pub fn check_column_list(columns: &[String]) -> Result<()> {
+    if columns.is_empty() {
+        return Err(SqlError::InvalidQuery(
+            "columns must name at least one column".into(),
+        ));
+    }
+    for (i, column) in columns.iter().enumerate() {
+        validate_ident("column", column)?;
+        if columns[..i].contains(column) {
+            return Err(SqlError::InvalidQuery(
+                "columns must not repeat a name".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Quotes `name` with backticks, doubling embedded backticks, after validating it.
 ///
 /// ```

@@ -82,7 +82,7 @@ pub use create_table::{
 };
 pub use error::{ErrorKind, Result, SqlError};
 pub use expr::{ArithmeticOp, CompareOp, Expr};
-pub use ident::{TableRef, quote_ident, validate_ident};
+pub use ident::{TableRef, check_column_list, quote_ident, validate_ident};
 pub use literal::{
     Date, DateTime, Decimal, Literal, MAX_DECIMAL_PRECISION, Time, push_string_literal,
     push_string_value,

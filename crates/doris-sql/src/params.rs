@@ -262,6 +262,12 @@ fn render_param(param: &Param, name: &str, out: &mut String) -> Result<()> {
             if items.is_empty() {
                 return Err(invalid("is an empty list"));
             }
+            if items.iter().any(Literal::is_null) {
+                // `c IN (NULL, …)` never matches the NULL: refused rather than misleading.
+                return Err(invalid(
+                    "is a list holding NULL (IN never matches NULL: write `col IS NULL OR col IN (…)`)",
+                ));
+            }
             out.push('(');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -392,6 +398,11 @@ mod tests {
                 "a IN :x",
                 params(&[("x", Param::List(vec![]))]),
                 "empty list",
+            ),
+            (
+                "a IN :x",
+                params(&[("x", Param::List(vec![Literal::Int64(1), Literal::Null]))]),
+                "holding NULL",
             ),
             (
                 "a = :x",

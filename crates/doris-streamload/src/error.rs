@@ -5,7 +5,44 @@
 //! data), labels, transaction ids and URLs without userinfo. Rows rejected by Doris are
 //! kept apart, in [`StreamLoadError::Rejected::error_log_head`], which `Display` omits.
 
+use serde::Serialize;
+
 use crate::response::ExistingJobStatus;
+
+/// What an error says about the load it concerns, field by field, for a caller that hands
+/// them on without matching every variant (an exception's attributes, a log record's
+/// fields). `None` where the error has no such field; never a row, a body or a secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ErrorFields {
+    /// The load's label (of a rejected, ambiguous, unsent or existing load).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The transaction holding an existing label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txn_id: Option<i64>,
+    /// An existing label's status (`RUNNING`, `PRECOMMITTED`, `FINISHED`, `UNKNOWN`) or a
+    /// failed two-phase step's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The BE's log of the rejected rows (it shows row data to whoever can reach the BE).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_url: Option<String>,
+    /// The attempts made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// The column of a rejected value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    /// A partial settlement's committed, aborted and left transactions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub committed: Option<Vec<String>>,
+    /// See `committed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Vec<String>>,
+    /// See `committed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<Vec<String>>,
+}
 
 /// Everything that can go wrong with a Stream Load, one variant per outcome class.
 #[derive(Debug, thiserror::Error)]
@@ -203,6 +240,75 @@ pub enum StreamLoadError {
 }
 
 impl StreamLoadError {
+    /// The error's fields ([`ErrorFields`]).
+    ///
+    /// ```
+    /// use doris_streamload::StreamLoadError;
+    /// let e = StreamLoadError::Ambiguous { label: "l1".into(), attempts: 3, detail: "lost".into() };
+    /// let fields = e.fields();
+    /// assert_eq!((fields.label.as_deref(), fields.attempts), (Some("l1"), Some(3)));
+    /// ```
+    pub fn fields(&self) -> ErrorFields {
+        let label = |label: &String| Some(label.clone());
+        match self {
+            Self::Rejected {
+                label: l,
+                error_url,
+                ..
+            } => ErrorFields {
+                label: label(l),
+                error_url: error_url.clone(),
+                ..ErrorFields::default()
+            },
+            Self::LabelExists {
+                label: l,
+                existing,
+                txn_id,
+            } => ErrorFields {
+                label: label(l),
+                status: Some(format!("{existing:?}").to_uppercase()),
+                txn_id: *txn_id,
+                ..ErrorFields::default()
+            },
+            Self::Ambiguous {
+                label: l, attempts, ..
+            }
+            | Self::Transport {
+                label: l, attempts, ..
+            } => ErrorFields {
+                label: label(l),
+                attempts: Some(*attempts),
+                ..ErrorFields::default()
+            },
+            Self::CounterMismatch { label: l, .. } | Self::OverwriteNotApplied { label: l, .. } => {
+                ErrorFields {
+                    label: label(l),
+                    ..ErrorFields::default()
+                }
+            }
+            Self::ValueRejected { column, .. } => ErrorFields {
+                column: Some(column.clone()),
+                ..ErrorFields::default()
+            },
+            Self::TwoPhase { status, .. } => ErrorFields {
+                status: Some(status.clone()),
+                ..ErrorFields::default()
+            },
+            Self::PartialCommit {
+                committed,
+                aborted,
+                left,
+                ..
+            } => ErrorFields {
+                committed: Some(committed.clone()),
+                aborted: Some(aborted.clone()),
+                left: Some(left.clone()),
+                ..ErrorFields::default()
+            },
+            _ => ErrorFields::default(),
+        }
+    }
+
     /// The error's [`ErrorKind`](doris_sql::ErrorKind). Outcomes that may have loaded
     /// ([`may_have_loaded`](Self::may_have_loaded)) are
     /// [`Ambiguous`](doris_sql::ErrorKind::Ambiguous) unless Doris said what happened: an

@@ -73,7 +73,7 @@ pub use config::{
 pub use doris_sql::ErrorKind;
 #[cfg(feature = "client")]
 pub use encode::{Encoded, Limits, encode};
-pub use error::StreamLoadError;
+pub use error::{ErrorFields, StreamLoadError};
 pub use label::{Label, LabelScheme, MAX_LABEL_LEN};
 #[cfg(feature = "client")]
 pub use loader::{LedgerEntry, LoadSummary, Loader, LoaderConfig, LoaderError, txn_ref};

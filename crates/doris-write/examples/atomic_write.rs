@@ -15,15 +15,16 @@
 //! with the connect options Doris accepts). This crate itself pulls no SQL client.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use doris_mysql::Session;
 use doris_read::MySqlEndpoint;
-use doris_streamload::{
-    ClientConfig, Credentials, LabelScheme, LoadOptions, Loader, LoaderConfig, StreamLoadClient,
-};
-use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, CommittedBy, key_label};
+use doris_sql::WriteOperation;
+use doris_streamload::{ClientConfig, Credentials};
+use doris_write::atomic::{Begun, CommittedBy};
+use doris_write::{TaskWriter, WriteSpec, WriteSummary};
 
 /// Where and what to write.
 pub struct Target<'a> {
@@ -61,49 +62,37 @@ pub async fn run(
     let endpoint = MySqlEndpoint::new(target.mysql.0, target.mysql.1, target.user, "");
     let schema = doris_read::fetch_table_schema(&endpoint, target.database, target.table).await?;
     let mut session = Session::open(&endpoint).await?;
-    let label = key_label("svc", key)?;
-    let run = match AtomicWrite::begin(
-        &mut session,
-        target.database,
-        &schema,
-        label,
-        CommitRecord::default(),
-        AtomicPolicy::default(),
-    )
-    .await?
+    let mut spec = WriteSpec::new(WriteOperation::Load);
+    spec.label_prefix = "svc".into();
+    spec.idempotence_key = Some(key.into());
+    let run = match spec
+        .begin_atomic(&mut session, target.database, &schema, key)
+        .await?
     {
         Begun::AlreadyCommitted { by, .. } => return Ok(Outcome::AlreadyCommitted { by }),
         Begun::Fresh(run) => run,
     };
-    let client = Arc::new(StreamLoadClient::new(ClientConfig::new(
-        target.fe_http.parse()?,
-        Credentials::new(target.user, ""),
-    ))?);
-    // One task attempt, one tag. A service that loads from several workers gives each
-    // attempt its own tag and publishes the tags of the attempts that finished.
-    let tag = doris_write::atomic::attempt_tag();
-    let fields: Vec<String> = batches[0]
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
-    let options = run.load_options(&LoadOptions::default(), &fields, &tag)?;
-    let loader = Loader::new(
+    // One task attempt, one writer (one tag). A service that loads from several workers
+    // makes a writer per attempt and publishes the attempts that finished.
+    let client = ClientConfig::new(target.fe_http.parse()?, Credentials::new(target.user, ""));
+    let writer = TaskWriter::new(
         client,
+        Duration::from_secs(300),
         target.database,
-        run.staging_table(),
-        options,
-        LoaderConfig {
-            labels: LabelScheme::Random {
-                prefix: "svc".into(),
-            },
-            ..LoaderConfig::default()
-        },
+        target.table,
+        spec,
+        Vec::new(),
+        Some(run.staging_table().to_owned()),
     )?;
-    let summary = loader.load_all(batches).await?;
+    let schema = batches[0].schema();
+    let report = writer.write(&schema, batches, None).await?;
+    let tasks = [report];
     let published = run
-        .publish(&mut session, &fields, &[(tag, summary.loaded_rows)])
+        .publish(
+            &mut session,
+            &tasks[0].columns,
+            &WriteSummary::attempts_to_publish(&tasks),
+        )
         .await?;
     Ok(if published.by_this_run {
         Outcome::Committed

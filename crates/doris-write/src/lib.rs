@@ -13,8 +13,9 @@
 //!   atomic (per-load labels, two-phase or not): the key, a fingerprint of the partition's
 //!   content *and* of every setting that decides its loads, and an occurrence number for
 //!   identical partitions.
-//! - [`TaskReport`], [`WriteSummary::of_loads`] and [`WriteSummary::of_atomic`]: the
-//!   tasks' results folded into the write's outcome.
+//! - [`TaskWriter`]: one task's batches loaded as the spec says (into the target, or an
+//!   atomic run's staging table), giving its [`TaskReport`]; [`WriteSummary::of_loads`]
+//!   and [`WriteSummary::of_atomic`] fold the tasks' reports into the write's outcome.
 //! - [`atomic`]: the atomic write. Rows are staged through Stream Load, then published
 //!   in one Doris transaction under the key's label ([`atomic::key_label`]: any key, one to
 //!   one, in the label form Doris's SQL grammar takes), with a record in a commit ledger
@@ -48,7 +49,9 @@ mod options;
 mod spec;
 pub mod staging;
 mod summary;
+mod task;
 
 pub use labels::{PartitionLabels, content_fingerprint};
 pub use spec::*;
 pub use summary::{StatusCounts, TaskReport, WriteStatus, WriteSummary};
+pub use task::{TaskFailure, TaskWriter};

@@ -78,6 +78,39 @@ impl WriteSpec {
         Ok(spec)
     }
 
+    /// Each option's default by name, as [`WriteSpec::from_options`] reads it (a
+    /// configuration's documentation, another language's signature): [`WriteSpec::new`]'s
+    /// for a load. An option whose default is nothing (no format, key, timeout, property or
+    /// mode forced) is left out.
+    ///
+    /// ```
+    /// use doris_connection::OptionValue;
+    /// use doris_write::WriteSpec;
+    /// assert!(WriteSpec::option_defaults().contains(&("max_retries", OptionValue::Int(4))));
+    /// ```
+    pub fn option_defaults() -> Vec<(&'static str, OptionValue)> {
+        let spec = WriteSpec::new(WriteOperation::Load);
+        let text = |t: &str| OptionValue::Text(t.to_owned());
+        let mut defaults = vec![
+            ("operation", text(spec.operation.as_str())),
+            ("batch_rows", OptionValue::Int(spec.batch_rows as i64)),
+            ("batch_bytes", OptionValue::Int(spec.batch_bytes as i64)),
+            ("label_prefix", text(&spec.label_prefix)),
+            (
+                "max_filter_ratio",
+                OptionValue::Float(spec.max_filter_ratio),
+            ),
+            ("strict_mode", OptionValue::Bool(spec.strict_mode)),
+            ("two_phase_commit", OptionValue::Bool(spec.two_phase_commit)),
+            ("max_retries", OptionValue::Int(spec.max_retries.into())),
+            ("write_mode", text(WriteDisposition::default().as_str())),
+        ];
+        if let CommitRecord::Ledger(name) = &spec.commit_record {
+            defaults.push(("commit_ledger", text(name)));
+        }
+        defaults
+    }
+
     /// Sets the option `name` (not `operation`) from `value`, unchecked but for its type.
     fn set(&mut self, name: &str, value: &OptionValue) -> Result<(), StreamLoadError> {
         let null = *value == OptionValue::Null;
@@ -192,6 +225,17 @@ mod tests {
 
     fn spec(pairs: &[(&str, OptionValue)]) -> Result<WriteSpec, StreamLoadError> {
         WriteSpec::from_options(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())))
+    }
+
+    #[test]
+    fn each_default_given_by_name_is_the_default_left_out() {
+        let left_out = spec(&[]).unwrap();
+        let defaults = WriteSpec::option_defaults();
+        assert_eq!(defaults.len(), 10);
+        for (name, value) in defaults {
+            assert!(WriteSpec::OPTION_NAMES.contains(&name), "{name}");
+            assert_eq!(spec(&[(name, value)]).unwrap(), left_out, "{name}");
+        }
     }
 
     #[test]

@@ -67,7 +67,7 @@ class DorisCatalog(Catalog):
         *,
         name: str = "doris",
         transport: str = "mysql",
-        flight_port: int = _native.DEFAULTS["connection"]["flight_port"],
+        flight_port: int = _native.DEFAULTS["read"]["flight_port"],
     ) -> None:
         if not isinstance(connection, DorisConnection):
             raise ConfigurationError("connection must be a DorisConnection")
@@ -101,18 +101,7 @@ class DorisCatalog(Catalog):
         """Every table, or with ``pattern``: ``"db"`` (that database's tables, if it is
         one), ``"db.prefix"`` (its tables starting with ``prefix``), else a table-name
         prefix in every database."""
-        if pattern and "." in pattern:
-            database, prefix = pattern.split(".", 1)
-            databases, table_prefix = [database], prefix or None
-        elif pattern and self._call(_native.catalog_exists, pattern, None):
-            databases, table_prefix = [pattern], None
-        else:
-            databases, table_prefix = self._call(_native.catalog_list_databases, None), pattern
-        return [
-            Identifier(d, t)
-            for d in databases
-            for t in self._call(_native.catalog_list_tables, d, table_prefix)
-        ]
+        return [Identifier(d, t) for d, t in self._call(_native.catalog_find_tables, pattern)]
 
     def _has_table(self, ident: Identifier) -> bool:
         if len(ident) != 2:

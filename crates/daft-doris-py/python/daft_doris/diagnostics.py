@@ -27,7 +27,7 @@ def diagnose(
     table: DorisTable | None = None,
     *,
     flight: bool = False,
-    flight_port: int = _native.DEFAULTS["connection"]["flight_port"],
+    flight_port: int = _native.DEFAULTS["read"]["flight_port"],
     flight_secure: bool = False,
     flight_endpoint_rewrite: Mapping[str, str] | None = None,
     flight_allowed_locations: Sequence[str] | None = None,
@@ -91,7 +91,7 @@ def _command_line() -> argparse.ArgumentParser:
     parser.add_argument("--password-env", default="DORIS_PASSWORD", help="variable holding the password")
     parser.add_argument("--http-port", type=int, default=defaults["http_port"])
     parser.add_argument("--mysql-port", type=int, default=defaults["mysql_port"])
-    parser.add_argument("--flight-port", type=int, default=defaults["flight_port"])
+    parser.add_argument("--flight-port", type=int, default=_native.DEFAULTS["read"]["flight_port"])
     parser.add_argument("--https", action="store_true")
     parser.add_argument("--tls-ca-file")
     parser.add_argument("--table", help="database.table whose SELECT and LOAD privileges are checked")

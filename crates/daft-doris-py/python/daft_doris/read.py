@@ -45,13 +45,9 @@ def _param_literal(value: Any) -> dict[str, Any]:
 
 
 def _literal_param(value: Any) -> Any:
-    """A ``query_parameters`` value as IR JSON (a literal, or a list for ``IN :name``)."""
+    """A ``query_parameters`` value as IR JSON (a literal, or a list for ``IN :name``; the
+    crates refuse an empty list and one holding ``None``)."""
     if isinstance(value, list | tuple):
-        if not value:
-            raise ConfigurationError("a list query parameter must not be empty")
-        if any(v is None for v in value):
-            # `c IN (NULL, …)` never matches the NULL: refuse rather than mislead.
-            raise ConfigurationError("a list query parameter must not contain None (IN never matches NULL)")
         return [_param_literal(v) for v in value]
     try:
         return _param_literal(value)

@@ -25,7 +25,6 @@ from daft_doris.errors import (
 from daft_doris.write_options import DorisWriteKeywords, DorisWriteOptions, check_option_names
 
 # The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
-_CONNECTION: dict[str, Any] = _native.DEFAULTS["connection"]
 _WRITE: dict[str, Any] = _native.DEFAULTS["write"]
 
 #: The commit ledger atomic writes record their keys in (one table per database).

@@ -103,6 +103,56 @@ impl ReadOptions {
         "timestamp_units",
     ];
 
+    /// Each option's default by name, as [`ReadOptions::from_options`] reads it, for a read
+    /// that makes its own connection ([`ReadConnection::Keywords`]: the timeouts and the
+    /// Flight port are the crates' read defaults). An option whose default is nothing (no
+    /// cap, no fragment, no mapping) is left out, and so is `transport`, which has none.
+    ///
+    /// ```
+    /// use doris_connection::OptionValue;
+    /// use doris_read::options::ReadOptions;
+    /// assert!(ReadOptions::defaults().contains(&("split", OptionValue::Text("single".into()))));
+    /// ```
+    pub fn defaults() -> Vec<(&'static str, OptionValue)> {
+        let seconds = |d: Duration| OptionValue::Float(d.as_secs_f64());
+        let count = |n: usize| OptionValue::Int(n as i64);
+        let text = |t: &str| OptionValue::Text(t.to_owned());
+        let limits = BatchLimits::default();
+        vec![
+            ("batch_rows", count(limits.rows)),
+            ("batch_bytes", count(limits.bytes)),
+            ("split", text(SplitKind::default().as_str())),
+            (
+                "discovery_policy",
+                text(DiscoveryPolicy::default().as_str()),
+            ),
+            ("target_tasks", count(TaskCounts::DEFAULT.target)),
+            ("max_tasks", count(TaskCounts::DEFAULT.max)),
+            (
+                "unreadable_columns",
+                text(UnreadableColumns::default().name()),
+            ),
+            ("timestamp_units", text(TimestampUnits::default().name())),
+            (
+                "planning_timeout_seconds",
+                seconds(TaskCounts::DEFAULT_PLANNING_TIMEOUT),
+            ),
+            (
+                "connect_timeout_seconds",
+                seconds(ConnectionSettings::DEFAULT_CONNECT_TIMEOUT),
+            ),
+            (
+                "query_timeout_seconds",
+                seconds(ConnectionSettings::DEFAULT_QUERY_TIMEOUT),
+            ),
+            (
+                "flight_port",
+                OptionValue::Int(ConnectionSettings::DEFAULT_FLIGHT_PORT.into()),
+            ),
+            ("flight_secure", OptionValue::Bool(false)),
+        ]
+    }
+
     /// The options given by name, each checked; one left out (or
     /// [`OptionValue::Null`]) takes its default; `transport` is required.
     ///
@@ -261,6 +311,56 @@ impl ReadOptions {
         })
     }
 
+    /// How a read of these options is split: one task, or ([`SplitKind::Auto`]) one per
+    /// group of the tablets the FE's HTTP face `fe` plans, within the planning timeout,
+    /// aiming at the target task count, with the discovery policy.
+    pub fn split(&self, mut fe: doris_plan::PlanEndpoint) -> crate::Split {
+        match self.split {
+            SplitKind::Single => crate::Split::Single,
+            SplitKind::Auto => {
+                fe.timeout = self.planning_timeout;
+                crate::Split::Auto {
+                    fe,
+                    target_tasks: self.task_counts.target,
+                    policy: self.discovery_policy,
+                }
+            }
+        }
+    }
+
+    /// The trusted fragment (`unsafe_where_sql`) bound to `parameters`
+    /// ([`doris_sql::bind_trusted_where`]: every marker bound, every parameter used, each
+    /// value a typed literal); parameters without a fragment are refused.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use doris_connection::OptionValue;
+    /// use doris_read::options::ReadOptions;
+    /// use doris_sql::{Literal, Param};
+    ///
+    /// let read = ReadOptions::from_options([
+    ///     ("transport".to_owned(), OptionValue::Text("mysql".into())),
+    ///     ("unsafe_where_sql".to_owned(), OptionValue::Text("score > :min".into())),
+    /// ])
+    /// .unwrap();
+    /// let params = BTreeMap::from([("min".to_owned(), Param::Scalar(Literal::Int64(5)))]);
+    /// assert_eq!(read.trusted_where(&params).unwrap().unwrap().sql(), "score > 5");
+    /// ```
+    pub fn trusted_where(
+        &self,
+        parameters: &BTreeMap<String, doris_sql::Param>,
+    ) -> Result<Option<doris_sql::TrustedWhere>, ReadError> {
+        match &self.unsafe_where_sql {
+            Some(fragment) => doris_sql::bind_trusted_where(fragment, parameters)
+                .map(Some)
+                .map_err(ReadError::Statement),
+            None if !parameters.is_empty() => {
+                Err(config("query_parameters require unsafe_where_sql"))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// Lays the read's own settings over its connection's `settings`: the timeouts, the
     /// Flight port and TLS switch, and the MySQL link's TLS mode, pinned server key and
     /// packet cap (PyMySQL's `ssl_ca` is read by the caller, who sets
@@ -394,6 +494,40 @@ mod tests {
                 .chain(pairs)
                 .map(|(k, v)| ((*k).to_owned(), v.clone())),
         )
+    }
+
+    /// A read's settings as its tasks use them: its own, and those it lays over a
+    /// connection made of its keywords.
+    fn in_effect(read: &ReadOptions) -> String {
+        let mut settings =
+            ConnectionSettings::new("fe", doris_connection::Credentials::new("root", ""))
+                .unwrap()
+                .with_request_timeout(Duration::from_secs(900));
+        read.apply(&mut settings, ReadConnection::Keywords).unwrap();
+        let mut read = read.clone();
+        (read.connect_timeout, read.query_timeout) = (None, None);
+        (read.flight_port, read.flight_secure) = (None, None);
+        let applied = (
+            settings.connect_timeout,
+            settings.query_timeout,
+            settings.flight_secure,
+        );
+        format!("{read:?} {settings:?} {applied:?}")
+    }
+
+    #[test]
+    fn each_default_given_by_name_is_the_default_left_out() {
+        let left_out = in_effect(&read(&[]).unwrap());
+        let defaults = ReadOptions::defaults();
+        assert_eq!(defaults.len(), 13);
+        for (name, value) in defaults {
+            assert!(ReadOptions::NAMES.contains(&name), "{name}");
+            assert_eq!(
+                in_effect(&read(&[(name, value)]).unwrap()),
+                left_out,
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -121,6 +121,55 @@ pub enum Begun {
     Fresh(AtomicWrite),
 }
 
+impl crate::WriteSpec {
+    /// Begins the atomic run of `key` ([`WriteSpec::atomic_key`](crate::WriteSpec::atomic_key))
+    /// on `database`'s table `target`: [`AtomicWrite::begin`] under the key's label with
+    /// this spec's label prefix and commit record.
+    pub async fn begin_atomic<S: SqlSession>(
+        &self,
+        session: &mut S,
+        database: &str,
+        target: &TableSchema,
+        key: &str,
+    ) -> Result<Begun, StreamLoadError> {
+        let label = key_label(&self.label_prefix, key)?;
+        AtomicWrite::begin(
+            session,
+            database,
+            target,
+            label,
+            self.commit_record.clone(),
+            AtomicPolicy::default(),
+        )
+        .await
+    }
+
+    /// The atomic run of `key` on `database.table` staged in `staging_table`, as this spec
+    /// publishes it (a partial update, an overwrite, its commit record): what a later step
+    /// — the publish, the discard — rebuilds from the run's key and staging table
+    /// ([`AtomicWrite::resume`]).
+    pub fn resume_atomic(
+        &self,
+        database: &str,
+        table: &str,
+        key: &str,
+        staging_table: &str,
+    ) -> Result<AtomicWrite, StreamLoadError> {
+        let label = key_label(&self.label_prefix, key)?;
+        let run = AtomicWrite::resume(
+            database,
+            table,
+            label,
+            staging_table,
+            self.commit_record.clone(),
+            AtomicPolicy::default(),
+        )?;
+        Ok(run
+            .with_partial_update(self.operation == doris_sql::WriteOperation::PartialUpdate)
+            .with_overwrite(self.overwrite))
+    }
+}
+
 /// The outcome of [`AtomicWrite::publish`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Published {
