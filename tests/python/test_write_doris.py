@@ -366,6 +366,9 @@ def test_the_sink_snapshots_its_options(doris):
         ({"redirect_policy": "nearest"}, "redirect_policy must be one of 'direct', 'random-be'"),
         ({"redirect_policy": 1}, "redirect_policy must be one of"),
         ({"mysql_ssl_mode": "strict"}, "ssl_mode must be one of"),
+        # A list is read item by item: each item is named by the list's rule.
+        ({"redirect_ports": (8040, 2**70)}, "redirect_ports must be an integer from 1 to 65535"),
+        ({"redirect_hosts": ["be1", object()]}, "redirect_hosts must be a bool, number, string"),
     ],
 )
 def test_bad_connection_settings_fail_when_the_connection_is_made(kwargs, message):

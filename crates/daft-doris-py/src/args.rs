@@ -100,9 +100,10 @@ pub(crate) fn options(
         .collect()
 }
 
-/// One option's value (pythonize); a value of another type is refused naming `name`, and
-/// within a mapping (PyMySQL's `mysql_options`, a job's `session`) naming `name` and the
-/// key.
+/// One option's value: a scalar by pythonize (UTF-8 bytes read as text, as PyMySQL takes
+/// its `server_public_key`), a list or tuple and a mapping item by item, so that a value of
+/// another type is refused naming `name`, and within a mapping (PyMySQL's `mysql_options`,
+/// a job's `session`) naming `name` and the key.
 pub(crate) fn option(
     name: &str,
     value: &Bound<'_, PyAny>,
@@ -110,6 +111,12 @@ pub(crate) fn option(
     // A cyclic list or dict ends here, not in a stack overflow.
     if nesting(value, 0) > doris_sql::Expr::MAX_DEPTH {
         return Err(config(format!("{name} is nested too deeply")));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items = value.try_iter()?.map(|item| option(name, &item?));
+        return Ok(doris_connection::OptionValue::List(
+            items.collect::<PyResult<_>>()?,
+        ));
     }
     if let Ok(mapping) = value.cast::<PyMapping>() {
         let given = PyDict::new(value.py());

@@ -13,17 +13,15 @@
 //! (`daft_doris.secrets`). `repr` shows the host, ports and user only.
 
 use std::hash::{Hash, Hasher};
-use std::ops::Deref;
 use std::time::Duration;
 
 use doris_connection::{
-    AddressAllowlist, ClientIdentity, ConnectionOptions, ConnectionSettings,
-    ConnectionSettingsError, Credentials, OptionValue,
+    ConnectionOptions, ConnectionSettings, ConnectionSettingsError, OptionValue,
 };
 use doris_plan::PlanEndpoint;
-use doris_read::options::{FlightOptions, ReadConnection};
+use doris_read::options::{ConnectionLinks, FlightOptions, ReadConnection, ReadOverlay};
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
-use doris_streamload::{ClientConfig, RedirectPolicy};
+use doris_streamload::ClientConfig;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
@@ -36,13 +34,6 @@ use crate::errors::{ErrorClass, raise, read_error};
 /// (`ReadConnection::Given`), and the text of PyMySQL's `ssl_ca`, read once where the read
 /// was made.
 type ReadLink = (Py<PyDict>, bool, Option<String>);
-
-/// The same, checked: what `Connection::build` lays over the connection.
-type CheckedRead = (
-    doris_read::options::ReadOptions,
-    ReadConnection,
-    Option<String>,
-);
 
 fn config(message: impl Into<String>) -> PyErr {
     raise(ErrorClass::ConfigurationError, message)
@@ -81,16 +72,8 @@ pub(crate) struct DorisConnection {
     ca_pem: Option<String>,
     /// The read laid over the connection, if any.
     read_link: Option<ReadLink>,
-    /// The endpoints' settings.
-    built: Connection,
-}
-
-impl Deref for DorisConnection {
-    type Target = Connection;
-
-    fn deref(&self) -> &Connection {
-        &self.built
-    }
+    /// The endpoints' settings, the password left out.
+    links: ConnectionLinks,
 }
 
 #[pymethods]
@@ -144,13 +127,14 @@ impl DorisConnection {
             }
             None => None,
         };
-        let built = Connection::build(&options, ca_pem.clone(), read)?;
+        let links =
+            ConnectionLinks::new(&options, ca_pem.clone(), read).map_err(connection_rule)?;
         Ok(Self {
             options,
             password,
             ca_pem,
             read_link,
-            built,
+            links,
         })
     }
 
@@ -172,13 +156,13 @@ impl DorisConnection {
     /// gives its own).
     #[getter]
     fn connect_timeout_seconds(&self) -> f64 {
-        self.settings.connect_timeout.as_secs_f64()
+        self.links.settings("").connect_timeout.as_secs_f64()
     }
 
     /// The wait for an answer, in seconds.
     #[getter]
     fn query_timeout_seconds(&self) -> f64 {
-        self.settings.query_timeout.as_secs_f64()
+        self.links.settings("").query_timeout.as_secs_f64()
     }
 
     /// The password, resolved in this process (`daft_doris.secrets.resolve_secret`).
@@ -200,20 +184,21 @@ impl DorisConnection {
         options: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let links = options.unwrap_or_else(|| PyDict::new(py));
-        let (read, origin, _) = check_read(&links, given, None)?;
+        let mut overlay = check_read(&links, given, None)?;
         // PyMySQL's ssl_ca is the MySQL link's alone: HTTP and Flight never trust it.
-        let mysql_ca_pem = match &read.mysql.ssl_ca {
+        overlay.mysql_ca_pem = match &overlay.options.mysql.ssl_ca {
             Some(path) => Some(read_ca_file("mysql_options ssl_ca", path)?),
             None => None,
         };
-        let checked = (read, origin, mysql_ca_pem.clone());
-        let built = Connection::build(&self.options, self.ca_pem.clone(), Some(checked))?;
+        let mysql_ca_pem = overlay.mysql_ca_pem.clone();
+        let built = ConnectionLinks::new(&self.options, self.ca_pem.clone(), Some(overlay))
+            .map_err(connection_rule)?;
         Ok(Self {
             options: self.options.clone(),
             password: self.password.clone_ref(py),
             ca_pem: self.ca_pem.clone(),
             read_link: Some((links.unbind(), given, mysql_ca_pem)),
-            built,
+            links: built,
         })
     }
 
@@ -222,7 +207,7 @@ impl DorisConnection {
     /// every task; `daft_doris.secrets`).
     fn check_travels(&self, py: Python<'_>) -> PyResult<()> {
         secrets(py)?.call_method1("check_picklable", (self.password.bind(py),))?;
-        if let Some(read) = &self.read {
+        if let Some(read) = self.links.read() {
             FlightOptions::check_travels(read.flight_options.iter().map(|(key, _)| key.as_str()))
                 .map_err(connection_rule)?;
         }
@@ -301,92 +286,27 @@ fn secrets(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("daft_doris.secrets")
 }
 
-/// The endpoints' settings of a `DorisConnection`.
-#[derive(Debug, Clone)]
-pub(crate) struct Connection {
-    /// Host, ports, TLS, timeouts and the user (the password is empty here).
-    settings: ConnectionSettings,
-    /// The read's options (the Flight link's location rules and ADBC options among them).
-    read: Option<doris_read::options::ReadOptions>,
-    /// Where Stream Load may follow the FE's redirect (`AddressAllowlist::redirects`).
-    redirects: AddressAllowlist,
-    /// Which redirect targets are followed (`None`: the client's default).
-    redirect_policy: Option<RedirectPolicy>,
-    /// The MySQL link's own client certificate (`mysql_options` `ssl_cert`/`ssl_key`),
-    /// presented there instead of the connection's.
-    mysql_client_identity: Option<ClientIdentity>,
-}
-
-impl Connection {
-    /// The settings of `options` with a checked read laid over them; the client
-    /// certificates are read from their files now.
-    fn build(
-        options: &ConnectionOptions,
-        ca_pem: Option<String>,
-        read: Option<CheckedRead>,
-    ) -> PyResult<Self> {
-        let mut settings = options.settings("").map_err(|e| config(e.to_string()))?;
-        settings.ca_pem = ca_pem.map(String::into_bytes);
-        settings.client_identity = identity_files(
-            ("tls_client_cert_file", options.tls_client_cert_file.clone()),
-            ("tls_client_key_file", options.tls_client_key_file.clone()),
-        )?;
-        // A read's options, laid over the connection's own.
-        let read = match read {
-            Some((read, origin, mysql_ca_pem)) => {
-                read.apply(&mut settings, origin).map_err(connection_rule)?;
-                settings.mysql_ca_pem = mysql_ca_pem.map(String::into_bytes);
-                Some(read)
-            }
-            None => None,
-        };
-        let mysql_client_identity = match &read {
-            Some(read) => read.mysql_client_identity().map_err(connection_rule)?,
-            None => None,
-        };
-        settings.http_url().map_err(|e| config(e.to_string()))?;
-        Ok(Self {
-            settings,
-            read,
-            redirects: options.redirect_allowlist(),
-            redirect_policy: options.redirect_policy,
-            mysql_client_identity,
-        })
-    }
-
-    /// The settings with `password`.
-    fn settings(&self, password: &str) -> ConnectionSettings {
-        let mut settings = self.settings.clone();
-        settings.credentials = Credentials::new(self.settings.credentials.user(), password);
-        settings
-    }
-}
-
 impl DorisConnection {
     /// This connection's links, the password resolved in this process
     /// (`daft_doris.secrets.resolve_secret`).
     pub(crate) fn resolve(&self, py: Python<'_>) -> PyResult<Links<'_>> {
         Ok(Links {
-            settings: self.built.settings(&self.password_value(py)?),
-            connection: &self.built,
+            settings: self.links.settings(&self.password_value(py)?),
+            connection: self,
         })
     }
 }
 
 /// A connection's links with its password resolved: each crate's endpoint of the FE.
 pub(crate) struct Links<'a> {
-    connection: &'a Connection,
+    connection: &'a DorisConnection,
     settings: ConnectionSettings,
 }
 
 impl Links<'_> {
     /// The MySQL endpoint of the FE.
     pub(crate) fn mysql(&self) -> MySqlEndpoint {
-        let mut endpoint = MySqlEndpoint::from_settings(&self.settings);
-        if let Some(identity) = &self.connection.mysql_client_identity {
-            endpoint.client_identity = Some(identity.clone());
-        }
-        endpoint
+        self.connection.links.mysql(&self.settings)
     }
 
     /// The FE's HTTP face (`_query_plan`, `/api/backends`).
@@ -397,19 +317,18 @@ impl Links<'_> {
     /// The FE's Flight SQL endpoint, with the read's location rules and ADBC options; its
     /// locations are checked against the BEs the FE's HTTP face reports.
     pub(crate) fn flight(&self) -> PyResult<FlightSqlEndpoint> {
-        match &self.connection.read {
-            Some(read) => read.flight_endpoint(&self.settings),
-            None => FlightSqlEndpoint::from_settings(&self.settings),
-        }
-        .map_err(connection_rule)
+        self.connection
+            .links
+            .flight(&self.settings)
+            .map_err(connection_rule)
     }
 
     /// A Stream Load client configuration for the FE, with the redirect settings.
     pub(crate) fn stream_load(&self) -> PyResult<ClientConfig> {
         let mut config =
             ClientConfig::from_settings(&self.settings).map_err(|e| config(e.to_string()))?;
-        config.allowlist = self.connection.redirects.clone();
-        config.redirect_policy = self.connection.redirect_policy;
+        config.allowlist = self.connection.options.redirect_allowlist();
+        config.redirect_policy = self.connection.options.redirect_policy;
         Ok(config)
     }
 
@@ -419,36 +338,20 @@ impl Links<'_> {
     }
 }
 
-/// The client certificate and key read from their files
-/// (`doris_read::options::read_optional_client_identity`: both or neither), each named as
-/// the caller gave it.
-fn identity_files(
-    (cert_name, cert): (&str, Option<String>),
-    (key_name, key): (&str, Option<String>),
-) -> PyResult<Option<ClientIdentity>> {
-    doris_read::options::read_optional_client_identity(
-        (cert_name, cert.as_deref()),
-        (key_name, key.as_deref()),
-    )
-    .map_err(connection_rule)
-}
-
 /// A read as a pickle carries it, checked (`doris_read::options::ReadOptions`).
 fn check_read(
     links: &Bound<'_, PyDict>,
     given: bool,
     mysql_ca_pem: Option<String>,
-) -> PyResult<CheckedRead> {
-    let origin = if given {
-        ReadConnection::Given
-    } else {
-        ReadConnection::Keywords
-    };
-    Ok((
-        crate::read_options::read_options(links)?,
-        origin,
+) -> PyResult<ReadOverlay> {
+    Ok(ReadOverlay {
+        options: crate::read_options::read_options(links)?,
+        origin: match given {
+            true => ReadConnection::Given,
+            false => ReadConnection::Keywords,
+        },
         mysql_ca_pem,
-    ))
+    })
 }
 
 /// The PEM text of the CA file at `path`, read now, where the connection is configured

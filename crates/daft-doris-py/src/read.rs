@@ -1,7 +1,6 @@
 //! Reads: the table's schema and a batch reader that streams one task's rows into pyarrow
 //! record batches (the plan is `crate::plan`).
 
-use arrow_schema::Schema;
 use doris_read::{BatchLimits, BatchStream, Transport, TransportKind, discover_in};
 use pyo3::prelude::*;
 use pyo3_arrow::{PyRecordBatch, PySchema};
@@ -36,18 +35,8 @@ pub(crate) fn describe_table(
     let endpoint = links.mysql();
     let layout =
         block_on(py, || discover_in(&endpoint, database, table, units)).map_err(read_error)?;
-    let mut fields = Vec::new();
-    let mut unsupported = Vec::new();
-    for c in &layout.columns {
-        match &c.arrow_type {
-            Ok(t) => fields.push(arrow_schema::Field::new(&c.name, t.clone(), c.nullable)),
-            Err(reason) => {
-                unsupported.push((c.name.clone(), c.doris_type.to_sql(), reason.clone()))
-            }
-        }
-    }
-    let schema = PySchema::new(Schema::new(fields).into()).into_pyarrow(py)?;
-    Ok((schema.unbind(), unsupported))
+    let schema = PySchema::new(layout.readable_schema()).into_pyarrow(py)?;
+    Ok((schema.unbind(), layout.unreadable()))
 }
 
 /// One task's result, read batch by batch over the transport the read names (`"mysql"`:

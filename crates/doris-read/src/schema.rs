@@ -37,6 +37,28 @@ pub struct TableLayout {
 }
 
 impl TableLayout {
+    /// The Arrow schema of every column that has an Arrow form, in table order (the others
+    /// are [`TableLayout::unreadable`]).
+    pub fn readable_schema(&self) -> SchemaRef {
+        let fields = self.columns.iter().filter_map(|c| {
+            let t = c.arrow_type.as_ref().ok()?;
+            Some(Field::new(&c.name, t.clone(), c.nullable))
+        });
+        Arc::new(Schema::new(fields.collect::<Vec<_>>()))
+    }
+
+    /// `(name, Doris type, reason)` of every column with no Arrow form, in table order:
+    /// what a read that does not select them leaves out, and one that does refuses.
+    pub fn unreadable(&self) -> Vec<(String, String, String)> {
+        self.columns
+            .iter()
+            .filter_map(|c| {
+                let reason = c.arrow_type.as_ref().err()?;
+                Some((c.name.clone(), c.doris_type.to_sql(), reason.clone()))
+            })
+            .collect()
+    }
+
     /// The Arrow schema of `names` (table order when `None`); fails on a column that does
     /// not exist or has no Arrow form.
     pub fn arrow_schema(&self, names: Option<&[String]>) -> Result<SchemaRef, ReadError> {
@@ -221,4 +243,47 @@ pub async fn fetch_table_schema_and_release(
         schema,
         comment.and_then(|c| doris_sql::release::DorisRelease::from_version_comment(&c)),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layout_parts_its_columns_into_readable_and_unreadable() {
+        let column = |name: &str, doris_type, arrow_type| ReadColumn {
+            name: name.to_owned(),
+            doris_type,
+            nullable: true,
+            arrow_type,
+        };
+        let layout = TableLayout {
+            database: "db".into(),
+            table: "t".into(),
+            columns: vec![
+                column("id", DorisType::BigInt, Ok(DataType::Int64)),
+                column("uv", DorisType::Hll, Err("no Arrow form".into())),
+                column("name", DorisType::String, Ok(DataType::Utf8)),
+            ],
+        };
+        let readable = layout.readable_schema();
+        let names: Vec<&str> = readable
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(names, ["id", "name"]);
+        assert_eq!(
+            layout.unreadable(),
+            [(
+                "uv".to_owned(),
+                "HLL".to_owned(),
+                "no Arrow form".to_owned()
+            )]
+        );
+        assert!(
+            layout.arrow_schema(None).is_err(),
+            "every column asks for uv"
+        );
+    }
 }

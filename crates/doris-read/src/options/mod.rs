@@ -40,6 +40,7 @@
 
 #[cfg(feature = "flight")]
 mod flight;
+mod links;
 mod mysql;
 mod read;
 mod unreadable;
@@ -51,6 +52,7 @@ use std::io::Read as _;
 pub use flight::FlightOptions;
 #[cfg(feature = "flight")]
 pub(crate) use flight::MAX_MESSAGE_SIZE_KEY;
+pub use links::{ConnectionLinks, ReadOverlay};
 pub use mysql::MySqlOptions;
 pub use read::{ReadConnection, ReadOptions};
 pub use unreadable::UnreadableColumns;
