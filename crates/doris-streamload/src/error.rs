@@ -372,6 +372,40 @@ mod tests {
     use doris_sql::ErrorKind;
 
     #[test]
+    fn an_errors_fields_are_what_its_variant_carries_and_nothing_else() {
+        let exists = StreamLoadError::LabelExists {
+            label: "l".into(),
+            existing: ExistingJobStatus::Precommitted,
+            txn_id: Some(7),
+        };
+        assert_eq!(
+            exists.fields(),
+            ErrorFields {
+                label: Some("l".into()),
+                status: Some("PRECOMMITTED".into()),
+                txn_id: Some(7),
+                ..ErrorFields::default()
+            }
+        );
+        let partial = StreamLoadError::PartialCommit {
+            committed: vec!["a".into()],
+            aborted: vec![],
+            left: vec!["b".into()],
+            source: Box::new(exists),
+        };
+        let fields = partial.fields();
+        assert_eq!(fields.label, None, "the cause's label is the cause's");
+        assert_eq!(
+            (fields.committed, fields.aborted, fields.left),
+            (Some(vec!["a".into()]), Some(vec![]), Some(vec!["b".into()]))
+        );
+        // Unset fields are left out of the serialized form (the exception's class default
+        // stays).
+        let json = serde_json::to_value(StreamLoadError::Encode("x".into()).fields()).unwrap();
+        assert_eq!(json, serde_json::json!({}));
+    }
+
+    #[test]
     fn a_load_that_may_have_loaded_is_ambiguous_unless_doris_said_what_happened() {
         let ambiguous = StreamLoadError::Ambiguous {
             label: "l".into(),

@@ -28,7 +28,7 @@ def diagnose(
     *,
     flight: bool = False,
     flight_port: int = _native.DEFAULTS["read"]["flight_port"],
-    flight_secure: bool = False,
+    flight_secure: bool = _native.DEFAULTS["read"]["flight_secure"],
     flight_endpoint_rewrite: Mapping[str, str] | None = None,
     flight_allowed_locations: Sequence[str] | None = None,
     show: bool = True,
