@@ -193,6 +193,5 @@ def test_every_signature_default_is_the_crates_and_the_crates_accept_it():
     # The defaults pass the crates' own checks, given as they are or left out.
     _native.check_write_options(dict(_native.DEFAULTS["write"]))
     _native.check_write_options({})
-    assert _native.commit_mode({}) == "plain"
     read = {k: v for k, v in _native.DEFAULTS["read"].items() if k in _native.ReadRequest.NAMES}
     _native.ReadRequest("db", "t", transport="mysql", **read)

@@ -7,6 +7,7 @@ import decimal
 import json
 import pickle
 import urllib.request
+from collections.abc import Mapping
 
 import daft
 import pyarrow as pa
@@ -344,6 +345,25 @@ def test_the_sink_snapshots_its_options(doris):
     assert ids_in(doris, "snapshot") == [0, 1, 2]
 
 
+def _cyclic_list() -> list:
+    cyclic: list = []
+    cyclic.append(cyclic)
+    return cyclic
+
+
+class _SelfMapping(Mapping):
+    """A mapping whose one value is itself."""
+
+    def __getitem__(self, key):
+        return self
+
+    def __iter__(self):
+        return iter(["again"])
+
+    def __len__(self):
+        return 1
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -369,6 +389,9 @@ def test_the_sink_snapshots_its_options(doris):
         # A list is read item by item: each item is named by the list's rule.
         ({"redirect_ports": (8040, 2**70)}, "redirect_ports must be an integer from 1 to 65535"),
         ({"redirect_hosts": ["be1", object()]}, "redirect_hosts must be a bool, number, string"),
+        # A cyclic list or mapping ends at the nesting limit, not in a stack overflow.
+        ({"redirect_hosts": _cyclic_list()}, "redirect_hosts is nested too deeply"),
+        ({"mysql_options": {"ssl": _SelfMapping()}}, "mysql_options ssl again again .* too deeply"),
     ],
 )
 def test_bad_connection_settings_fail_when_the_connection_is_made(kwargs, message):
@@ -531,7 +554,7 @@ def test_sink_pickles_and_redacts_its_password(tmp_path):
 
 def test_a_started_sink_carries_its_checked_table_to_the_workers(doris):
     """The driver checks the table once (start); the pickled sink a worker gets holds the
-    same WriteTarget (columns and value rules) and applies its rules before any upload."""
+    same table check (columns and value rules) and applies its rules before any upload."""
     from daft.recordbatch import MicroPartition
 
     # Sent with the tasks by choice: a plain-string password would not pickle.
@@ -540,9 +563,9 @@ def test_a_started_sink_carries_its_checked_table_to_the_workers(doris):
     sink.bind_schema(data.schema)
     sink.start()
     worker = pickle.loads(pickle.dumps(sink))
-    assert worker._target.columns == ["id", "name"]
-    assert worker._target.__reduce__()[1] == sink._target.__reduce__()[1]
-    assert worker._target.__reduce__()[1][1], "the value rules travelled"
+    target = worker._run.state["target"]
+    assert target["columns"] == ["id", "name"] and target == sink._run.state["target"]
+    assert target["rules"], "the value rules travelled"
     with pytest.raises(DorisTableCompatibilityError, match="longer than the column's 8 bytes"):
         list(worker.write(iter([MicroPartition.from_arrow(data)])))
     assert query(doris, "SELECT count(*) FROM carried")[0][0] == 0

@@ -88,13 +88,22 @@ pub(crate) fn options(
     prefix: &str,
     options: &Bound<'_, PyDict>,
 ) -> PyResult<Vec<(String, doris_connection::OptionValue)>> {
-    options
-        .iter()
+    keyed(prefix, options, &option)
+}
+
+/// The entries of `dict` (string keys), each value converted by `convert` under its name
+/// (`prefix` and the key).
+fn keyed(
+    prefix: &str,
+    dict: &Bound<'_, PyDict>,
+    convert: &dyn Fn(&str, &Bound<'_, PyAny>) -> PyResult<doris_connection::OptionValue>,
+) -> PyResult<Vec<(String, doris_connection::OptionValue)>> {
+    dict.iter()
         .map(|(key, value)| {
             let key: String = key
                 .extract()
                 .map_err(|_| config("option names must be strings".into()))?;
-            let value = option(&format!("{prefix}{key}"), &value)?;
+            let value = convert(&format!("{prefix}{key}"), &value)?;
             Ok((key, value))
         })
         .collect()
@@ -108,20 +117,34 @@ pub(crate) fn option(
     name: &str,
     value: &Bound<'_, PyAny>,
 ) -> PyResult<doris_connection::OptionValue> {
-    // A cyclic list or dict ends here, not in a stack overflow.
-    if nesting(value, 0) > doris_sql::Expr::MAX_DEPTH {
+    nested_option(name, value, 0)
+}
+
+/// [`option`] at `depth` lists or mappings down: a cyclic list or mapping ends at
+/// doris-sql's nesting limit, not in a stack overflow.
+fn nested_option(
+    name: &str,
+    value: &Bound<'_, PyAny>,
+    depth: usize,
+) -> PyResult<doris_connection::OptionValue> {
+    let nested = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
+    let mapping = value.cast::<PyMapping>().ok();
+    if (nested || mapping.is_some()) && depth >= doris_sql::Expr::MAX_DEPTH {
         return Err(config(format!("{name} is nested too deeply")));
     }
-    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        let items = value.try_iter()?.map(|item| option(name, &item?));
+    if nested {
+        let items = value
+            .try_iter()?
+            .map(|item| nested_option(name, &item?, depth + 1));
         return Ok(doris_connection::OptionValue::List(
             items.collect::<PyResult<_>>()?,
         ));
     }
-    if let Ok(mapping) = value.cast::<PyMapping>() {
+    if let Some(mapping) = mapping {
         let given = PyDict::new(value.py());
         given.update(mapping)?;
-        let items = options(&format!("{name} "), &given)?;
+        let inner = |name: &str, item: &Bound<'_, PyAny>| nested_option(name, item, depth + 1);
+        let items = keyed(&format!("{name} "), &given, &inner)?;
         return Ok(doris_connection::OptionValue::Map(
             items.into_iter().collect(),
         ));

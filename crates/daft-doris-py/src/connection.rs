@@ -156,13 +156,13 @@ impl DorisConnection {
     /// gives its own).
     #[getter]
     fn connect_timeout_seconds(&self) -> f64 {
-        self.links.settings("").connect_timeout.as_secs_f64()
+        self.links.timeouts().0.as_secs_f64()
     }
 
     /// The wait for an answer, in seconds.
     #[getter]
     fn query_timeout_seconds(&self) -> f64 {
-        self.links.settings("").query_timeout.as_secs_f64()
+        self.links.timeouts().1.as_secs_f64()
     }
 
     /// The password, resolved in this process (`daft_doris.secrets.resolve_secret`).

@@ -27,9 +27,7 @@ mod plan;
 mod read;
 mod read_options;
 mod runtime;
-mod target;
 mod write;
-mod write_options;
 
 use pyo3::prelude::*;
 
@@ -53,19 +51,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan::plan_read, m)?)?;
     m.add_class::<read::BatchReader>()?;
     m.add_function(wrap_pyfunction!(read_options::check_unreadable_columns, m)?)?;
-    m.add_class::<target::WriteTarget>()?;
-    m.add_function(wrap_pyfunction!(target::check_write_target, m)?)?;
-    m.add_function(wrap_pyfunction!(write_options::check_write_options, m)?)?;
-    m.add_function(wrap_pyfunction!(write_options::check_retried_tasks, m)?)?;
-    m.add_class::<write::TableWriter>()?;
-    m.add_class::<write::WriteLabels>()?;
-    m.add_function(wrap_pyfunction!(write::summarize_loads, m)?)?;
-    m.add_function(wrap_pyfunction!(write::commit_mode, m)?)?;
-    m.add_class::<atomic::AtomicRun>()?;
-    m.add_function(wrap_pyfunction!(atomic::atomic_begin, m)?)?;
-    m.add_function(wrap_pyfunction!(atomic::atomic_publish, m)?)?;
-    m.add_function(wrap_pyfunction!(atomic::atomic_summary, m)?)?;
-    m.add_function(wrap_pyfunction!(atomic::atomic_discard, m)?)?;
+    m.add_function(wrap_pyfunction!(write::check_write_options, m)?)?;
+    m.add_class::<write::WriteRun>()?;
+    m.add_class::<write::WriteTask>()?;
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(atomic::atomic_cleanup_ledger, m)?)?;
     m.add_class::<catalog::CatalogOptions>()?;

@@ -57,6 +57,11 @@ pub enum StreamLoadError {
     #[error("invalid Stream Load configuration: {0}")]
     Statement(#[source] doris_sql::SqlError),
 
+    /// The data does not fit the table (its columns, types, nullability, key model or
+    /// operation, `doris_sql::check_write_target`); nothing was sent.
+    #[error(transparent)]
+    Incompatible(#[from] doris_sql::WriteTargetError),
+
     /// Doris refused the credentials (the FE's `code: 401` envelope, or the BE's
     /// `Access denied` / `no valid Basic authorization`).
     #[error("Doris refused the Stream Load credentials: {message}")]
@@ -334,9 +339,10 @@ impl StreamLoadError {
                 ErrorKind::Ambiguous
             }
             Self::Transport { .. } | Self::Malformed(_) | Self::Sql { .. } => ErrorKind::Transport,
-            Self::ValueRejected { .. } | Self::Encode(_) | Self::UnsupportedRelease { .. } => {
-                ErrorKind::Incompatible
-            }
+            Self::Incompatible(_)
+            | Self::ValueRejected { .. }
+            | Self::Encode(_)
+            | Self::UnsupportedRelease { .. } => ErrorKind::Incompatible,
         }
     }
 

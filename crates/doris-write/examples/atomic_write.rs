@@ -22,9 +22,9 @@ use arrow::datatypes::{DataType, Field, Schema};
 use doris_mysql::Session;
 use doris_read::MySqlEndpoint;
 use doris_sql::WriteOperation;
-use doris_streamload::{ClientConfig, Credentials};
-use doris_write::atomic::{Begun, CommittedBy};
-use doris_write::{TaskWriter, WriteSpec, WriteSummary};
+use doris_streamload::{ClientConfig, Credentials, StreamLoadError};
+use doris_write::atomic::CommittedBy;
+use doris_write::{WriteRun, WriteSpec, WriteStatus};
 
 /// Where and what to write.
 pub struct Target<'a> {
@@ -60,46 +60,58 @@ pub async fn run(
     batches: Vec<RecordBatch>,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
     let endpoint = MySqlEndpoint::new(target.mysql.0, target.mysql.1, target.user, "");
-    let schema = doris_read::fetch_table_schema(&endpoint, target.database, target.table).await?;
-    let mut session = Session::open(&endpoint).await?;
+    // The table and the server's release, described once: the write is checked against
+    // both before its first byte.
+    let (described, release) =
+        doris_read::fetch_table_schema_and_release(&endpoint, target.database, target.table)
+            .await?;
     let mut spec = WriteSpec::new(WriteOperation::Load);
     spec.label_prefix = "svc".into();
     spec.idempotence_key = Some(key.into());
-    let run = match spec
-        .begin_atomic(&mut session, target.database, &schema, key)
-        .await?
-    {
-        Begun::AlreadyCommitted { by, .. } => return Ok(Outcome::AlreadyCommitted { by }),
-        Begun::Fresh(run) => run,
-    };
-    // One task attempt, one writer (one tag). A service that loads from several workers
-    // makes a writer per attempt and publishes the attempts that finished.
     let client = ClientConfig::new(target.fe_http.parse()?, Credentials::new(target.user, ""));
-    let writer = TaskWriter::new(
-        client,
-        Duration::from_secs(300),
+    let mut write = WriteRun::new(
+        spec,
         target.database,
         target.table,
-        spec,
-        Vec::new(),
-        Some(run.staging_table().to_owned()),
-    )?;
+        client,
+        Duration::from_secs(300),
+    );
+    // The SQL steps (the atomic begin, publish and clean-up) run over a MySQL session,
+    // opened only when a step needs one.
+    let open = || async {
+        Session::open(&endpoint)
+            .await
+            .map_err(|e| StreamLoadError::Sql {
+                step: "connect to the FE's MySQL port",
+                message: e.to_string(),
+            })
+    };
     let schema = batches[0].schema();
-    let report = writer.write(&schema, batches, None).await?;
-    let tasks = [report];
-    let published = run
-        .publish(
-            &mut session,
-            &tasks[0].columns,
-            &WriteSummary::attempts_to_publish(&tasks),
-        )
+    write
+        .start(&described, release, Some(&schema), false, open)
         .await?;
-    Ok(if published.by_this_run {
-        Outcome::Committed
-    } else {
-        Outcome::AlreadyCommitted {
-            by: CommittedBy::Label,
+    if let Some(by) = write.committed_before() {
+        return Ok(Outcome::AlreadyCommitted { by });
+    }
+    // One task attempt, one writer (one tag). A service that loads from several workers
+    // ships `write.state()` to each, makes a writer per attempt there
+    // (`WriteRun::resume`), and finishes with the reports of the attempts that succeeded.
+    let target = write.state().target.clone().unwrap_or_default();
+    let writer = write.task(&target)?.ok_or("a committed key has no task")?;
+    let report = match write.write(&writer, &schema, batches).await {
+        Ok(report) => report,
+        Err(failure) => {
+            // Nothing of a failed run is visible; its staging table is dropped.
+            write.abort(open).await?;
+            return Err(failure.into());
         }
+    };
+    let summary = write.finish(&[report], open).await?;
+    Ok(match summary.status {
+        WriteStatus::AlreadyCommitted => Outcome::AlreadyCommitted {
+            by: CommittedBy::Label,
+        },
+        _ => Outcome::Committed,
     })
 }
 

@@ -13,6 +13,9 @@
 //!   atomic (per-load labels, two-phase or not): the key, a fingerprint of the partition's
 //!   content *and* of every setting that decides its loads, and an occurrence number for
 //!   identical partitions.
+//! - [`WriteRun`]: a whole write as an engine's sink drives it: started once (the table
+//!   check, the atomic begin), a [`TaskWriter`] per task attempt, finished from the
+//!   tasks' reports (publish, two-phase commit, summary) or aborted.
 //! - [`TaskWriter`]: one task's batches loaded as the spec says (into the target, or an
 //!   atomic run's staging table), giving its [`TaskReport`]; [`WriteSummary::of_loads`]
 //!   and [`WriteSummary::of_atomic`] fold the tasks' reports into the write's outcome.
@@ -46,12 +49,14 @@
 pub mod atomic;
 mod labels;
 mod options;
+mod run;
 mod spec;
 pub mod staging;
 mod summary;
 mod task;
 
 pub use labels::{PartitionLabels, content_fingerprint};
+pub use run::{AtomicStage, CheckedTarget, RunState, WriteRun};
 pub use spec::*;
 pub use summary::{StatusCounts, TaskReport, WriteStatus, WriteSummary};
 pub use task::{TaskFailure, TaskWriter};

@@ -139,6 +139,9 @@ pub struct WriteSummary {
     pub uploaded_bytes: u64,
     /// Loads that found their rows loaded already (a rerun of per-load labels).
     pub already_loaded_batches: u64,
+    /// An atomic run's staging table that could not be dropped after the publish
+    /// (`atomic::cleanup` removes it later).
+    pub staging_left: Option<String>,
 }
 
 impl WriteSummary {
@@ -151,6 +154,7 @@ impl WriteSummary {
             filtered_rows: tasks.iter().map(|t| t.filtered_rows).sum(),
             uploaded_bytes: tasks.iter().map(|t| t.uploaded_bytes).sum(),
             already_loaded_batches: 0,
+            staging_left: None,
         }
     }
 

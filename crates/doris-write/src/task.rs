@@ -11,7 +11,7 @@ use arrow::datatypes::SchemaRef;
 use doris_streamload::prepare::{BatchRules, ColumnRule};
 use doris_streamload::{
     ClientConfig, LabelScheme, LoadOptions, Loader, LoaderConfig, LoaderError, StreamLoadClient,
-    StreamLoadError, TxnRef,
+    StreamLoadError,
 };
 
 use crate::{PartitionLabels, TaskReport, WriteSpec};
@@ -108,22 +108,5 @@ impl TaskWriter {
         report.tag = self.staging.as_ref().map(|(_, tag)| tag.clone());
         report.columns = columns;
         Ok(report)
-    }
-
-    /// Commits (`commit`) or aborts the pre-committed loads `txns` of a two-phase write: a
-    /// commit that fails aborts every load not yet committed and fails with
-    /// [`StreamLoadError::PartialCommit`]; an abort goes on past a failed one.
-    pub async fn settle(&self, txns: &[TxnRef], commit: bool) -> Result<(), StreamLoadError> {
-        if commit {
-            self.client
-                .commit_or_abort_all(&self.database, txns)
-                .await
-                .map(|_| ())
-        } else {
-            self.client
-                .abort_every(&self.database, txns)
-                .await
-                .map(|_| ())
-        }
     }
 }

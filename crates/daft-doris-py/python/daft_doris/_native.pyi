@@ -104,29 +104,25 @@ class BatchReader:
 class CatalogOptions:
     def __init__(self, *, name: str, transport: str, flight_port: int | None) -> None: ...
 
-class WriteTarget:
-    columns: list[str]
-    def __init__(self, columns: Sequence[str], rules: Any) -> None: ...
+class WriteTask:
+    def write(self, data: pa.Table | pa.RecordBatchReader) -> dict[str, Any] | None: ...
 
-class WriteLabels:
-    @staticmethod
-    def of(options: Mapping[str, Any]) -> WriteLabels | None: ...
-
-class TableWriter:
+class WriteRun:
     def __init__(
         self,
         connection: DorisConnection,
-        *,
         database: str,
         table: str,
         options: Mapping[str, Any],
-        target: WriteTarget | None = None,
-        staging_table: str | None = None,
+        state: Mapping[str, Any] | None = None,
     ) -> None: ...
-    def write(
-        self, data: pa.Table | pa.RecordBatchReader, labels: WriteLabels | None = None
-    ) -> dict[str, Any]: ...
-    def settle(self, txns: Sequence[dict[str, Any]], commit: bool) -> None: ...
+    mode: str
+    committed_before: bool
+    state: dict[str, Any]
+    def start(self, schema: pa.Schema | None, *, retried_tasks: bool) -> None: ...
+    def task(self) -> WriteTask: ...
+    def finish(self, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
+    def abort(self) -> None: ...
 
 class S3Insert:
     def __init__(
@@ -156,49 +152,7 @@ def plan_read(
     schema: pa.Schema | None = None,
     queries_per_task: int | None = None,
 ) -> Any: ...
-def check_write_target(
-    connection: DorisConnection,
-    database: str,
-    table: str,
-    schema: pa.Schema,
-    options: Mapping[str, Any],
-) -> WriteTarget: ...
 def check_write_options(options: Mapping[str, Any]) -> None: ...
-def check_retried_tasks(options: Mapping[str, Any]) -> None: ...
-def commit_mode(options: Mapping[str, Any]) -> str: ...
-def summarize_loads(results: Sequence[Mapping[str, Any]], two_phase_committed: bool) -> dict[str, Any]: ...
-
-class AtomicRun:
-    def __init__(
-        self, key: str, label: str, staging: str | None = None, committed_by: str | None = None
-    ) -> None: ...
-    key: str
-    label: str
-    staging: str | None
-    committed_by: str | None
-    @property
-    def committed(self) -> bool: ...
-
-def atomic_begin(
-    connection: DorisConnection, database: str, table: str, options: Mapping[str, Any]
-) -> AtomicRun: ...
-def atomic_publish(
-    connection: DorisConnection,
-    database: str,
-    table: str,
-    options: Mapping[str, Any],
-    run: AtomicRun,
-    results: Sequence[Mapping[str, Any]],
-    table_columns: Sequence[str],
-) -> dict[str, Any]: ...
-def atomic_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
-def atomic_discard(
-    connection: DorisConnection,
-    database: str,
-    table: str,
-    options: Mapping[str, Any],
-    run: AtomicRun,
-) -> None: ...
 def atomic_cleanup(connection: DorisConnection, database: str, older_than_seconds: float) -> list[str]: ...
 def atomic_cleanup_ledger(
     connection: DorisConnection, database: str, ledger: str, older_than_seconds: float

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
@@ -17,11 +16,7 @@ from daft.schema import Schema
 from daft_doris import _native
 from daft_doris._runner import active_runner
 from daft_doris.connection import DorisConnection, DorisTable
-from daft_doris.errors import (
-    ConfigurationError,
-    DaftOlapError,
-    DorisPartialCommitError,
-)
+from daft_doris.errors import ConfigurationError, DaftOlapError
 from daft_doris.write_options import DorisWriteKeywords, DorisWriteOptions, check_option_names
 
 # The crates' defaults (``_native.DEFAULTS``): each lives once, in the crate that applies it.
@@ -78,30 +73,11 @@ class DorisDataSink(DataSink[dict]):
         check_option_names("DorisDataSink", given)
         if isinstance(given.get("load_properties"), Mapping):
             given["load_properties"] = dict(given["load_properties"])
-        _native.check_write_options(given)
         self._options: dict[str, Any] = given
-        self._target: Any = None
+        # The write (`_native.WriteRun`, over `doris_write::WriteRun`): every step decided
+        # in the crates; it pickles with its state to the workers.
+        self._run = _native.WriteRun(connection, table.database, table.name, given)
         self._data_schema: pa.Schema | None = None
-        self._started = False
-        self._lock = threading.Lock()
-        self._mode = _native.commit_mode(self._options)
-        # Per-load labels of a keyed write that is not atomic (shared by its tasks here).
-        self._labels: Any = None
-        self._precommitted: list[dict[str, Any]] = []
-        # Atomic mode: the run (`_native.AtomicRun`: key, label, staging table or the key's
-        # earlier commit; set by start()).
-        self._atomic: Any = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_lock", None)
-        state.pop("_labels", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-        self._labels = None
 
     def __repr__(self) -> str:
         return (
@@ -121,131 +97,44 @@ class DorisDataSink(DataSink[dict]):
         checks its first micropartition's schema before that micropartition's upload."""
         self._data_schema = schema
 
-    def _check(self, schema: pa.Schema) -> Any:
-        """The table check of ``schema`` (keys, model, types, nullability), before any byte:
-        a picklable ``_native.WriteTarget`` (the columns written and their value rules)."""
-        return _native.check_write_target(
-            self._connection,
-            self._table.database,
-            self._table.name,
-            schema,
-            self._options,
-        )
-
     def start(self) -> None:
-        if active_runner() != "native":
-            _native.check_retried_tasks(self._options)
-        if self._data_schema is not None:
-            self._target = self._check(self._data_schema)
-        self._started = True
-        if self._mode == "atomic":
-            self._atomic = _native.atomic_begin(
-                self._connection,
-                self._table.database,
-                self._table.name,
-                self._options,
-            )
-
-    def _writer(self, target: Any) -> Any:
-        """A native writer of this write's loads (of the atomic run's staging table)."""
-        return _native.TableWriter(
-            self._connection,
-            database=self._table.database,
-            table=self._table.name,
-            options=self._options,
-            target=target,
-            staging_table=self._atomic.staging if self._atomic is not None else None,
-        )
+        """Describes the table and checks the write against it and the server's release
+        (the bound schema too), before any byte; begins an atomic run."""
+        self._run.start(self._data_schema, retried_tasks=active_runner() != "native")
 
     def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[dict]]:
-        if not self._started:
-            raise ConfigurationError("write() was called before start()")
-        if self._atomic is not None and self._atomic.committed:
+        if self._run.committed_before:
             # The key's write was committed by an earlier run: load nothing.
             for _ in micropartitions:
                 pass
             return
-        with self._lock:
-            if self._labels is None:
-                # Deterministic per-load labels (a keyed write that is not atomic), shared
-                # by this process's tasks; False: the write has none.
-                self._labels = _native.WriteLabels.of(self._options) or False
-        target, writer = self._target, None
+        task = self._run.task()
         for micropartition in micropartitions:
-            table = micropartition.to_arrow()
-            if table.num_rows == 0:
-                continue
-            if writer is None:
-                target = target or self._check(table.schema)
-                writer = self._writer(target)
-            report = writer.write(table, self._labels or None)
-            if report["precommitted"]:
-                with self._lock:
-                    self._precommitted.extend(report["precommitted"])
-            yield WriteResult(
-                result=report,
-                bytes_written=report["uploaded_bytes"],
-                rows_written=report["loaded_rows"],
-            )
-
-    def settle(self, commit: bool) -> None:
-        """Commits (or aborts) every pre-committed load of a two-phase write.
-
-        A commit that fails aborts every load not yet committed and raises
-        ``DorisPartialCommitError`` naming those that did; an abort goes on past a failed
-        one. The list is emptied only once the native layer has handled every load.
-        """
-        with self._lock:
-            txns = list(self._precommitted)
-        if not txns:
-            return
-        writer = self._writer(None)
-        try:
-            writer.settle(txns, commit)
-        except DorisPartialCommitError:
-            # Every load was handled: committed, aborted, or reported left (a commit whose
-            # outcome is unknown is never aborted here).
-            self._forget(txns)
-            raise
-        self._forget(txns)
-
-    def _forget(self, txns: list[dict[str, Any]]) -> None:
-        """Settled loads leave the list; any other failure keeps them for the abort."""
-        with self._lock:
-            self._precommitted = [t for t in self._precommitted if t not in txns]
-
-    def discard(self) -> None:
-        """Drops a failed atomic run's staging table (a rerun with the key would too)."""
-        if self._atomic is None or self._atomic.committed:
-            return
-        _native.atomic_discard(
-            self._connection, self._table.database, self._table.name, self._options, self._atomic
-        )
+            report = task.write(micropartition.to_arrow())
+            if report is not None:
+                yield WriteResult(
+                    result=report,
+                    bytes_written=report["uploaded_bytes"],
+                    rows_written=report["loaded_rows"],
+                )
 
     def finalize(self, write_results: list[WriteResult[dict]]) -> MicroPartition:
-        results = [r.result for r in write_results]
-        if self._atomic is not None:
-            if self._atomic.committed:
-                return _summary(_native.atomic_summary(results))
-            summary = _native.atomic_publish(
-                self._connection,
-                self._table.database,
-                self._table.name,
-                self._options,
-                self._atomic,
-                results,
-                list(self._target.columns) if self._target else [],
+        """Publishes an atomic run, commits a two-phase write's loads; the summary row."""
+        summary = self._run.finish([r.result for r in write_results])
+        if summary["staging_left"]:
+            warnings.warn(
+                f"the write committed, but its staging table {summary['staging_left']} could not "
+                "be dropped: daft_doris.cleanup_staging removes it",
+                stacklevel=2,
             )
-            if summary["staging_left"]:
-                warnings.warn(
-                    f"the write committed, but its staging table {summary['staging_left']} could not "
-                    "be dropped: daft_doris.cleanup_staging removes it",
-                    stacklevel=2,
-                )
-            return _summary(summary)
-        if self._mode == "two_phase":
-            self.settle(commit=True)
-        return _summary(_native.summarize_loads(results, self._mode == "two_phase"))
+        return _summary(summary)
+
+    def abort(self) -> None:
+        """Undoes a failed write (best effort): aborts this process's pre-committed loads
+        of a two-phase write, drops an atomic run's staging table (a rerun with the same
+        key drops it as well)."""
+        with suppress(DaftOlapError):
+            self._run.abort()
 
 
 def _summary(summary: dict[str, Any]) -> MicroPartition:
@@ -323,7 +212,7 @@ def write_doris(
         return dataframe.write_sink(sink)
     except BaseException as error:
         # Any failure, KeyboardInterrupt included: nothing pre-committed or staged is left.
-        _clean_up_after_failure(sink)
+        sink.abort()
         if isinstance(error, DaftOlapError) or not isinstance(error, RuntimeError):
             raise
         # Daft wraps exceptions raised in write() in a RuntimeError; give back the typed one.
@@ -335,15 +224,6 @@ def write_doris(
             cause.__suppress_context__ = True
             raise cause  # noqa: B904
         raise
-
-
-def _clean_up_after_failure(sink: DorisDataSink) -> None:
-    """Aborts a failed two-phase write's loads still pre-committed; drops a failed atomic
-    run's staging table (best effort: a rerun with the same key drops it as well)."""
-    with suppress(DaftOlapError):
-        sink.settle(commit=False)
-    with suppress(DaftOlapError):
-        sink.discard()
 
 
 def cleanup_staging(

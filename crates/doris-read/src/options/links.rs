@@ -97,6 +97,12 @@ impl ConnectionLinks {
         settings
     }
 
+    /// The wait to connect and the wait for an answer (the read's where one is laid over
+    /// the connection).
+    pub fn timeouts(&self) -> (std::time::Duration, std::time::Duration) {
+        (self.settings.connect_timeout, self.settings.query_timeout)
+    }
+
     /// The read laid over the connection, if any.
     pub fn read(&self) -> Option<&ReadOptions> {
         self.read.as_ref()

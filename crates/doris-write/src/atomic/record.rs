@@ -27,7 +27,8 @@ pub enum LabelState {
 }
 
 /// How a committed key was recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CommittedBy {
     /// Doris still remembers the key's label as committed.
     Label,
