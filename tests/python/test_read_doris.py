@@ -572,6 +572,34 @@ def test_a_plain_password_or_key_text_never_travels_in_a_pickle(doris, tmp_path)
         SecretRef()
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: SecretRef.env("1X"), "secret environment variable has an invalid name"),
+        (lambda: SecretRef.env(7), "secret environment variable has an invalid name"),
+        (lambda: SecretRef.file(""), "a secret file is given by its path"),
+        (lambda: SecretRef.inline(b"x"), "an inline secret is a string"),
+    ],
+)
+def test_a_secret_source_that_breaks_its_rule_is_refused_when_made(make, message):
+    with pytest.raises(ConfigurationError, match=message):
+        make()
+
+
+def test_a_secret_file_loses_one_trailing_line_break_and_is_capped(tmp_path):
+    """The file's rules are doris_connection::SecretRef's: one trailing LF or CRLF dropped,
+    at most 64 KiB of UTF-8; an unset variable is named, its value never shown."""
+    crlf = tmp_path / "crlf"
+    crlf.write_bytes(b"pw-from-file\r\n\r\n")
+    assert SecretRef.file(crlf).resolve() == "pw-from-file\r\n"
+    big = tmp_path / "big"
+    big.write_bytes(b"a" * (64 * 1024 + 1))
+    with pytest.raises(ConfigurationError, match="cannot be read as UTF-8 text of at most 64 KiB"):
+        SecretRef.file(big).resolve()
+    with pytest.raises(ConfigurationError, match="'DAFT_DORIS_TEST_UNSET' is not set"):
+        SecretRef.env("DAFT_DORIS_TEST_UNSET").resolve()
+
+
 @pytest.mark.parametrize("transport", ["mysql", "flight"])
 def test_datetime_reads_as_microseconds_unless_asked_by_precision(doris, transport):
     """1.1 reads every DATETIME precision as ``timestamp[us]`` (so tables and files shared

@@ -2,6 +2,8 @@
 //! (`daft_doris._native.check_*`): the same rules as the native
 //! constructors (`args`), so Python decides nothing itself.
 
+use doris_connection::SecretRef;
+use doris_connection::secrecy::ExposeSecret;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -52,4 +54,29 @@ pub(crate) fn check_columns(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Str
         .collect::<PyResult<Vec<_>>>()?;
     doris_sql::check_column_list(&names).map_err(crate::errors::sql_error)?;
     Ok(Some(names))
+}
+
+/// The password source `kind` (`env` or `file`) named `name` (a variable's name, a file's
+/// path), checked by `doris_connection::SecretRef`'s rules; with `resolve`, its value in
+/// this process.
+#[pyfunction]
+#[pyo3(signature = (kind, name, *, resolve))]
+pub(crate) fn secret_source(
+    kind: &str,
+    name: &Bound<'_, PyAny>,
+    resolve: bool,
+) -> PyResult<Option<String>> {
+    // Not a string: the empty name, which each rule refuses.
+    let name: String = name.extract().unwrap_or_default();
+    let source = match kind {
+        "env" => SecretRef::env(name),
+        _ => SecretRef::file(name),
+    };
+    let secret = |e: doris_connection::SecretError| config(e.to_string());
+    let source = source.map_err(secret)?;
+    if !resolve {
+        return Ok(None);
+    }
+    let value = source.resolve().map_err(secret)?;
+    Ok(Some(value.expose_secret().to_owned()))
 }

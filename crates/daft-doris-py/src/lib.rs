@@ -70,6 +70,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(checks::qualified_name, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_flag, m)?)?;
     m.add_function(wrap_pyfunction!(checks::check_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(checks::secret_source, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_s3_source, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::check_job_name, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::redact_properties, m)?)?;

@@ -12,6 +12,7 @@
 //! | credentials | a user and a redacted password; HTTP Basic authorization | [`Credentials`] |
 //! | identity | a client certificate and its redacted key (mutual TLS) | [`ClientIdentity`] |
 //! | options | a connection as named options (a configuration file's, `daft_doris.DorisConnection`'s keywords), each checked by its rule | [`ConnectionOptions`], [`OptionValue`], [`RedirectPolicy`] |
+//! | secret | where a password comes from: an environment variable or a file read where it is used, or the value | [`SecretRef`], [`SecretError`] |
 //! | hosts | the servers a client may follow the FE to; the `/api/backends` parser | [`AddressAllowlist`], [`HostPort`], [`parse_backends`] |
 //!
 //! ```
@@ -37,12 +38,15 @@
 //!
 //! [`Credentials`] keep the password in a [`secrecy::SecretString`] (the crate is
 //! re-exported as [`secrecy`]); `Debug` prints it as `[REDACTED]`, and no error of this
-//! crate holds it.
+//! crate holds it. [`SecretRef`] names where a password comes from (an environment variable
+//! or a file, read in each process that connects, or the value itself), so a task sent to
+//! another process can carry the name instead of the value.
 
 mod credentials;
 mod hosts;
 mod identity;
 mod options;
+mod secret;
 mod settings;
 
 /// The secret type [`Credentials`] hands out ([`Credentials::basic_authorization`]).
@@ -53,6 +57,7 @@ pub use doris_sql::ErrorKind;
 pub use hosts::{AddressAllowlist, BackendsAnswerError, HostPort, parse_backends};
 pub use identity::{ClientIdentity, IdentityError};
 pub use options::{ConnectionOptions, OptionValue, RedirectPolicy};
+pub use secret::{MAX_SECRET_FILE_BYTES, SecretError, SecretRef};
 pub use settings::{ConnectionSettings, ConnectionSettingsError, SslMode, check_host};
 
 /// The README's example, run as a doctest.

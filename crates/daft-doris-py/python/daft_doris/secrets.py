@@ -18,12 +18,10 @@ No form shows its value in ``repr``, an error or a log line.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
+from daft_doris import _native
 from daft_doris.errors import ConfigurationError
-
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # What an object holding a plain-string password says when asked to pickle it.
 PLAIN_PASSWORD_PICKLED = (
@@ -56,14 +54,14 @@ class SecretRef:
         given = [v for v in (self.environment_variable, self.path, self.value) if v is not None]
         if len(given) != 1:
             raise ConfigurationError("a SecretRef names one of an environment variable, a file or a value")
-        if self.environment_variable is not None and (
-            not isinstance(self.environment_variable, str) or not _ENV_NAME.match(self.environment_variable)
-        ):
-            raise ConfigurationError("secret environment variable has an invalid name")
-        if self.path is not None and (not isinstance(self.path, str) or not self.path):
-            raise ConfigurationError("a secret file is given by its path, a non-empty string")
-        if self.value is not None and not isinstance(self.value, str):
+        if self.value is None:
+            # The source's rule (`doris_connection::SecretRef`).
+            _native.secret_source(*self._source(), resolve=False)
+        elif not isinstance(self.value, str):
             raise ConfigurationError("an inline secret is a string")
+
+    def _source(self) -> tuple[str, object]:
+        return ("env", self.environment_variable) if self.path is None else ("file", self.path)
 
     @classmethod
     def env(cls, name: str) -> SecretRef:
@@ -83,24 +81,11 @@ class SecretRef:
         return cls(value=value)
 
     def resolve(self) -> str:
-        """The secret's value in this process."""
+        """The secret's value in this process (a file's text without one trailing line
+        break, at most 64 KiB of UTF-8)."""
         if self.value is not None:
             return self.value
-        if self.path is not None:
-            try:
-                with open(self.path, encoding="utf-8") as handle:
-                    text = handle.read()
-            except (OSError, UnicodeDecodeError):
-                raise ConfigurationError(
-                    f"the secret file {self.path!r} cannot be read as UTF-8 text"
-                ) from None
-            return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
-        value = os.environ.get(self.environment_variable or "")
-        if value is None:
-            raise ConfigurationError(
-                f"required secret environment variable {self.environment_variable!r} is not set"
-            )
-        return value
+        return _native.secret_source(*self._source(), resolve=True)
 
     def __repr__(self) -> str:
         if self.value is not None:
