@@ -261,7 +261,8 @@ impl WriteRun {
     /// Finishes the write from its tasks' reports: an atomic run publishes the attempts
     /// they name in one transaction under the key's label (when no task loaded a row, by
     /// the columns of the start's table check: an overwrite still empties the table), a
-    /// two-phase write commits every load its tasks pre-committed; the write's summary.
+    /// two-phase write commits every load the reports name pre-committed (and aborts those
+    /// this process pre-committed for attempts no report names); the write's summary.
     pub async fn finish<S, F, Fut>(
         &self,
         reports: &[TaskReport],
@@ -288,7 +289,21 @@ impl WriteRun {
                 Ok(summary)
             }
             WriteMode::TwoPhase => {
-                self.settle(true).await?;
+                // The reports name the loads to commit (the engine kept their tasks),
+                // wherever their tasks ran; loads this process pre-committed for tasks
+                // the engine dropped (an attempt that failed or was run twice) are
+                // aborted after.
+                let kept: Vec<TxnRef> = reports
+                    .iter()
+                    .flat_map(|r| r.precommitted.iter().cloned())
+                    .collect();
+                self.settle_loads(&kept, true).await?;
+                if let Err(e) = self.settle(false).await {
+                    tracing::warn!(
+                        error = %e,
+                        "loads of dropped task attempts left pre-committed (Doris aborts them at their timeout)"
+                    );
+                }
                 Ok(WriteSummary::of_loads(reports, true))
             }
             WriteMode::PerLoadLabels | WriteMode::Plain => {
@@ -307,23 +322,30 @@ impl WriteRun {
         Fut: Future<Output = Result<S, StreamLoadError>>,
     {
         let settled = self.settle(false).await;
-        let discarded = match self.atomic_run()? {
-            Some(run) => {
-                let mut session = open().await?;
-                run.discard(&mut session).await
-            }
-            None => Ok(()),
+        let discarded = match self.atomic_run() {
+            Ok(Some(run)) => match open().await {
+                Ok(mut session) => run.discard(&mut session).await,
+                Err(e) => Err(e),
+            },
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
         };
         settled.and(discarded)
     }
 
-    /// Commits (`commit`) or aborts the loads this process's tasks pre-committed: a commit
-    /// that fails aborts every load not yet committed and fails with
-    /// [`StreamLoadError::PartialCommit`]; an abort goes on past a failed one. Loads leave
-    /// the list once handled (committed, aborted, or reported left by a partial
-    /// settlement); on any other failure they stay for [`WriteRun::abort`].
+    /// Commits (`commit`) or aborts the loads this process's tasks pre-committed and not
+    /// yet settled ([`WriteRun::settle_loads`]).
     pub async fn settle(&self, commit: bool) -> Result<(), StreamLoadError> {
         let txns = self.pending().clone();
+        self.settle_loads(&txns, commit).await
+    }
+
+    /// Commits (`commit`) or aborts the pre-committed loads `txns`: a commit that fails
+    /// aborts every load not yet committed and fails with
+    /// [`StreamLoadError::PartialCommit`]; an abort goes on past a failed one. Loads leave
+    /// this process's list once handled (committed, aborted, or reported left by a partial
+    /// settlement); on any other failure they stay for [`WriteRun::abort`].
+    pub async fn settle_loads(&self, txns: &[TxnRef], commit: bool) -> Result<(), StreamLoadError> {
         if txns.is_empty() {
             return Ok(());
         }
@@ -334,11 +356,11 @@ impl WriteRun {
         let client = StreamLoadClient::new(config)?;
         let settled = if commit {
             client
-                .commit_or_abort_all(&self.database, &txns)
+                .commit_or_abort_all(&self.database, txns)
                 .await
                 .map(|_| ())
         } else {
-            client.abort_every(&self.database, &txns).await.map(|_| ())
+            client.abort_every(&self.database, txns).await.map(|_| ())
         };
         if matches!(settled, Ok(()) | Err(StreamLoadError::PartialCommit { .. })) {
             self.pending().retain(|t| !txns.contains(t));

@@ -1,6 +1,7 @@
 //! `doris_write::WriteRun` driven as an engine's sink drives it (start, a writer per task,
 //! finish or abort), against the Doris emulator: a two-phase write is visible at its
-//! finish and not before; an aborted write leaves no row, no pre-committed load and no
+//! finish and not before, commits the loads its reports name wherever their tasks ran and
+//! aborts those of attempts the engine dropped; an aborted write leaves no row, no pre-committed load and no
 //! staging table; what the run refuses, it refuses before its first byte.
 
 #![allow(clippy::unwrap_used)]
@@ -16,7 +17,7 @@ use doris_mysql::Session;
 use doris_read::MySqlEndpoint;
 use doris_sql::WriteOperation;
 use doris_streamload::{ClientConfig, Credentials, StreamLoadError};
-use doris_write::{AtomicStage, WriteRun, WriteSpec, WriteStatus};
+use doris_write::{AtomicStage, RunState, TaskReport, WriteRun, WriteSpec, WriteStatus};
 
 async fn emulator() -> Emulator {
     let e = Emulator::start(EmulatorConfig::default()).await.unwrap();
@@ -72,6 +73,21 @@ fn batch(rows: i64) -> RecordBatch {
     .unwrap()
 }
 
+/// A run of `spec` on `demo.events` with `state` (a new run: the default state), not
+/// started: what an engine's worker rebuilds from the state it was sent.
+fn resumed(e: &Emulator, spec: WriteSpec, state: RunState) -> WriteRun {
+    let fe = format!("http://{}", e.fe_http_addr()).parse().unwrap();
+    let client = ClientConfig::new(fe, Credentials::new("root", ""));
+    WriteRun::resume(
+        spec,
+        "demo",
+        "events",
+        client,
+        Duration::from_secs(30),
+        state,
+    )
+}
+
 /// A run of `spec` started on `demo.events` for data of `schema`.
 async fn started(
     e: &Emulator,
@@ -83,9 +99,7 @@ async fn started(
         doris_read::fetch_table_schema_and_release(&endpoint, "demo", "events")
             .await
             .unwrap();
-    let fe = format!("http://{}", e.fe_http_addr()).parse().unwrap();
-    let client = ClientConfig::new(fe, Credentials::new("root", ""));
-    let mut run = WriteRun::new(spec, "demo", "events", client, Duration::from_secs(30));
+    let mut run = resumed(e, spec, RunState::default());
     run.start(&described, release, Some(schema), false, || session(e))
         .await?;
     Ok(run)
@@ -99,6 +113,15 @@ async fn session(e: &Emulator) -> Result<Session, StreamLoadError> {
             step: "connect",
             message: e.to_string(),
         })
+}
+
+/// One task of `run` loading `data` (with the start's table check).
+async fn one_task(run: &WriteRun, data: &RecordBatch) -> TaskReport {
+    let target = run.state().target.as_ref().unwrap();
+    let writer = run.task(target).unwrap().unwrap();
+    run.write(&writer, &data.schema(), vec![data.clone()])
+        .await
+        .unwrap()
 }
 
 fn spec(configure: impl FnOnce(&mut WriteSpec)) -> WriteSpec {
@@ -115,14 +138,7 @@ async fn a_two_phase_write_is_visible_at_its_finish_and_not_before() {
     let run = started(&e, spec(|s| s.two_phase_commit = true), &data.schema())
         .await
         .unwrap();
-    let writer = run
-        .task(run.state().target.as_ref().unwrap())
-        .unwrap()
-        .unwrap();
-    let report = run
-        .write(&writer, &data.schema(), vec![data.clone()])
-        .await
-        .unwrap();
+    let report = one_task(&run, &data).await;
     assert_eq!(report.precommitted.len(), 3, "three loads of 100 rows");
     assert_eq!(rows(&e), 0, "pre-committed loads are not visible");
     let summary = run.finish(&[report], || session(&e)).await.unwrap();
@@ -138,19 +154,44 @@ async fn a_two_phase_write_is_visible_at_its_finish_and_not_before() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_phase_finish_commits_what_the_reports_name_wherever_it_ran_and_aborts_dropped_attempts()
+ {
+    let e = emulator().await;
+    let two_phase = || spec(|s| s.two_phase_commit = true);
+    let data = batch(200);
+    let driver = started(&e, two_phase(), &data.schema()).await.unwrap();
+    // A worker's run, rebuilt from the state the driver sent: its loads are pre-committed
+    // in another "process" than the one that finishes.
+    let worker = resumed(&e, two_phase(), driver.state().clone());
+    let kept = one_task(&worker, &data).await;
+    // An attempt of the driver's process whose report the engine dropped.
+    let dropped = one_task(&driver, &batch(50)).await;
+    assert_eq!(
+        (kept.precommitted.len(), dropped.precommitted.len()),
+        (2, 1)
+    );
+    let summary = driver
+        .finish(std::slice::from_ref(&kept), || session(&e))
+        .await
+        .unwrap();
+    assert_eq!(summary.loaded_rows, 200);
+    assert_eq!(rows(&e), 200, "the kept task's rows, and only those");
+    let mut seen = states(&e);
+    seen.sort_by_key(|s| format!("{s:?}"));
+    assert_eq!(
+        seen,
+        [TxnState::Aborted, TxnState::Visible, TxnState::Visible]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_write_leaves_no_row_no_precommitted_load_and_no_staging_table() {
     let e = emulator().await;
     let data = batch(250);
     let run = started(&e, spec(|s| s.two_phase_commit = true), &data.schema())
         .await
         .unwrap();
-    let writer = run
-        .task(run.state().target.as_ref().unwrap())
-        .unwrap()
-        .unwrap();
-    run.write(&writer, &data.schema(), vec![data.clone()])
-        .await
-        .unwrap();
+    one_task(&run, &data).await;
     assert!(states(&e).contains(&TxnState::Precommitted));
     run.abort(|| session(&e)).await.unwrap();
     assert!(states(&e).iter().all(|s| *s == TxnState::Aborted));
@@ -161,13 +202,7 @@ async fn an_aborted_write_leaves_no_row_no_precommitted_load_and_no_staging_tabl
         panic!("a fresh atomic run stages its rows: {:?}", run.state());
     };
     assert_eq!(staging_tables(&e), [staging]);
-    let writer = run
-        .task(run.state().target.as_ref().unwrap())
-        .unwrap()
-        .unwrap();
-    run.write(&writer, &data.schema(), vec![data.clone()])
-        .await
-        .unwrap();
+    one_task(&run, &data).await;
     run.abort(|| session(&e)).await.unwrap();
     assert!(staging_tables(&e).is_empty());
     assert_eq!(rows(&e), 0);
