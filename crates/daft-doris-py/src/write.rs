@@ -15,7 +15,7 @@ use pyo3_arrow::{PyRecordBatchReader, PySchema};
 
 use crate::args;
 use crate::atomic::open;
-use crate::connection::DorisConnection;
+use crate::connection::{DorisConnection, Links};
 use crate::errors::{ErrorClass, load_error, loader_error, raise, write_metadata_error};
 use crate::runtime::block_on;
 
@@ -91,13 +91,14 @@ impl WriteRun {
         schema: Option<PySchema>,
         retried_tasks: bool,
     ) -> PyResult<()> {
-        let (described, release) = self.described(py)?.clone();
+        // The password resolved once for the whole start.
+        let links = self.connection.get().resolve(py)?;
+        let (described, release) = self.described(py, &links)?.clone();
         let data = schema.map(PySchema::into_inner);
         let mut run = match self.run.take() {
             Some(run) => run,
-            None => self.build(py)?,
+            None => self.build(&links)?,
         };
-        let links = self.connection.get().resolve(py)?;
         let started = block_on(py, || {
             run.start(&described, release, data.as_deref(), retried_tasks, || {
                 open(&links)
@@ -180,12 +181,12 @@ impl WriteRun {
         if let Some(run) = self.run.get() {
             return Ok(run);
         }
-        let run = self.build(py)?;
+        let run = self.build(&self.connection.get().resolve(py)?)?;
         Ok(self.run.get_or_init(|| run))
     }
 
-    fn build(&self, py: Python<'_>) -> PyResult<doris_write::WriteRun> {
-        let links = self.connection.get().resolve(py)?;
+    /// The run over `links` (the connection with its password resolved).
+    fn build(&self, links: &Links<'_>) -> PyResult<doris_write::WriteRun> {
         Ok(doris_write::WriteRun::resume(
             self.spec.clone(),
             &self.database,
@@ -204,11 +205,15 @@ impl WriteRun {
     }
 
     /// The table and the server's release, described once per process.
-    fn described(&self, py: Python<'_>) -> PyResult<&(TableSchema, Option<DorisRelease>)> {
+    fn described(
+        &self,
+        py: Python<'_>,
+        links: &Links<'_>,
+    ) -> PyResult<&(TableSchema, Option<DorisRelease>)> {
         if let Some(described) = self.described.get() {
             return Ok(described);
         }
-        let endpoint = self.connection.get().resolve(py)?.mysql();
+        let endpoint = links.mysql();
         let (database, table) = (&self.database, &self.table);
         let described = block_on(py, || {
             fetch_table_schema_and_release(&endpoint, database, table)
@@ -221,13 +226,21 @@ impl WriteRun {
     /// start did not know the data's schema, by a check of `schema`; `None` when the key
     /// had committed before.
     fn task_writer(&self, py: Python<'_>, schema: &SchemaRef) -> PyResult<Option<TaskWriter>> {
-        let run = self.run(py)?;
+        // Once per task: the password resolved once for the run and the table check.
+        let links = self.connection.get().resolve(py)?;
+        let run = match self.run.get() {
+            Some(run) => run,
+            None => {
+                let run = self.build(&links)?;
+                self.run.get_or_init(|| run)
+            }
+        };
         let state = run.state();
         let checked;
         let target = match &state.target {
             Some(target) => target,
             None if state.started && state.committed_before().is_none() => {
-                let (described, release) = self.described(py)?;
+                let (described, release) = self.described(py, &links)?;
                 checked = run
                     .check_target(described, *release, schema)
                     .map_err(|e| load_error(&e))?;
