@@ -19,7 +19,7 @@ use doris_connection::{
     ConnectionOptions, ConnectionSettings, ConnectionSettingsError, OptionValue,
 };
 use doris_plan::PlanEndpoint;
-use doris_read::options::{ConnectionLinks, FlightOptions, ReadConnection, ReadOverlay};
+use doris_read::options::{ConnectionLinks, ReadConnection, ReadOverlay};
 use doris_read::{FlightSqlEndpoint, MySqlEndpoint};
 use doris_streamload::ClientConfig;
 use pyo3::exceptions::PyTypeError;
@@ -208,8 +208,7 @@ impl DorisConnection {
     fn check_travels(&self, py: Python<'_>) -> PyResult<()> {
         secrets(py)?.call_method1("check_picklable", (self.password.bind(py),))?;
         if let Some(read) = self.links.read() {
-            FlightOptions::check_travels(read.flight_options.iter().map(|(key, _)| key.as_str()))
-                .map_err(connection_rule)?;
+            read.check_travels().map_err(connection_rule)?;
         }
         Ok(())
     }

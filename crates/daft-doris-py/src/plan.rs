@@ -125,8 +125,11 @@ impl ReadRequest {
         self.options.unreadable_columns.name()
     }
 
-    fn __getnewargs_ex__(&self, py: Python<'_>) -> (Py<PyTuple>, Py<PyDict>) {
-        (self.args.0.clone_ref(py), self.args.1.clone_ref(py))
+    /// Pickled as its arguments, unless they hold a secret as text
+    /// (`ReadOptions::check_travels`).
+    fn __getnewargs_ex__(&self, py: Python<'_>) -> PyResult<(Py<PyTuple>, Py<PyDict>)> {
+        self.options.check_travels().map_err(read_error)?;
+        Ok((self.args.0.clone_ref(py), self.args.1.clone_ref(py)))
     }
 
     fn __repr__(&self) -> String {

@@ -233,10 +233,15 @@ impl MySqlEndpoint {
             // Through `Executor::execute` (a boxed `Send` future), not `RawSql::execute`,
             // whose generic future the compiler cannot prove `Send` for every lifetime: a
             // read must be spawnable.
+            // Bounded like every statement: a malformed answer that makes sqlx's decoder
+            // panic is the server's fault, a transport error here, never a panic.
             let statement = format!("SET time_zone = '{tz}'");
-            sqlx::Executor::execute(&mut conn, sqlx::raw_sql(&statement))
-                .await
-                .map_err(|e| cut.explain(e))?;
+            crate::error::bounded(self.connect_timeout, "setting the time zone", async {
+                sqlx::Executor::execute(&mut conn, sqlx::raw_sql(&statement))
+                    .await
+                    .map_err(|e| cut.explain(e))
+            })
+            .await?;
         }
         Ok((conn, cut))
     }

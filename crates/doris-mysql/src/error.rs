@@ -159,23 +159,7 @@ impl MySqlError {
                 let code = db
                     .try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
                     .map_or(0, |m| m.number());
-                let message = scrub(db.message());
-                let lower = message.to_ascii_lowercase();
-                match code {
-                    1045 => Self::Auth(message),
-                    1044 | 1142 | 1143 | 1227 => Self::Permission(message),
-                    1049 | 1051 | 1146 => Self::NotFound(message),
-                    _ if lower.contains("command denied") || lower.contains("access denied") => {
-                        Self::Permission(message)
-                    }
-                    _ if lower.contains("does not exist")
-                        || lower.contains("unknown table")
-                        || lower.contains("unknown database") =>
-                    {
-                        Self::NotFound(message)
-                    }
-                    _ => Self::Query { code, message },
-                }
+                Self::answered(code, db.message())
             }
             sqlx::Error::Io(io) => Self::Transport(io.to_string()),
             sqlx::Error::Tls(t) => Self::Transport(format!("TLS: {t}")),
@@ -185,9 +169,54 @@ impl MySqlError {
     }
 }
 
+impl MySqlError {
+    /// Classifies the server's error answer `code` with `text`: an error that names an
+    /// object (a missing table, a privilege, the credentials) keeps its quoted names; any
+    /// other, which may quote a value of the statement (`Invalid number 'x' for column`),
+    /// has every quoted fragment blanked.
+    pub fn answered(code: u16, text: &str) -> Self {
+        let message = scrub(text);
+        let lower = message.to_ascii_lowercase();
+        match code {
+            1045 => Self::Auth(message),
+            1044 | 1142 | 1143 | 1227 => Self::Permission(message),
+            1049 | 1051 | 1146 => Self::NotFound(message),
+            _ if lower.contains("command denied") || lower.contains("access denied") => {
+                Self::Permission(message)
+            }
+            _ if lower.contains("does not exist")
+                || lower.contains("unknown table")
+                || lower.contains("unknown database") =>
+            {
+                Self::NotFound(message)
+            }
+            _ => Self::Query {
+                code,
+                message: blank_quoted(&message),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_statement_never_carries_a_quoted_value() {
+        let e = MySqlError::answered(
+            1105,
+            "errCode = 2, detailMessage = Invalid number 'hunter2' for column `id`",
+        );
+        assert!(matches!(e, MySqlError::Query { code: 1105, .. }), "{e:?}");
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        assert!(e.to_string().contains("`id`"), "{e}");
+        let missing = MySqlError::answered(1105, "Unknown table 'events'");
+        assert!(matches!(missing, MySqlError::NotFound(_)));
+        assert!(missing.to_string().contains("'events'"), "{missing}");
+        let denied = MySqlError::answered(1142, "SELECT command denied to user 'bob'@'%'");
+        assert!(denied.to_string().contains("'bob'"), "{denied}");
+    }
 
     #[test]
     fn statement_echo_is_cut() {

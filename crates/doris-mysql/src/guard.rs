@@ -15,7 +15,10 @@
 //!   the key the server sends so the password is encrypted to the key the user trusts.
 //!
 //! Anything else closes both sides and the connect fails with [`MySqlError::Auth`] naming
-//! what the server asked for. `verify_ca` here checks the certificate chain against the
+//! what the server asked for. The exchange is a state machine (module `exchange`): each
+//! state names the packets the server may send and the answer the client may give, so an
+//! OK ends the exchange only where an OK may come, a key is only ever the pinned one, and
+//! anything a state does not allow is refused before it reaches the other side. `verify_ca` here checks the certificate chain against the
 //! user's CA alone (not the web PKI roots: any public certificate for any name would
 //! pass a check that skips the host name); `verify_identity` checks the chain against the
 //! web PKI roots and the user's CA, and the host name (whatever the server asks for then
@@ -47,11 +50,13 @@ use crate::connect::MySqlEndpoint;
 use crate::error::MySqlError;
 use crate::greeting::{CLIENT_SSL, Greeting};
 
+mod exchange;
+
+use exchange::{Exchange, Relay, check_plugin};
+
 /// The largest packet the authentication exchange may hold (a greeting, a switch, an RSA
 /// key): anything larger is not authentication.
 const MAX_AUTH_PACKET: usize = 64 * 1024;
-/// The plugins whose exchange reveals nothing of the password.
-const SAFE_PLUGINS: [&str; 2] = ["mysql_native_password", "caching_sha2_password"];
 
 /// Why the relay cut an established link, kept for the error of the statement that lost
 /// it (sqlx itself only sees the link close).
@@ -388,14 +393,6 @@ impl ServerCertVerifier for Unverified {
 trait Wire: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Wire for T {}
 
-fn refused(what: &str) -> MySqlError {
-    MySqlError::Auth(format!(
-        "{what}; over a link whose server is not verified that would hand the password to \
-         whoever answers: connect with ssl_mode verify_ca or verify_identity, or pin the \
-         server's public key"
-    ))
-}
-
 /// Authenticates (within `wait`: a relay whose sqlx side gave up never lingers), then
 /// copies, cutting the link at the first server packet over the policy's cap (its reason
 /// kept in `cut` before the link closes).
@@ -505,59 +502,34 @@ async fn authenticate(
         .await
         .map_err(transport)?;
 
-    // The exchange, one server packet at a time; each that expects an answer gets sqlx's.
-    let mut awaiting_key = false;
+    // The exchange, one server packet at a time, each judged by the state machine
+    // (`exchange`) before any of it reaches sqlx; each answer sqlx owes is judged before
+    // it reaches the server.
+    let mut exchange = Exchange::new(
+        parsed.plugin.as_deref(),
+        policy.verified,
+        policy.pinned_key.clone(),
+        seq.wrapping_add(offset),
+    );
     loop {
-        let (seq, mut packet) = read_packet(&mut server).await.map_err(transport)?;
+        let (seq, packet) = read_packet(&mut server).await.map_err(transport)?;
         let to_client = seq.wrapping_sub(offset);
-        let answer_follows = match packet.first() {
-            // OK or ERR: the exchange is over.
-            None | Some(0x00) | Some(0xFF) => {
-                write_packet(&mut client, to_client, &packet)
-                    .await
-                    .map_err(transport)?;
-                break;
-            }
-            Some(0xFE) => {
-                let plugin = c_string(&packet[1..]);
-                check_plugin(&plugin, policy.verified)?;
-                true
-            }
-            Some(0x01) if packet.len() == 2 && packet[1] == 0x03 => false,
-            Some(0x01) if packet.len() == 2 && packet[1] == 0x04 => {
-                if !policy.verified && policy.pinned_key.is_none() {
-                    return Err(refused(
-                        "the server asked for caching_sha2_password full authentication, which \
-                         sends the password encrypted to a key the server supplies",
-                    ));
-                }
-                awaiting_key = true;
-                true
-            }
-            Some(0x01) if awaiting_key => {
-                // The server's public key, answering sqlx's request: the pinned key
-                // replaces it.
-                if let Some(pinned) = &policy.pinned_key {
-                    packet = std::iter::once(0x01)
-                        .chain(pinned.iter().copied())
-                        .collect();
-                }
-                awaiting_key = false;
-                true
-            }
-            Some(_) if policy.verified => true,
-            Some(kind) => {
-                return Err(refused(&format!(
-                    "the server sent an authentication packet 0x{kind:02x} the guard does not know"
-                )));
-            }
+        let (packet, answer_due, last) = match exchange.server(seq, packet)? {
+            Relay::Finish(packet) => (packet, false, true),
+            Relay::Pass(packet) => (packet, false, false),
+            Relay::AskClient(packet) => (packet, true, false),
         };
         write_packet(&mut client, to_client, &packet)
             .await
             .map_err(transport)?;
-        if answer_follows {
+        if last {
+            break;
+        }
+        if answer_due {
             let (seq, answer) = read_packet(&mut client).await.map_err(transport)?;
-            write_packet(&mut server, seq.wrapping_add(offset), &answer)
+            let to_server = seq.wrapping_add(offset);
+            exchange.client(to_server, &answer)?;
+            write_packet(&mut server, to_server, &answer)
                 .await
                 .map_err(transport)?;
         }
@@ -692,20 +664,6 @@ impl PacketSizes {
     }
 }
 
-fn check_plugin(plugin: &str, verified: bool) -> Result<(), MySqlError> {
-    if plugin.is_empty() || SAFE_PLUGINS.contains(&plugin) || verified {
-        return Ok(());
-    }
-    Err(refused(&format!(
-        "the server asks for the {} authentication plugin",
-        if plugin.len() <= 64 && plugin.bytes().all(|b| b.is_ascii_graphic()) {
-            plugin
-        } else {
-            "an unknown"
-        }
-    )))
-}
-
 /// An ERR packet's message, printable and at most 200 characters.
 fn error_text(packet: &[u8]) -> String {
     let rest = packet.get(3..).unwrap_or_default();
@@ -718,11 +676,6 @@ fn error_text(packet: &[u8]) -> String {
         .filter(|c| !c.is_control())
         .take(200)
         .collect()
-}
-
-fn c_string(bytes: &[u8]) -> String {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 async fn read_packet<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> io::Result<(u8, Vec<u8>)> {
@@ -757,23 +710,6 @@ async fn write_packet<W: AsyncWrite + Unpin + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_plugins_that_reveal_nothing_pass_an_unverified_link() {
-        for safe in ["mysql_native_password", "caching_sha2_password", ""] {
-            assert!(check_plugin(safe, false).is_ok());
-        }
-        for risky in ["mysql_clear_password", "sha256_password", "dialog"] {
-            let e = check_plugin(risky, false).unwrap_err();
-            assert!(
-                matches!(e, MySqlError::Auth(_)) && e.to_string().contains(risky),
-                "{e}"
-            );
-            assert!(check_plugin(risky, true).is_ok());
-        }
-        let e = check_plugin("\u{1b}[31mred", false).unwrap_err();
-        assert!(e.to_string().contains("an unknown"), "{e}");
-    }
 
     /// Packets framed as MySQL frames them: `sizes` in parts, each part's header then its
     /// payload; returns the stream and where the first packet over `cap` starts its

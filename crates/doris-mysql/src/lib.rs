@@ -45,7 +45,7 @@ pub use connect::MySqlEndpoint;
 pub use doris_connection::{Credentials, SslMode};
 pub use error::{MySqlError, bounded, scrub, scrub_statement_text};
 pub use guard::CutReason;
-pub use session::{MAX_SESSION_ROWS, Session, TextRows};
+pub use session::{MAX_SESSION_BYTES, MAX_SESSION_ROWS, Session, TextRows, query_text};
 
 /// The README's example, compiled as a doctest.
 #[cfg(doctest)]

@@ -21,6 +21,10 @@ use crate::guard::CutReason;
 
 /// The most rows a session query returns before failing (its answers are metadata).
 pub const MAX_SESSION_ROWS: usize = 100_000;
+/// The most bytes of cells a session query returns before failing: a hostile server (or a
+/// man in the middle of an unverified link) cannot exhaust memory with a few huge rows
+/// that each stay under the packet cap.
+pub const MAX_SESSION_BYTES: usize = 64 << 20;
 
 /// Rows of a session query: column names (empty when no row came back) and text cells.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,40 +102,58 @@ impl Session {
         .await
     }
 
-    /// Runs a query and reads its rows as text.
+    /// Runs a query and reads its rows as text, within [`MAX_SESSION_ROWS`] and
+    /// [`MAX_SESSION_BYTES`].
     pub async fn query(&mut self, sql: &str) -> Result<TextRows, MySqlError> {
         let timeout = self.timeout;
         let conn = &mut self.conn;
         let cut = &self.cut;
-        let read = async move {
-            let mut out = TextRows::default();
-            let mut rows = sqlx::raw_sql(sql).fetch(conn);
-            while let Some(row) = rows.try_next().await.map_err(|e| cut.explain(e))? {
-                if out.rows.len() >= MAX_SESSION_ROWS {
+        bounded(timeout, "a query", query_text(conn, sql, cut)).await
+    }
+}
+
+/// Runs `sql` on `conn` and reads its rows as text, failing with [`MySqlError::TooLarge`]
+/// past [`MAX_SESSION_ROWS`] rows or [`MAX_SESSION_BYTES`] bytes of cells (counted as they
+/// arrive, so no more than the cap is ever held). For metadata answers (`DESC`, `SHOW`,
+/// variables); not bounded in time (wrap it in [`bounded`]).
+pub async fn query_text(
+    conn: &mut MySqlConnection,
+    sql: &str,
+    cut: &CutReason,
+) -> Result<TextRows, MySqlError> {
+    let mut out = TextRows::default();
+    let mut bytes = 0usize;
+    let mut rows = sqlx::raw_sql(sql).fetch(conn);
+    while let Some(row) = rows.try_next().await.map_err(|e| cut.explain(e))? {
+        if out.rows.len() >= MAX_SESSION_ROWS {
+            return Err(MySqlError::TooLarge(format!(
+                "a query returned more than {MAX_SESSION_ROWS} rows"
+            )));
+        }
+        if out.columns.is_empty() {
+            out.columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
+        }
+        let mut cells = Vec::with_capacity(row.len());
+        for i in 0..row.len() {
+            let raw = row.try_get_raw(i).map_err(MySqlError::from_sqlx)?;
+            cells.push(if raw.is_null() {
+                None
+            } else {
+                let cell = <&[u8] as Decode<MySql>>::decode(raw)
+                    .map_err(|e| MySqlError::Transport(e.to_string()))?;
+                bytes = bytes.saturating_add(cell.len());
+                if bytes > MAX_SESSION_BYTES {
                     return Err(MySqlError::TooLarge(format!(
-                        "a session query returned more than {MAX_SESSION_ROWS} rows"
+                        "a query's answer holds more than {} MiB",
+                        MAX_SESSION_BYTES >> 20
                     )));
                 }
-                if out.columns.is_empty() {
-                    out.columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
-                }
-                let mut cells = Vec::with_capacity(row.len());
-                for i in 0..row.len() {
-                    let raw = row.try_get_raw(i).map_err(MySqlError::from_sqlx)?;
-                    cells.push(if raw.is_null() {
-                        None
-                    } else {
-                        let bytes = <&[u8] as Decode<MySql>>::decode(raw)
-                            .map_err(|e| MySqlError::Transport(e.to_string()))?;
-                        Some(String::from_utf8_lossy(bytes).into_owned())
-                    });
-                }
-                out.rows.push(cells);
-            }
-            Ok(out)
-        };
-        bounded(timeout, "a query", read).await
+                Some(String::from_utf8_lossy(cell).into_owned())
+            });
+        }
+        out.rows.push(cells);
     }
+    Ok(out)
 }
 
 fn failure(e: MySqlError) -> SqlFailure {

@@ -67,7 +67,12 @@ pub fn parse_plan_answer(body: &[u8]) -> Result<QueryPlan, PlanError> {
             );
         }
         _ => {
-            let detail = text(data);
+            // A refusal may carry its reason in `msg` with `data` null (a missing table:
+            // `{"code":1,"msg":"…","data":null}`).
+            let detail = match data {
+                None | Some(serde_json::Value::Null) => text(value.get("msg")),
+                Some(_) => text(data),
+            };
             let lower = detail.to_ascii_lowercase();
             return Err(
                 if lower.contains("unknown table")
@@ -227,11 +232,12 @@ mod tests {
             vec![10005, 10007]
         );
         assert_eq!(plan.tablets[0].routings, vec!["a:9060", "b:9060"]);
-        let cases: [(&[u8], &str); 9] = [
+        let cases: [(&[u8], &str); 10] = [
             (br#"{"msg":"Unauthorized","code":401,"data":"Access denied","count":0}"#, "Auth"),
             (br#"{"msg":"Bad Request","code":403,"data":"POST body must contains [sql] root object","count":0}"#, "Rejected"),
             (br#"{"msg":"Error","code":1,"data":"errCode = 2, detailMessage = Unknown table 't'","count":0}"#, "NotFound"),
             (br#"{"msg":"success","code":0,"data":{"status":400,"exception":"only support single table filter-prune-scan"},"count":0}"#, "Rejected"),
+            (br#"{"code":1,"msg":"errCode = 2, detailMessage = Table [missing] does not exist","data":null}"#, "NotFound"),
             (br#"{"msg":"success","code":0,"data":{"status":500,"exception":"boom"},"count":0}"#, "Internal"),
             (br#"{"msg":"success","code":0,"data":{"status":"1","exception":"x"},"count":0}"#, "Rejected"),
             // A missing SELECT privilege: not a 401 (the credentials were good).

@@ -7,7 +7,6 @@ use doris_sql::{
     DescColumn, DescRow, DorisType, TableRef, TableSchema, TimestampUnits, parse_describe,
     parse_show_create_checked,
 };
-use sqlx::Row;
 
 use crate::error::{ReadError, bounded};
 use doris_mysql::MySqlEndpoint;
@@ -94,19 +93,22 @@ impl TableLayout {
     }
 }
 
-/// Reads one text cell of a metadata row.
-pub(crate) fn text_cell(
-    row: &sqlx::mysql::MySqlRow,
-    i: usize,
-) -> Result<Option<String>, ReadError> {
-    use sqlx::{Decode, MySql, ValueRef};
-    let v = row.try_get_raw(i).map_err(ReadError::from_sqlx)?;
-    if v.is_null() {
-        return Ok(None);
-    }
-    let bytes =
-        <&[u8] as Decode<MySql>>::decode(v).map_err(|e| ReadError::Metadata(e.to_string()))?;
-    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+/// Runs a metadata query on an open connection: its rows as text, capped in rows and bytes
+/// ([`doris_mysql::query_text`]), within the endpoint's read timeout.
+async fn metadata_rows(
+    endpoint: &MySqlEndpoint,
+    conn: &mut sqlx::MySqlConnection,
+    sql: &str,
+    what: &str,
+) -> Result<Vec<Vec<Option<String>>>, ReadError> {
+    let cut = doris_mysql::CutReason::default();
+    let rows = bounded(endpoint.read_timeout, what, async {
+        doris_mysql::query_text(conn, sql, &cut)
+            .await
+            .map_err(ReadError::from)
+    })
+    .await?;
+    Ok(rows.rows)
 }
 
 /// Runs `DESC db.table` on an open connection and parses its rows.
@@ -116,29 +118,23 @@ async fn describe(
     table_ref: &TableRef,
 ) -> Result<Vec<DescColumn>, ReadError> {
     let sql = format!("DESC {}", table_ref.to_sql());
-    let rows = bounded(endpoint.read_timeout, "DESC", async {
-        sqlx::raw_sql(&sql)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(ReadError::from_sqlx)
-    })
-    .await?;
-    let cell = text_cell;
+    let rows = metadata_rows(endpoint, conn, &sql, "DESC").await?;
     let mut desc = Vec::with_capacity(rows.len());
-    for row in &rows {
+    for mut row in rows {
         if row.len() < 6 {
             return Err(ReadError::Metadata(format!(
                 "DESC returned {} columns, 6 expected",
                 row.len()
             )));
         }
+        let mut cell = |i: usize| row[i].take();
         desc.push(DescRow {
-            field: cell(row, 0)?.unwrap_or_default(),
-            type_text: cell(row, 1)?.unwrap_or_default(),
-            null: cell(row, 2)?.unwrap_or_default(),
-            key: cell(row, 3)?.unwrap_or_default(),
-            default: cell(row, 4)?,
-            extra: cell(row, 5)?.unwrap_or_default(),
+            field: cell(0).unwrap_or_default(),
+            type_text: cell(1).unwrap_or_default(),
+            null: cell(2).unwrap_or_default(),
+            key: cell(3).unwrap_or_default(),
+            default: cell(4),
+            extra: cell(5).unwrap_or_default(),
         });
     }
     parse_describe(&desc).map_err(ReadError::MetadataParse)
@@ -200,18 +196,13 @@ async fn table_schema_on(
 ) -> Result<TableSchema, ReadError> {
     let table_ref = TableRef::new(database, table).map_err(ReadError::Statement)?;
     let sql = format!("SHOW CREATE TABLE {}", table_ref.to_sql());
-    let rows = bounded(endpoint.read_timeout, "SHOW CREATE TABLE", async {
-        sqlx::raw_sql(&sql)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(ReadError::from_sqlx)
-    })
-    .await?;
-    let text = match rows.first() {
-        Some(row) if row.len() >= 2 => text_cell(row, 1)?,
-        _ => None,
-    }
-    .ok_or_else(|| ReadError::Metadata("SHOW CREATE TABLE returned no statement".into()))?;
+    let rows = metadata_rows(endpoint, conn, &sql, "SHOW CREATE TABLE").await?;
+    let text = rows
+        .into_iter()
+        .next()
+        .filter(|row| row.len() >= 2)
+        .and_then(|mut row| row[1].take())
+        .ok_or_else(|| ReadError::Metadata("SHOW CREATE TABLE returned no statement".into()))?;
     // `DESC` names the columns unambiguously; the text is read against it (Doris prints a
     // backtick inside a name undoubled).
     let desc = describe(endpoint, conn, &table_ref).await?;
@@ -228,17 +219,18 @@ pub async fn fetch_table_schema_and_release(
 ) -> Result<(TableSchema, Option<doris_sql::release::DorisRelease>), ReadError> {
     let mut conn = endpoint.connect().await?;
     let schema = table_schema_on(endpoint, &mut conn, database, table).await?;
-    let rows = bounded(endpoint.read_timeout, "SELECT @@version_comment", async {
-        sqlx::raw_sql(doris_sql::release::RELEASE_QUERY)
-            .fetch_all(&mut conn)
-            .await
-            .map_err(ReadError::from_sqlx)
-    })
+    let rows = metadata_rows(
+        endpoint,
+        &mut conn,
+        doris_sql::release::RELEASE_QUERY,
+        "SELECT @@version_comment",
+    )
     .await?;
-    let comment = match rows.first() {
-        Some(row) => text_cell(row, 0)?,
-        None => None,
-    };
+    let comment = rows
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().next())
+        .flatten();
     Ok((
         schema,
         comment.and_then(|c| doris_sql::release::DorisRelease::from_version_comment(&c)),

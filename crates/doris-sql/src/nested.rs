@@ -57,7 +57,9 @@ pub fn nested_to_json(input: &str) -> crate::Result<String> {
                 }
                 let token = input[start..i].trim_end();
                 let key_expected = stack.last().is_some_and(|t| t.0 && t.1);
-                if key_expected {
+                // A key, or a float Doris prints unquoted that JSON has no word for
+                // (`nan`, `inf`, `NaN`, `Infinity`): a JSON string a float reader parses.
+                if key_expected || is_non_finite(token) {
                     out.push('"');
                     out.push_str(token);
                     out.push('"');
@@ -82,10 +84,27 @@ pub fn nested_to_json(input: &str) -> crate::Result<String> {
     Ok(out)
 }
 
+/// Doris's spellings of non-finite floats inside nested text (fmt's `nan`/`inf` in 2.1–3.x,
+/// `NaN`/`Infinity` in 4.x).
+fn is_non_finite(token: &str) -> bool {
+    let unsigned = token.strip_prefix(['-', '+']).unwrap_or(token);
+    ["nan", "inf", "infinity"]
+        .iter()
+        .any(|word| unsigned.eq_ignore_ascii_case(word))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn non_finite_floats_become_json_strings() {
+        assert_eq!(
+            nested_to_json("[1.5, nan, -inf, NaN, Infinity, -Infinity]").unwrap(),
+            "[1.5, \"nan\", \"-inf\", \"NaN\", \"Infinity\", \"-Infinity\"]"
+        );
+    }
 
     #[test]
     fn nested_text_becomes_json() {

@@ -112,6 +112,10 @@ pub struct EmulatorConfig {
     /// folder `DORIS_EMULATOR_WIRE_LOG` names, so a test run records every emulator it
     /// starts, in-process or not.
     pub wire_log: Option<std::path::PathBuf>,
+    /// The global `time_zone` every session starts in (`--time-zone`; Doris's usual default,
+    /// `Asia/Shanghai`): the MySQL face's zoned functions and the zone Flight results write
+    /// DATETIME values in (`flight::wire`).
+    pub time_zone: String,
 }
 
 impl Default for EmulatorConfig {
@@ -139,6 +143,7 @@ impl Default for EmulatorConfig {
             wire_log: std::env::var_os(wire_log::WIRE_LOG_ENV)
                 .filter(|v| !v.is_empty())
                 .map(std::path::PathBuf::from),
+            time_zone: "Asia/Shanghai".into(),
         }
     }
 }

@@ -32,6 +32,8 @@
 //! `--label-exists-text legacy` words `Label Already Exists` without the txn id;
 //! `--unicode-names on` is `enable_unicode_name_support` (names in any script);
 //! `--json-column-type string` describes JSON result columns as STRING, as older releases.
+//! `--time-zone ZONE` is the global `time_zone` sessions start in (default `Asia/Shanghai`,
+//! Doris's usual one): Flight results write DATETIME values in it.
 //! `--s3-root DIR` makes `s3://bucket/key` the file `DIR/bucket/key` (streaming jobs);
 //! `--data-dir DIR` keeps the catalog, the data and the jobs across restarts (the
 //! `--init-sql` files run only when `DIR` holds no state yet).
@@ -51,7 +53,8 @@ fn usage() -> ExitCode {
          [--label-exists-text current|legacy] [--json-column-type json|string] \
          [--unicode-names on|off] \
          [--label-num-threshold N] [--label-keep-max-second S] [--tls-dir DIR] [--tls-client-auth none|required] \
-         [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]] [--doris-version 2.1|3.0|3.1|4.0|4.1|X.Y.Z]"
+         [--backends N] [--be-bandwidth BYTES_PER_SECOND[K|M|G]] [--doris-version 2.1|3.0|3.1|4.0|4.1|X.Y.Z] \
+         [--time-zone ZONE]"
     );
     ExitCode::from(2)
 }
@@ -123,6 +126,7 @@ async fn main() -> ExitCode {
                 Ok(release) => config.profile.release = release,
                 Err(_) => return usage(),
             },
+            "--time-zone" => config.time_zone = value,
             "--unicode-names" => match value.as_str() {
                 "on" => config.profile.unicode_names = true,
                 "off" => config.profile.unicode_names = false,

@@ -65,6 +65,14 @@ impl DorisProfile {
         self.release < DorisRelease::new(3, 1, 0)
     }
 
+    /// Whether Flight results carry DATETIME as a time-zone-naive timestamp of the wall clock
+    /// (apache/doris#66873 on master, picked to 4.1 as #67027, taken here as 4.1.3 and
+    /// later); before, as the instant of the wall clock in the session's zone, zoned
+    /// (`flight::wire`).
+    pub fn flight_datetime_naive(&self) -> bool {
+        self.release >= DorisRelease::new(4, 1, 3)
+    }
+
     /// Whether Stream Load reads `unique_key_update_mode` and
     /// `partial_update_new_key_behavior` (flexible partial update, from 3.1); before, both
     /// headers are ignored.

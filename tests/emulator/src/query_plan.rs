@@ -487,6 +487,7 @@ fn primitive_name(ty: &DorisType) -> &'static str {
         DorisType::Date => "DATEV2",
         DorisType::DateTime { .. } => "DATETIMEV2",
         DorisType::Time { .. } => "TIMEV2",
+        DorisType::TimestampTz { .. } => "TIMESTAMPTZ",
         DorisType::Char { .. } => "CHAR",
         DorisType::Varchar { .. } => "VARCHAR",
         DorisType::String => "STRING",

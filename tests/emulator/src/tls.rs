@@ -84,7 +84,7 @@ impl TestCa {
 
 /// A TLS server configuration serving `cert_pem` with `key_pem`; with `client_ca_pem`,
 /// every client must present a certificate that CA signed.
-pub(crate) fn server_config(
+pub fn server_config(
     cert_pem: &str,
     key_pem: &str,
     client_ca_pem: Option<&str>,

@@ -275,7 +275,10 @@ fn text_of_batch(batch: &arrow::record_batch::RecordBatch) -> Result<Vec<String>
     use arrow::util::display::{ArrayFormatter, FormatOptions};
     let options = FormatOptions::default()
         .with_null("\\N")
-        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"))
+        // A zoned DATETIME (the BE writes the instant in the session's zone) is shown as its
+        // wall clock in that zone, as the suites' Flight clients show it.
+        .with_timestamp_tz_format(Some("%Y-%m-%d %H:%M:%S%.f"));
     let formatters = batch
         .columns()
         .iter()

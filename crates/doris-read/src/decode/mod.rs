@@ -43,6 +43,8 @@ enum Column {
     Date(Date32Builder),
     /// Values in the unit; typed as the timestamp when the batch is finished.
     Timestamp(Int64Builder, TimeUnit),
+    /// TIMESTAMPTZ: instants in the unit (the text's wall clock less its offset).
+    Instant(Int64Builder, TimeUnit),
     /// Text now, cast to the target type when the batch is finished (DECIMAL256).
     ViaCast(StringBuilder),
     Time(DurationMicrosecondBuilder),
@@ -73,15 +75,58 @@ fn new_column(ty: &DataType) -> Result<Column, String> {
         ),
         DataType::Date32 => Column::Date(Date32Builder::new()),
         DataType::Timestamp(unit, None) => Column::Timestamp(Int64Builder::new(), *unit),
+        DataType::Timestamp(unit, Some(_)) => Column::Instant(Int64Builder::new(), *unit),
         DataType::Decimal256(_, _) => Column::ViaCast(StringBuilder::new()),
         DataType::Duration(TimeUnit::Microsecond) => {
             Column::Time(DurationMicrosecondBuilder::new())
         }
         DataType::List(_) | DataType::Map(_, _) | DataType::Struct(_) => {
+            if has_text_leaf(ty) {
+                return Err(NESTED_TEXT_REFUSAL.into());
+            }
             Column::Nested(Vec::new(), 0)
         }
         other => return Err(format!("no text decoder for {other}")),
     })
+}
+
+/// Why a nested column with a text inside is not read over MySQL.
+const NESTED_TEXT_REFUSAL: &str = "Doris writes strings (and other text values) inside ARRAY, \
+    MAP and STRUCT values raw between double quotes over the MySQL protocol, without escaping \
+    (apache/doris#61119), so a value holding a quote or \", \" cannot be read exactly: read \
+    this column with transport=\"flight\", or leave it out of the read";
+
+/// Whether a nested type holds a text or binary value at any depth (strings, JSON, VARIANT,
+/// VARBINARY, LARGEINT and IP addresses all map to one): Doris's nested text cannot say
+/// those exactly.
+fn has_text_leaf(ty: &DataType) -> bool {
+    match ty {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => true,
+        DataType::List(item) | DataType::LargeList(item) => has_text_leaf(item.data_type()),
+        DataType::Map(entries, _) => has_text_leaf(entries.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| has_text_leaf(f.data_type())),
+        _ => false,
+    }
+}
+
+/// The type nested text is decoded as: BOOLEAN leaves as `Int8` (Doris prints them `1` and
+/// `0`), cast to the target once decoded.
+fn nested_decode_type(ty: &DataType) -> DataType {
+    let field = |f: &arrow_schema::FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(nested_decode_type(f.data_type())),
+        )
+    };
+    match ty {
+        DataType::Boolean => DataType::Int8,
+        DataType::List(item) => DataType::List(field(item)),
+        DataType::Map(entries, sorted) => DataType::Map(field(entries), *sorted),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        other => other.clone(),
+    }
 }
 
 /// An error text with every single-quoted part (a value) replaced by `'…'`.
@@ -157,7 +202,7 @@ impl RowDecoder {
                 Column::I8(b) => b.append_null(),
                 Column::I16(b) => b.append_null(),
                 Column::I32(b) => b.append_null(),
-                Column::I64(b) | Column::Timestamp(b, _) => b.append_null(),
+                Column::I64(b) | Column::Timestamp(b, _) | Column::Instant(b, _) => b.append_null(),
                 Column::U64(b) => b.append_null(),
                 Column::F32(b) => b.append_null(),
                 Column::F64(b) => b.append_null(),
@@ -201,6 +246,7 @@ impl RowDecoder {
             Column::Timestamp(b, unit) => {
                 b.append_value(parse::timestamp(cell, *unit).map_err(fail)?)
             }
+            Column::Instant(b, unit) => b.append_value(parse::instant(cell, *unit).map_err(fail)?),
             Column::Time(b) => b.append_value(parse::time_micros(cell).map_err(fail)?),
             Column::Nested(buf, n) => {
                 let json = nested_to_json(parse::text(cell).map_err(fail)?)
@@ -244,7 +290,7 @@ impl RowDecoder {
                 Column::Time(b) => Arc::new(b.finish()),
                 Column::Decimal(b, _, _) => Arc::new(b.finish()),
                 Column::Date(b) => Arc::new(b.finish()),
-                Column::Timestamp(b, _) => make_array(
+                Column::Timestamp(b, _) | Column::Instant(b, _) => make_array(
                     b.finish()
                         .into_data()
                         .into_builder()
@@ -265,9 +311,10 @@ impl RowDecoder {
                     .map_err(|e| fail(without_quoted(&e.to_string())))?
                 }
                 Column::Nested(buf, n) => {
+                    let decode_type = nested_decode_type(field.data_type());
                     let schema = Arc::new(Schema::new(vec![Field::new(
                         "v",
-                        field.data_type().clone(),
+                        decode_type.clone(),
                         true,
                     )]));
                     let mut decoder = arrow::json::ReaderBuilder::new(schema)
@@ -281,7 +328,17 @@ impl RowDecoder {
                         .ok_or_else(|| fail("no rows decoded".into()))?;
                     buf.clear();
                     *n = 0;
-                    batch.column(0).clone()
+                    let decoded = batch.column(0).clone();
+                    if &decode_type == field.data_type() {
+                        decoded
+                    } else {
+                        let options = CastOptions {
+                            safe: false,
+                            ..CastOptions::default()
+                        };
+                        cast_with_options(&decoded, field.data_type(), &options)
+                            .map_err(|e| fail(without_quoted(&e.to_string())))?
+                    }
                 }
             };
             arrays.push(array);
@@ -325,6 +382,63 @@ mod tests {
     use super::*;
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Decimal128Type, Int32Type, TimestampMillisecondType};
+
+    /// Nested text as Doris prints it: booleans `1`/`0`, NaN and infinities unquoted (both
+    /// spellings), a date quoted; a nested type with text inside refused before any row.
+    #[test]
+    fn nested_text_is_read_by_its_type_or_refused() {
+        let list = |t: DataType| DataType::List(Arc::new(Field::new("item", t, true)));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("flags", list(DataType::Boolean), true),
+            Field::new("xs", list(DataType::Float64), true),
+            Field::new("days", list(DataType::Date32), true),
+        ]));
+        let mut d = RowDecoder::new(schema).unwrap();
+        let cells: [&[u8]; 3] = [
+            b"[1, 0, null]",
+            b"[1.5, nan, -inf, NaN, Infinity, -Infinity]",
+            b"[\"2024-02-29\", null]",
+        ];
+        for (i, cell) in cells.iter().enumerate() {
+            d.push(i, Some(cell)).unwrap();
+        }
+        d.end_row();
+        let b = d.finish().unwrap();
+        let flags = b.column(0).as_list::<i32>().value(0);
+        let flags = flags.as_boolean();
+        assert!(flags.value(0) && !flags.value(1) && flags.is_null(2));
+        let xs = b.column(1).as_list::<i32>().value(0);
+        let xs = xs.as_primitive::<arrow::datatypes::Float64Type>();
+        assert_eq!(xs.value(0), 1.5);
+        assert!(xs.value(1).is_nan() && xs.value(3).is_nan());
+        assert_eq!(
+            [xs.value(2), xs.value(4), xs.value(5)],
+            [f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY]
+        );
+        let days = b.column(2).as_list::<i32>().value(0);
+        assert_eq!(
+            days.as_primitive::<arrow::datatypes::Date32Type>().value(0),
+            19_782
+        );
+        for text_inside in [
+            list(DataType::Utf8),
+            DataType::Struct(
+                vec![
+                    Field::new("a", DataType::Int32, true),
+                    Field::new("b", DataType::LargeUtf8, true),
+                ]
+                .into(),
+            ),
+            list(list(DataType::Binary)),
+        ] {
+            let schema = Arc::new(Schema::new(vec![Field::new("c", text_inside, true)]));
+            let e = RowDecoder::new(schema).unwrap_err().to_string();
+            assert!(
+                e.contains("column c") && e.contains("flight") && e.contains("61119"),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn rows_decode_into_typed_arrays() {

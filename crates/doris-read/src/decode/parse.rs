@@ -245,6 +245,41 @@ fn timestamp_fast(cell: &[u8], unit: TimeUnit) -> Option<i64> {
         .checked_add(nanos / nanos_per_unit)
 }
 
+/// A TIMESTAMPTZ as Doris prints it (`YYYY-MM-DD HH:MM:SS[.f…]±HH:MM`: the session's
+/// wall clock and its offset, or `Z`) as the instant in `unit` since the epoch (UTC).
+pub fn instant(cell: &[u8], unit: TimeUnit) -> ParseResult<i64> {
+    const BAD: &str = "not a TIMESTAMPTZ";
+    let text = text(cell)?.trim();
+    let at = text
+        .get(19..)
+        .and_then(|tail| tail.find(['+', '-', 'Z']))
+        .map(|i| i + 19)
+        .ok_or(BAD)?;
+    let (wall, zone) = text.split_at(at);
+    let offset = match zone.as_bytes() {
+        [b'Z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let hours = i64::from(number(&[*h1, *h2]).ok_or(BAD)?);
+            let minutes = i64::from(number(&[*m1, *m2]).ok_or(BAD)?);
+            if hours > 14 || minutes > 59 {
+                return Err(BAD);
+            }
+            let seconds = hours * 3600 + minutes * 60;
+            if *sign == b'-' { -seconds } else { seconds }
+        }
+        _ => return Err(BAD),
+    };
+    let per_second = match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    };
+    timestamp(wall.as_bytes(), unit)?
+        .checked_sub(offset * per_second)
+        .ok_or("a TIMESTAMPTZ out of the range of this unit")
+}
+
 /// `[-]HH:MM:SS[.ffffff]` (hours may exceed 24) into microseconds.
 ///
 /// Minutes and seconds are below 60 and unsigned; hours that would overflow `i64`
@@ -395,6 +430,23 @@ mod tests {
             Ok(parse_decimal::<Decimal128Type>("1.23456", 18, 4).unwrap())
         );
         assert_eq!(decimal128(b"1e2", 18, 0), Ok(100));
+    }
+
+    #[test]
+    fn a_timestamptz_is_the_instant_its_wall_clock_and_offset_name() {
+        let at = instant(b"2025-01-01 08:00:00.123+08:00", TimeUnit::Millisecond).unwrap();
+        assert_eq!(at, 1_735_689_600_123);
+        let utc = instant(b"2025-01-01 00:00:00.123Z", TimeUnit::Millisecond).unwrap();
+        assert_eq!(utc, at);
+        let west = instant(b"2024-12-31 18:30:00-05:30", TimeUnit::Second).unwrap();
+        assert_eq!(west, 1_735_689_600);
+        for bad in [
+            "2025-01-01 08:00:00",
+            "2025-01-01 08:00:00+8",
+            "2025-01-01 08:00:00+15:00",
+        ] {
+            assert!(instant(bad.as_bytes(), TimeUnit::Second).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -2,14 +2,13 @@
 //! the server's small batches and cut to the row and byte bounds.
 
 use arrow::array::RecordBatch;
-use arrow::compute::{CastOptions, cast_with_options};
-use arrow::util::display::FormatOptions;
 use arrow_schema::SchemaRef;
 
 use crate::error::ReadError;
 use crate::mysql::stream::BatchLimits;
 
-/// Makes a batch match the planned schema: same column names, types cast without loss.
+/// Makes a batch match the planned schema: same column names, each value as Doris holds
+/// it ([`super::values`]).
 pub(super) fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ReadError> {
     let got = batch.schema();
     if got.fields().len() != schema.fields().len()
@@ -23,24 +22,17 @@ pub(super) fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBa
             "the Flight result's columns differ from the planned columns".into(),
         ));
     }
-    let options = CastOptions {
-        safe: false,
-        format_options: FormatOptions::default(),
-    };
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (column, field) in batch.columns().iter().zip(schema.fields()) {
-        if column.data_type() == field.data_type() {
-            columns.push(column.clone());
-            continue;
-        }
-        let cast = cast_with_options(column, field.data_type(), &options).map_err(|e| {
-            ReadError::Decode {
-                column: field.name().clone(),
-                arrow_type: field.data_type().to_string(),
-                reason: format!("Flight sent {}: {e}", column.data_type()),
-            }
-        })?;
-        columns.push(cast);
+        let conformed =
+            super::values::conform_column(column, field.data_type()).map_err(|reason| {
+                ReadError::Decode {
+                    column: field.name().clone(),
+                    arrow_type: field.data_type().to_string(),
+                    reason,
+                }
+            })?;
+        columns.push(conformed);
     }
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| ReadError::Decode {
         column: String::new(),

@@ -31,7 +31,7 @@ use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt};
 use arrow_flight::{FlightDescriptor, FlightInfo, HandshakeRequest};
 use arrow_schema::SchemaRef;
 use doris_connection::{AddressAllowlist, ConnectionSettings, Credentials};
-use doris_mysql::scrub;
+use doris_mysql::{scrub, scrub_statement_text};
 use doris_plan::PlanEndpoint;
 use prost::Message;
 use secrecy::ExposeSecret as _;
@@ -50,6 +50,7 @@ mod batches;
 mod fetch;
 mod locations;
 mod session;
+mod values;
 
 use fetch::{Fetched, fetch};
 use locations::admitted_addresses;
@@ -278,7 +279,10 @@ const FLIGHT_FAILED: &str = "Doris Flight query failed";
 fn status_error(status: Status) -> ReadError {
     let message = scrub(status.message());
     let lower = message.to_ascii_lowercase();
-    let failed = || format!("{FLIGHT_FAILED}: {message}");
+    // Errors that name no object may quote a value of the statement: every quoted
+    // fragment is blanked (the object-naming ones keep their names).
+    let values_blanked = scrub_statement_text(status.message());
+    let failed = || format!("{FLIGHT_FAILED}: {values_blanked}");
     match status.code() {
         // tonic refuses a message over the channel's cap before it buffers it.
         Code::OutOfRange if lower.contains("message length too large") => {
@@ -293,7 +297,7 @@ fn status_error(status: Status) -> ReadError {
         Code::NotFound if lower.contains("ticket") => ReadError::Transport(failed()),
         Code::NotFound => ReadError::NotFound(message),
         Code::DeadlineExceeded => ReadError::Timeout(message),
-        Code::InvalidArgument => ReadError::Config(message),
+        Code::InvalidArgument => ReadError::Config(values_blanked),
         _ if lower.contains("command denied") || lower.contains("access denied") => {
             ReadError::Permission(message)
         }
@@ -592,6 +596,11 @@ mod tests {
         ));
         let syntax = status_error(Status::internal("syntax error near 'secret' at line 1"));
         assert!(!syntax.to_string().contains("secret"));
+        // A value quoted by an error that names no object is blanked too.
+        let value = status_error(Status::internal(
+            "errCode = 2, detailMessage = Invalid number 'hunter2' for column `id`",
+        ));
+        assert!(!value.to_string().contains("hunter2"), "{value}");
         // tonic's own words when the client's link broke: a transport failure.
         assert!(matches!(
             status_error(Status::unknown("Service was not ready: transport error")),

@@ -311,6 +311,18 @@ impl ReadOptions {
         })
     }
 
+    /// Refuses options that would carry a secret as text where the options travel to
+    /// other processes (a pickled request or task of Daft's Ray runner): a client's private
+    /// key given as text in `flight_options` ([`crate::options::FlightOptions::check_travels`]).
+    /// Files are the way there: each process that connects reads them.
+    pub fn check_travels(&self) -> Result<(), ReadError> {
+        #[cfg(feature = "flight")]
+        super::FlightOptions::check_travels(
+            self.flight_options.iter().map(|(key, _)| key.as_str()),
+        )?;
+        Ok(())
+    }
+
     /// How a read of these options is split: one task, or ([`SplitKind::Auto`]) one per
     /// group of the tablets the FE's HTTP face `fe` plans, within the planning timeout,
     /// aiming at the target task count, with the discovery policy.

@@ -2,7 +2,7 @@
 //! data as the MySQL transport, split reads, typed errors, token eviction, session cap.
 #![allow(clippy::unwrap_used)]
 
-use arrow::array::{AsArray, RecordBatch};
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::compute::concat_batches;
 use arrow::datatypes::Int32Type;
 use doris_emulator::{Emulator, EmulatorConfig};
@@ -638,4 +638,150 @@ async fn a_handshake_answer_over_the_message_cap_is_refused_not_buffered() {
     let fired = e.faults().fired();
     assert_eq!(fired.len(), 2);
     assert!(fired.iter().all(|f| f.kind == "oversized_handshake"));
+}
+
+/// DATETIME and IPV4 as Doris sends them over Flight (a zoned instant in the session's time
+/// zone and the address bits, docs/value-inventory.md), read back exactly: a Flight and a
+/// MySQL read of the same rows agree value for value and equal what was written, under
+/// releases with the zoned and the naive form and servers in zones east, west and on a
+/// half-hour offset; a DATETIME inside a DST gap, which Flight's zoned form cannot say, is
+/// refused over Flight naming MySQL, and read exactly over MySQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn datetime_and_ipv4_read_exactly_over_both_transports_in_any_server_zone() {
+    use arrow::datatypes::TimestampMicrosecondType;
+    let written = [
+        "2024-01-02 03:04:05.123456",
+        "1969-12-31 23:59:59.999999",
+        "2024-11-03 01:30:00.000000",
+        "9999-12-31 23:59:59.999999",
+        "0001-01-01 00:00:00.000000",
+    ];
+    let micros = |text: &str| {
+        chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f")
+            .unwrap()
+            .and_utc()
+            .timestamp_micros()
+    };
+    for (release, zone) in [
+        ("3.0.4", "Asia/Shanghai"),
+        ("4.0.6", "America/New_York"),
+        ("4.1.0", "+05:30"),
+        ("4.1.3", "Asia/Shanghai"),
+    ] {
+        let mut config = EmulatorConfig::default();
+        config.profile.release = release.parse().unwrap();
+        config.time_zone = zone.into();
+        let e = Emulator::start(config).await.unwrap();
+        e.execute(
+            None,
+            "CREATE DATABASE z; CREATE TABLE z.t (`id` INT NOT NULL, `ts` DATETIME(6) NULL, \
+             `ip` IPV4 NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;",
+        )
+        .unwrap();
+        let values: Vec<String> = written
+            .iter()
+            .enumerate()
+            .map(|(i, ts)| format!("({i}, '{ts}', '192.168.{i}.1')"))
+            .chain(["(9, NULL, NULL)".to_owned()])
+            .collect();
+        let mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+        let mut conn = mysql.connect().await.unwrap();
+        sqlx::raw_sql(&format!("INSERT INTO z.t VALUES {}", values.join(", ")))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let (fe, _) = e.flight_addrs().unwrap();
+        let mut flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
+        flight.fe_http = Some(PlanEndpoint::new(
+            format!("http://{}", e.fe_http_addr()).parse().unwrap(),
+            "root",
+            "",
+        ));
+        let plan = plan_table_read(&mysql, "z", "t", &TableReadOptions::default())
+            .await
+            .unwrap();
+        let limits = BatchLimits::default();
+        let sql = plan.tasks[0].clone();
+        let over_mysql = query(&mysql, sql.clone(), plan.schema.clone(), limits)
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let over_flight = flight_query(&flight, sql, plan.schema.clone(), limits)
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let (a, b) = (
+            sorted(over_mysql, plan.schema.clone()),
+            sorted(over_flight, plan.schema.clone()),
+        );
+        assert_eq!(a, b, "{release} in {zone}");
+        let ts = b.column(1).as_primitive::<TimestampMicrosecondType>();
+        let ip = b.column(2).as_string::<i32>();
+        for (i, text) in written.iter().enumerate() {
+            assert_eq!(ts.value(i), micros(text), "{release} in {zone}: {text}");
+            assert_eq!(ip.value(i), format!("192.168.{i}.1"), "{release} in {zone}");
+        }
+        assert!(ts.is_null(written.len()) && ip.is_null(written.len()));
+    }
+
+    // A wall clock New York's clocks skipped: exact over MySQL, refused over Flight.
+    let config = EmulatorConfig {
+        time_zone: "America/New_York".into(),
+        ..EmulatorConfig::default()
+    };
+    let e = Emulator::start(config).await.unwrap();
+    e.execute(
+        None,
+        "CREATE DATABASE z; CREATE TABLE z.t (`id` INT NOT NULL, `ts` DATETIME(6) NULL) \
+         DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;",
+    )
+    .unwrap();
+    let mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let mut conn = mysql.connect().await.unwrap();
+    sqlx::raw_sql("INSERT INTO z.t VALUES (1, '2024-03-10 02:30:00.250000')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (fe, _) = e.flight_addrs().unwrap();
+    let mut flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
+    flight.fe_http = Some(PlanEndpoint::new(
+        format!("http://{}", e.fe_http_addr()).parse().unwrap(),
+        "root",
+        "",
+    ));
+    let plan = plan_table_read(&mysql, "z", "t", &TableReadOptions::default())
+        .await
+        .unwrap();
+    let sql = plan.tasks[0].clone();
+    let exact = query(
+        &mysql,
+        sql.clone(),
+        plan.schema.clone(),
+        BatchLimits::default(),
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let ts = exact[0]
+        .column(1)
+        .as_primitive::<TimestampMicrosecondType>();
+    assert_eq!(ts.value(0), micros("2024-03-10 02:30:00.250000"));
+    let refused =
+        match flight_query(&flight, sql, plan.schema.clone(), BatchLimits::default()).await {
+            Err(e) => e,
+            Ok(stream) => stream.collect().await.unwrap_err(),
+        };
+    let text = refused.to_string();
+    assert!(
+        matches!(refused, ReadError::Decode { .. })
+            && text.contains("ts")
+            && text.contains("MySQL"),
+        "{text}"
+    );
 }

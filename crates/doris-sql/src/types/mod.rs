@@ -83,6 +83,12 @@ pub enum DorisType {
         /// Fractional digits, 0..=6.
         precision: u8,
     },
+    /// TIMESTAMPTZ(p) (4.1): an instant, stored in UTC and printed in the session's time
+    /// zone with its offset; read as `timestamp[unit, tz=UTC]`.
+    TimestampTz {
+        /// Fractional digits, 0..=6.
+        precision: u8,
+    },
     /// TIME(p) (TIMEV2); appears in results, not as a column type.
     Time {
         /// Fractional digits, 0..=6.
@@ -245,6 +251,12 @@ impl DorisType {
                     }
                 }
             }
+            DorisType::TimestampTz { precision } => {
+                word(out, "TIMESTAMPTZ");
+                if *precision > 0 || sp == Spelling::Internal {
+                    let _ = write!(out, "({precision})");
+                }
+            }
             DorisType::Time { precision } => {
                 word(
                     out,
@@ -382,6 +394,13 @@ impl DorisType {
                     TimestampUnits::ByPrecision => datetime_unit(*precision),
                 },
                 None,
+            ),
+            DorisType::TimestampTz { precision } => DataType::Timestamp(
+                match units {
+                    TimestampUnits::Microseconds => TimeUnit::Microsecond,
+                    TimestampUnits::ByPrecision => datetime_unit(*precision),
+                },
+                Some("UTC".into()),
             ),
             DorisType::Time { .. } => DataType::Duration(TimeUnit::Microsecond),
             DorisType::Char { .. }
@@ -600,6 +619,8 @@ mod tests {
             ("DATETIMEV2(6)", T::DateTime { precision: 6 }),
             ("TIME(3)", T::Time { precision: 3 }),
             ("TIMEV2(0)", T::Time { precision: 0 }),
+            ("timestamptz(3)", T::TimestampTz { precision: 3 }),
+            ("TIMESTAMPTZ", T::TimestampTz { precision: 0 }),
             ("CHAR(10)", T::Char { length: 10 }),
             ("char", T::Char { length: 1 }),
             ("VARCHAR(64)", T::Varchar { length: Some(64) }),

@@ -232,6 +232,9 @@ impl TypeParser<'_> {
             "TIME" | "TIMEV1" | "TIMEV2" => DorisType::Time {
                 precision: fraction(self)?,
             },
+            "TIMESTAMPTZ" => DorisType::TimestampTz {
+                precision: fraction(self)?,
+            },
             "CHAR" | "CHARACTER" => match nums(self)?.as_slice() {
                 [] => DorisType::Char { length: 1 },
                 [n] if (1..=MAX_CHAR_LENGTH).contains(n) => DorisType::Char { length: *n },

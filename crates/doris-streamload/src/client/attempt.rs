@@ -26,6 +26,8 @@ pub(super) struct Attempted {
     pub(super) answer: Answer,
     pub(super) encoded: Option<Encoded>,
     pub(super) sent: u64,
+    /// The BE that answered (`None`: the FE answered before any redirect).
+    pub(super) backend: Option<url::Url>,
 }
 
 impl StreamLoadClient {
@@ -44,6 +46,7 @@ impl StreamLoadClient {
                     answer,
                     encoded: None,
                     sent: 0,
+                    backend: None,
                 });
             }
         };
@@ -113,6 +116,7 @@ impl StreamLoadClient {
                 answer,
                 encoded,
                 sent,
+                backend: Some(target),
             }),
             Err(e) => Err(AttemptError::Retryable {
                 sent,

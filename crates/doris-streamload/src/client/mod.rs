@@ -195,6 +195,8 @@ impl StreamLoadClient {
             elapsed: started.elapsed(),
             response,
         };
+        // The BE that answered the last attempt: the only host an error log is read from.
+        let mut answered_by: Option<url::Url> = None;
         loop {
             progress.attempts = schedule.start_attempt();
             progress.may_probe = schedule.fits(Instant::now(), retry.running_probe_interval);
@@ -208,8 +210,10 @@ impl StreamLoadClient {
                     answer,
                     encoded,
                     sent,
+                    backend,
                 }) => {
                     uploaded += sent;
+                    answered_by = backend;
                     let rows = encoded.map(|e| e.rows);
                     (
                         decide::after_answer(answer, rows, progress, &label_text),
@@ -250,7 +254,9 @@ impl StreamLoadClient {
                     continue;
                 }
                 Next::Rejected { message, error_url } => {
-                    let error_log_head = self.error_log_head(error_url.as_deref()).await;
+                    let error_log_head = self
+                        .error_log_head(error_url.as_deref(), answered_by.as_ref())
+                        .await;
                     let e = StreamLoadError::Rejected {
                         label: label_text,
                         message,

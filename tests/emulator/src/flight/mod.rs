@@ -18,9 +18,11 @@
 //!   statement with the values bound as literals, as the MySQL face's COM_STMT_EXECUTE does.
 //!   `GetSchema` is not served (`UNIMPLEMENTED`). `GetSqlInfo` names the server `DorisFE`.
 //! - **BE.** `DoGet(ticket)` needs no credentials (the ticket is the credential), streams
-//!   the partition's schema and batches, and forgets the ticket. Types are the emulator's
-//!   storage types, which are Doris 4.0's Flight types: LARGEINT as utf8, DATEV2 as date32,
-//!   DATETIMEV2(p) as a time-zone-naive timestamp with the unit chosen by p.
+//!   the partition's schema and batches, and forgets the ticket. Types are the BE's Flight
+//!   types (`wire`): the storage types (LARGEINT as utf8, DATEV2 as date32, …) except where
+//!   Doris's serde writes otherwise — DATETIMEV2(p) as a timestamp zoned in the session's
+//!   time zone (naive on the releases with apache/doris#66873), IPV4 as int32, TIMESTAMPTZ
+//!   tagged with the session zone.
 //!
 //! [`FlightState::evict_tokens`] drops every token (the eviction a real FE does when its
 //! token cache is full or a token expires), for clients' re-handshake tests.
@@ -60,6 +62,7 @@ use crate::mysql::Session;
 use crate::mysql::query::LocalRows;
 
 mod prepared;
+pub mod wire;
 
 /// Tokens and pending results shared by the FE and BE Flight faces.
 #[derive(Default)]
@@ -133,7 +136,7 @@ fn flight_session(shared: &Shared, user: String, peer: std::net::SocketAddr) -> 
         user,
         peer,
         database: None,
-        time_zone: "UTC".into(),
+        time_zone: shared.config.time_zone.clone(),
         sql_mode: String::new(),
         partial_update: false,
         insert_filter: crate::mysql::InsertFilter::default(),
@@ -221,7 +224,10 @@ impl Face {
         let planned = crate::mysql::select::plan(&self.shared, &session, sql)
             .await
             .map_err(|e| Status::internal(e.message))?;
-        let schema = planned.schema();
+        // The BE's Arrow forms of the values (`wire`), in the schema and every batch.
+        let form = self.wire_form(&session);
+        let types = planned.doris_types().to_vec();
+        let schema = wire::wire_schema(&planned.schema(), &types, &form);
         // Every partition of one query is sunk by one BE (see `crate::backends`).
         let sink = Arc::new(self.shared.backends.sink(planned.holders()));
         let be = sink.backend();
@@ -237,6 +243,20 @@ impl Face {
             .map_err(|_| Status::internal("state poisoned"))?;
         for stream in streams {
             let handle = format!("{}:{sql}", uuid::Uuid::new_v4().simple());
+            let (wire_schema, types) = (schema.clone(), types.clone());
+            let converted = stream.map(move |batch| {
+                batch.and_then(|b| {
+                    wire::to_wire(&b, &wire_schema, &types).map_err(|e| {
+                        datafusion::error::DataFusionError::ArrowError(Box::new(e), None)
+                    })
+                })
+            });
+            let stream: SendableRecordBatchStream = Box::pin(
+                datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                    schema.clone(),
+                    converted,
+                ),
+            );
             results.insert(
                 handle.clone(),
                 Parked {
@@ -320,7 +340,20 @@ impl Face {
         let planned = crate::mysql::select::plan(&self.shared, &session, sql)
             .await
             .map_err(|e| Status::internal(e.message))?;
-        Ok(planned.schema())
+        let form = self.wire_form(&session);
+        Ok(wire::wire_schema(
+            &planned.schema(),
+            planned.doris_types(),
+            &form,
+        ))
+    }
+
+    /// How a result of `session` travels: its zone and the release's DATETIME form.
+    fn wire_form(&self, session: &Session) -> wire::WireForm {
+        wire::WireForm {
+            zone: session.time_zone.clone(),
+            naive_datetime: self.shared.config.profile.flight_datetime_naive(),
+        }
     }
 }
 

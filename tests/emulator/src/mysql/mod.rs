@@ -330,7 +330,7 @@ async fn session(
         user,
         peer,
         database,
-        time_zone: "Asia/Shanghai".into(),
+        time_zone: shared.config.time_zone.clone(),
         sql_mode: shared
             .global_sql_mode
             .lock()

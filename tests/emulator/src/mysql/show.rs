@@ -39,6 +39,16 @@ pub fn column_def(name: &str, ty: &DorisType) -> ColumnDef {
             *precision,
         ),
         DorisType::Time { precision } => (C::MYSQL_TYPE_TIME, 10, *precision),
+        // The wall clock and its offset, as text.
+        DorisType::TimestampTz { precision } => (
+            C::MYSQL_TYPE_VAR_STRING,
+            25 + if *precision > 0 {
+                u32::from(*precision) + 1
+            } else {
+                0
+            },
+            *precision,
+        ),
         DorisType::String => (C::MYSQL_TYPE_BLOB, 255, 0),
         DorisType::Json | DorisType::Variant => (C::MYSQL_TYPE_JSON, 255, 0),
         DorisType::VarBinary { .. } => (C::MYSQL_TYPE_VAR_STRING, 255, 0),

@@ -130,6 +130,11 @@ impl Planned {
         &self.columns
     }
 
+    /// Each result column's Doris type, when it is a table's column (`None`: computed).
+    pub fn doris_types(&self) -> &[Option<DorisType>] {
+        &self.doris_types
+    }
+
     /// The result's Arrow schema.
     pub fn schema(&self) -> arrow::datatypes::SchemaRef {
         Arc::new(self.frame.schema().as_arrow().clone())
