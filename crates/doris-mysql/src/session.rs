@@ -121,6 +121,16 @@ pub async fn query_text(
     sql: &str,
     cut: &CutReason,
 ) -> Result<TextRows, MySqlError> {
+    query_text_within(conn, sql, cut, MAX_SESSION_BYTES).await
+}
+
+/// [`query_text`] with a cap of `max_bytes` bytes of cells.
+async fn query_text_within(
+    conn: &mut MySqlConnection,
+    sql: &str,
+    cut: &CutReason,
+    max_bytes: usize,
+) -> Result<TextRows, MySqlError> {
     let mut out = TextRows::default();
     let mut bytes = 0usize;
     let mut rows = sqlx::raw_sql(sql).fetch(conn);
@@ -142,10 +152,9 @@ pub async fn query_text(
                 let cell = <&[u8] as Decode<MySql>>::decode(raw)
                     .map_err(|e| MySqlError::Transport(e.to_string()))?;
                 bytes = bytes.saturating_add(cell.len());
-                if bytes > MAX_SESSION_BYTES {
+                if bytes > max_bytes {
                     return Err(MySqlError::TooLarge(format!(
-                        "a query's answer holds more than {} MiB",
-                        MAX_SESSION_BYTES >> 20
+                        "a query's answer holds more than {max_bytes} bytes"
                     )));
                 }
                 Some(String::from_utf8_lossy(cell).into_owned())
@@ -183,5 +192,38 @@ impl SqlSession for Session {
 
     fn set_timeout(&mut self, timeout: Duration) -> Duration {
         std::mem::replace(&mut self.timeout, timeout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// An answer larger than the byte cap fails as it arrives, whatever its row count; one
+    /// within it is read whole.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_query_answer_over_the_byte_cap_fails_named() {
+        let e = doris_emulator::Emulator::start(doris_emulator::EmulatorConfig::default())
+            .await
+            .unwrap();
+        let endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+        let (mut conn, cut) = endpoint.connect_watched().await.unwrap();
+        let sql = format!(
+            "SELECT '{}' AS a, '{}' AS b",
+            "x".repeat(600),
+            "y".repeat(600)
+        );
+        let e = query_text_within(&mut conn, &sql, &cut, 1_000)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, MySqlError::TooLarge(_)) && e.to_string().contains("1000 bytes"),
+            "{e}"
+        );
+        let whole = query_text_within(&mut conn, &sql, &cut, 1_200)
+            .await
+            .unwrap();
+        assert_eq!(whole.rows[0][1].as_deref().map(str::len), Some(600));
     }
 }
