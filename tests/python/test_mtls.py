@@ -156,6 +156,13 @@ def test_flight_reads_present_the_adbc_client_certificate(doris):
     with pytest.raises(ConfigurationError, match="tls_client_key_file") as refused:
         pickle.dumps(source)
     assert "PRIVATE KEY" not in str(refused.value)
+    # So does the read's request (its pickle carries its arguments as given).
+    from daft_doris import _native
+
+    request = _native.ReadRequest("d", "t", transport="flight", flight_secure=True, flight_options=adbc)
+    with pytest.raises(ConfigurationError, match="tls_client_key_file") as refused:
+        pickle.dumps(request)
+    assert "PRIVATE KEY" not in str(refused.value)
     travels = DorisDataSource(**where(doris), transport="flight", flight_secure=True, **files)
     assert pickle.loads(pickle.dumps(travels)).read().count_rows() == expected
     key_only = {

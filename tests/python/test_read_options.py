@@ -129,21 +129,3 @@ def test_the_native_read_request_pickles_as_its_arguments():
     with pytest.raises(ConfigurationError, match="transport must be one of"):
         _native.ReadRequest("py", "t")
 
-
-def test_a_read_request_holding_a_key_as_text_refuses_to_be_pickled():
-    """A request's pickle carries its arguments as given: one that holds a client's private
-    key as text refuses, naming the files to give instead (no server needed)."""
-    from daft_doris import _native
-
-    key = "-----BEGIN PRIVATE KEY-----\nn0t-a-real-k3y\n-----END PRIVATE KEY-----\n"
-    request = _native.ReadRequest(
-        "db",
-        "t",
-        transport="flight",
-        flight_options={"adbc.flight.sql.client_option.mtls_private_key": key},
-    )
-    with pytest.raises(ConfigurationError, match="tls_client_key_file") as refused:
-        pickle.dumps(request)
-    assert "n0t-a-real-k3y" not in str(refused.value)
-    plain = _native.ReadRequest("db", "t", transport="flight")
-    assert pickle.loads(pickle.dumps(plain)).transport == "flight"

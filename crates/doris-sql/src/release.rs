@@ -45,16 +45,29 @@ impl DorisRelease {
     }
 
     /// The release named by a `@@version_comment` text, `None` when the text names none
-    /// (another server, or a development build, `0.0.0`).
+    /// (another server, or a development build, `0.0.0`). Doris's builds say
+    /// `doris-X.Y.Z…`; vendor builds of Doris say `selectdb-…` or `velodb-…` before theirs;
+    /// a hotfix's fourth number (`X.Y.Z.W`) is read as the release `X.Y.Z` it patches.
     pub fn from_version_comment(text: &str) -> Option<Self> {
         let lower = text.to_ascii_lowercase();
-        let at = lower.find("doris-")? + "doris-".len();
-        let release = leading_release(&lower[at..])?;
+        let mut starts: Vec<usize> = VENDOR_MARKERS
+            .iter()
+            .flat_map(|marker| lower.match_indices(marker).map(|(at, m)| at + m.len()))
+            .collect();
+        starts.sort_unstable();
+        let release = starts
+            .into_iter()
+            .find_map(|at| leading_release(&lower[at..]))?;
         (release != Self::new(0, 0, 0)).then_some(release)
     }
 }
 
-/// `major.minor.patch` at the start of `text`, followed by anything but a digit or a dot.
+/// What stands before the release in the `@@version_comment` of Doris and of the vendor
+/// builds of Doris.
+const VENDOR_MARKERS: [&str; 3] = ["doris-", "selectdb-", "velodb-"];
+
+/// `major.minor.patch` (and an optional hotfix number, dropped) at the start of `text`,
+/// followed by anything but a digit or a dot.
 fn leading_release(text: &str) -> Option<DorisRelease> {
     let end = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -62,7 +75,11 @@ fn leading_release(text: &str) -> Option<DorisRelease> {
     let mut parts = text[..end].split('.');
     let mut number = || -> Option<u16> { parts.next()?.parse().ok() };
     let release = DorisRelease::new(number()?, number()?, number()?);
-    parts.next().is_none().then_some(release)
+    match parts.next() {
+        None => Some(release),
+        Some(hotfix) if hotfix.parse::<u16>().is_ok() && parts.next().is_none() => Some(release),
+        Some(_) => None,
+    }
 }
 
 impl fmt::Display for DorisRelease {
@@ -106,7 +123,10 @@ mod tests {
             ),
             ("Doris version doris-0.0.0-trunk-abc", None),
             ("Doris version doris-2.1-rc01", None),
-            ("Doris version doris-2.1.7.1-x", None),
+            ("Doris version doris-2.1.7.1-x", Some((2, 1, 7))),
+            ("Doris version selectdb-3.0.4-enterprise", Some((3, 0, 4))),
+            ("Doris version velodb-4.0.2.3-a1b2", Some((4, 0, 2))),
+            ("Doris version doris-2.1.7.1.9", None),
             ("5.7.99", None),
             ("", None),
         ] {
