@@ -128,4 +128,3 @@ def test_the_native_read_request_pickles_as_its_arguments():
         _native.ReadRequest("py", "t", {"p": {"type": "nope"}}, transport="mysql", unsafe_where_sql="id = :p")
     with pytest.raises(ConfigurationError, match="transport must be one of"):
         _native.ReadRequest("py", "t")
-

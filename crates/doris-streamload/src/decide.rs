@@ -88,8 +88,8 @@ pub fn after_answer(
     match answer {
         // The status follows the classified answer, not a second reading of its text (a
         // `Status` of " Success " is a success: under 2PC, a pre-commit).
-        Answer::Success(response) => answered(response, rows_sent, label, false),
-        Answer::PublishTimeout(response) => answered(response, rows_sent, label, true),
+        Answer::Success(response) => answered(response, rows_sent, label, false, progress),
+        Answer::PublishTimeout(response) => answered(response, rows_sent, label, true, progress),
         Answer::LabelExists { existing, txn_id } => {
             after_label_exists(existing, txn_id, progress, label)
         }
@@ -99,13 +99,29 @@ pub fn after_answer(
     }
 }
 
-/// A committed (or pre-committed) answer, reported once its counters add up.
+/// A committed (or pre-committed) answer, reported once it names the label sent and its
+/// counters add up. An answer for another label (a BE that replaced or dropped it, as a
+/// table whose `group_commit_mode` is on may) says nothing of the rows sent under ours: the
+/// outcome is ambiguous, never taken as loaded, so no dedupe or two-phase step relies on it.
 fn answered(
     response: LoadResponse,
     rows_sent: Option<u64>,
     label: &str,
     publish_timeout: bool,
+    progress: Progress,
 ) -> Next {
+    if !label.is_empty() && response.label != label {
+        return Next::Fail(StreamLoadError::Ambiguous {
+            label: label.to_owned(),
+            attempts: progress.attempts,
+            detail: format!(
+                "Doris answered for label {:?}, not the label sent: the rows may have been \
+                 loaded under another label (a table whose group_commit_mode is on does \
+                 this), so the load is not taken as done",
+                shown_label(&response.label)
+            ),
+        });
+    }
     if let Err(detail) = reconcile(&response, rows_sent) {
         return Next::Fail(StreamLoadError::CounterMismatch {
             label: label.to_owned(),
@@ -120,6 +136,15 @@ fn answered(
         LoadStatus::Success
     };
     Next::Answered { status, response }
+}
+
+/// A label from an answer fit for an error: at most 128 printable ASCII characters.
+fn shown_label(label: &str) -> String {
+    label
+        .chars()
+        .filter(|c| c.is_ascii_graphic())
+        .take(128)
+        .collect()
 }
 
 fn after_label_exists(
@@ -354,6 +379,31 @@ mod tests {
         assert!(matches!(
             after_answer(answer, Some(5), Progress::default(), "l"),
             Next::Fail(StreamLoadError::CounterMismatch { .. })
+        ));
+    }
+
+    /// An answer for a label other than the one sent (a BE that replaced or dropped it) is
+    /// ambiguous, never a load done under ours; a load sent without a label (group commit)
+    /// takes the label Doris made.
+    #[test]
+    fn an_answer_for_another_label_is_never_taken_as_loaded() {
+        for answer in [
+            Answer::Success(response("Success", 5, false)),
+            Answer::Success(response("Success", 5, true)),
+            Answer::PublishTimeout(response("Publish Timeout", 5, false)),
+        ] {
+            match after_answer(answer, Some(5), Progress::default(), "sent_label") {
+                Next::Fail(StreamLoadError::Ambiguous { label, detail, .. }) => {
+                    assert_eq!(label, "sent_label");
+                    assert!(detail.contains("\"l\""), "{detail}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let unlabelled = Answer::Success(response("Success", 5, false));
+        assert!(matches!(
+            after_answer(unlabelled, Some(5), Progress::default(), ""),
+            Next::Answered { .. }
         ));
     }
 
