@@ -201,29 +201,41 @@ mod tests {
     use super::*;
 
     /// An answer larger than the byte cap fails as it arrives, whatever its row count; one
-    /// within it is read whole.
+    /// within it is read whole (a `DESC` of a wide table, as schema discovery sends it).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_query_answer_over_the_byte_cap_fails_named() {
         let e = doris_emulator::Emulator::start(doris_emulator::EmulatorConfig::default())
             .await
             .unwrap();
+        let columns: Vec<String> = (0..40)
+            .map(|i| format!("`column_{i:02}` INT NULL"))
+            .collect();
+        e.execute(
+            None,
+            &format!(
+                "CREATE DATABASE d; CREATE TABLE d.wide ({}) DUPLICATE KEY(`column_00`) \
+                 DISTRIBUTED BY HASH(`column_00`) BUCKETS 1",
+                columns.join(", ")
+            ),
+        )
+        .unwrap();
         let endpoint = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
         let (mut conn, cut) = endpoint.connect_watched().await.unwrap();
-        let sql = format!(
-            "SELECT '{}' AS a, '{}' AS b",
-            "x".repeat(600),
-            "y".repeat(600)
-        );
-        let e = query_text_within(&mut conn, &sql, &cut, 1_000)
+        let sql = "DESC `d`.`wide`";
+        let whole = query_text_within(&mut conn, sql, &cut, MAX_SESSION_BYTES)
+            .await
+            .unwrap();
+        assert_eq!(whole.rows.len(), 40);
+        let size: usize = whole.rows.iter().flatten().flatten().map(String::len).sum();
+        let e = query_text_within(&mut conn, sql, &cut, size - 1)
             .await
             .unwrap_err();
         assert!(
-            matches!(e, MySqlError::TooLarge(_)) && e.to_string().contains("1000 bytes"),
+            matches!(e, MySqlError::TooLarge(_))
+                && e.to_string().contains(&format!("{} bytes", size - 1)),
             "{e}"
         );
-        let whole = query_text_within(&mut conn, &sql, &cut, 1_200)
-            .await
-            .unwrap();
-        assert_eq!(whole.rows[0][1].as_deref().map(str::len), Some(600));
+        let exact = query_text_within(&mut conn, sql, &cut, size).await.unwrap();
+        assert_eq!(exact, whole);
     }
 }

@@ -10,7 +10,9 @@
 //! - A success is checked against the rows sent (`reconcile`), then reported.
 //! - `Label Already Exists` is resolved by the label's state: FINISHED is our own earlier
 //!   attempt (if a body may have landed) or an earlier run; PRECOMMITTED, for a two-phase
-//!   load, is our pre-commit or an earlier run's (adopted: the label names the same rows);
+//!   load, is adopted (our pre-commit, or an earlier run's: the label names the same rows),
+//!   unless the load does not adopt and sent nothing under it, when it is another holder's
+//!   (`LoadOptions::adopt_precommitted`; a keyed writer then takes its next label);
 //!   RUNNING/UNKNOWN is probed again while time is left, and ambiguous after; anything
 //!   else is another load's label.
 //! - A failure after body bytes were sent may have loaded the rows: it is retried under the
@@ -29,7 +31,7 @@ use crate::report::{LoadStatus, TwoPhaseOutcome};
 /// What the load knows between attempts. Start from `Progress::default()` (nothing sent,
 /// no 2PC, no group commit) and set what applies; [`after_failure`] and
 /// [`after_two_phase`] update it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct Progress {
     /// Body bytes of an earlier attempt may have reached Doris.
@@ -42,6 +44,24 @@ pub struct Progress {
     pub may_probe: bool,
     /// Attempts made so far (reported in errors).
     pub attempts: u32,
+    /// A label found pre-committed before this load sent anything is adopted (default:
+    /// a rerun of a job killed before its commit) rather than refused as another
+    /// holder's ([`crate::LoadOptions::adopt_precommitted`]).
+    pub adopt_precommitted: bool,
+}
+
+impl Default for Progress {
+    /// Nothing sent, no 2PC, no group commit, pre-committed labels adopted.
+    fn default() -> Self {
+        Self {
+            body_may_have_landed: false,
+            two_phase: false,
+            group_commit: false,
+            may_probe: false,
+            attempts: 0,
+            adopt_precommitted: true,
+        }
+    }
 }
 
 /// The next step of the load loop.
@@ -162,14 +182,31 @@ fn after_label_exists(
             },
             txn_id,
         },
-        // Pre-committed under this label: our own body of an earlier attempt, or the load
-        // of an earlier run of the same job that was killed before it committed. A label is
-        // the idempotence key of its rows (a deterministic label names the same rows), so
-        // the transaction is adopted and committed or aborted with this run's loads.
-        ExistingJobStatus::Precommitted if progress.two_phase => Next::AlreadyHeld {
-            status: LoadStatus::Precommitted,
-            txn_id,
-        },
+        // Pre-committed under this label by our own body of an earlier attempt of this
+        // load, or (when adopted) by an earlier run of the same job killed before its
+        // commit (a deterministic label names the same rows): adopted, and committed or
+        // aborted with the run's loads.
+        ExistingJobStatus::Precommitted
+            if progress.two_phase
+                && (progress.body_may_have_landed || progress.adopt_precommitted) =>
+        {
+            Next::AlreadyHeld {
+                status: LoadStatus::Precommitted,
+                txn_id,
+            }
+        }
+        // Pre-committed before this load sent anything, by a writer that does not adopt:
+        // another holder's (an identical partition of the same write in another process, a
+        // task attempt the engine dropped). Adopting it would commit that holder's rows in
+        // place of ours (or twice): `LabelExists`, and a keyed writer moves on to its next
+        // label (`doris_write::TaskWriter`).
+        ExistingJobStatus::Precommitted if progress.two_phase => {
+            Next::Fail(StreamLoadError::LabelExists {
+                label: label.to_owned(),
+                existing,
+                txn_id,
+            })
+        }
         // Still loading: probe again (headers only; the BE answers before asking for the
         // body). Probes are bounded by time.
         ExistingJobStatus::Running | ExistingJobStatus::Unknown if progress.may_probe => {
@@ -432,26 +469,45 @@ mod tests {
             existing: ExistingJobStatus::Precommitted,
             txn_id: Some(4),
         };
-        // Our own earlier attempt's body, or an earlier run of the same job: adopted.
-        for progress in [
-            Progress {
-                body_may_have_landed: true,
-                two_phase: true,
-                ..Progress::default()
-            },
-            Progress {
-                two_phase: true,
-                ..Progress::default()
-            },
-        ] {
-            assert!(matches!(
-                after_answer(precommitted(), None, progress, "l"),
-                Next::AlreadyHeld {
-                    status: LoadStatus::Precommitted,
-                    txn_id: Some(4)
-                }
-            ));
-        }
+        // Our own earlier attempt's body: adopted.
+        let ours = Progress {
+            body_may_have_landed: true,
+            two_phase: true,
+            ..Progress::default()
+        };
+        assert!(matches!(
+            after_answer(precommitted(), None, ours, "l"),
+            Next::AlreadyHeld {
+                status: LoadStatus::Precommitted,
+                txn_id: Some(4)
+            }
+        ));
+        // Held before this load sent anything: adopted by default (an earlier run of the
+        // job), refused by a writer that does not adopt (a sibling, a dropped attempt).
+        let rerun = Progress {
+            two_phase: true,
+            ..Progress::default()
+        };
+        assert!(matches!(
+            after_answer(precommitted(), None, rerun, "l"),
+            Next::AlreadyHeld {
+                status: LoadStatus::Precommitted,
+                ..
+            }
+        ));
+        let first = Progress {
+            two_phase: true,
+            adopt_precommitted: false,
+            ..Progress::default()
+        };
+        assert!(matches!(
+            after_answer(precommitted(), None, first, "l"),
+            Next::Fail(StreamLoadError::LabelExists {
+                existing: ExistingJobStatus::Precommitted,
+                txn_id: Some(4),
+                ..
+            })
+        ));
         // A load that is not two-phase cannot commit it: someone else's label.
         assert!(matches!(
             after_answer(precommitted(), None, landed(true), "l"),

@@ -189,6 +189,13 @@ pub struct LoadOptions {
     pub sequence_column: Option<String>,
     /// `two_phase_commit: true`: loads are pre-committed and need a commit or abort.
     pub two_phase_commit: bool,
+    /// With `two_phase_commit`: a label Doris holds pre-committed before this load sent
+    /// anything under it is adopted as this load's (`true`, the default: a rerun of a job
+    /// killed before its commit, whose deterministic labels name the same rows), or refused
+    /// as another holder's with [`StreamLoadError::LabelExists`](crate::StreamLoadError)
+    /// (`false`: for writers whose identical partitions in several processes may make the
+    /// same label, `doris_write` among them).
+    pub adopt_precommitted: bool,
     /// `group_commit`: no label, therefore no dedupe by label.
     pub group_commit: Option<GroupCommit>,
     /// `comment`, echoed in the response.
@@ -213,6 +220,7 @@ impl Default for LoadOptions {
             merge_type: MergeType::Append,
             sequence_column: None,
             two_phase_commit: false,
+            adopt_precommitted: true,
             group_commit: None,
             comment: None,
             extra_headers: Vec::new(),

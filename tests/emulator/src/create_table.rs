@@ -265,6 +265,7 @@ impl Parser {
             aggregation: None,
             default: None,
             auto_increment: false,
+            generated: false,
             comment: None,
         };
         while !matches!(self.peek(), Some(Token::Comma | Token::RParen) | None) {

@@ -139,6 +139,10 @@ pub struct Column {
     pub default: Option<ColumnDefault>,
     /// `AUTO_INCREMENT` column.
     pub auto_increment: bool,
+    /// A generated column (`AS (expr)`, `GENERATED ALWAYS AS (expr)`): Doris computes it,
+    /// and refuses it in an INSERT's column list ("The value specified for generated column
+    /// … is not allowed") and in a load's data.
+    pub generated: bool,
     /// The column comment.
     pub comment: Option<String>,
 }
@@ -312,6 +316,11 @@ impl TableSchema {
                         .extras
                         .iter()
                         .any(|e| e.eq_ignore_ascii_case("AUTO_INCREMENT")),
+                    // `GENERATED` or `STORED GENERATED`, by release.
+                    generated: c
+                        .extras
+                        .iter()
+                        .any(|e| e.to_ascii_uppercase().ends_with("GENERATED")),
                     comment: None,
                 })
                 .collect(),

@@ -69,8 +69,17 @@ pub fn parse_show_create_checked(text: &str, desc: &[super::DescColumn]) -> Resu
             &format!("`{}`", name.replace('`', "``")),
         );
     }
-    let checked = parse_show_create(&escaped).and_then(|schema| {
+    let checked = parse_show_create(&escaped).and_then(|mut schema| {
         schema.reconcile(desc)?;
+        // `DESC` marks a generated column in Extra whatever the text spelt.
+        for column in &mut schema.columns {
+            column.generated |= desc.iter().any(|d| {
+                d.name.eq_ignore_ascii_case(&column.name)
+                    && d.extras
+                        .iter()
+                        .any(|e| e.to_ascii_uppercase().ends_with("GENERATED"))
+            });
+        }
         Ok(schema)
     });
     match (checked, ticked.first()) {
@@ -322,6 +331,7 @@ impl Cursor<'_> {
             aggregation: None,
             default: None,
             auto_increment: false,
+            generated: false,
             comment: None,
         };
         loop {
@@ -355,6 +365,10 @@ impl Cursor<'_> {
                             if let Some(a) = Aggregation::parse(other) {
                                 column.aggregation = Some(a);
                             } else if other != "NONE" {
+                                // `[GENERATED ALWAYS] AS (expr)`: a generated column.
+                                if other == "AS" {
+                                    column.generated = true;
+                                }
                                 // GENERATED ALWAYS AS (…), KEY, or a future attribute.
                                 if self.peek() == Some(&Token::Punct('(')) {
                                     self.skip_item()?;
@@ -835,6 +849,13 @@ PROPERTIES ("replication_num" = "1")"#;
         assert_eq!(created.default, Some(ColumnDefault::CurrentTimestamp));
         assert_eq!(created.ty, DorisType::DateTime { precision: 6 });
         assert!(t.column("auto_id").unwrap().auto_increment);
+        let g = parse_show_create(
+            "CREATE TABLE g (`a` int NULL, `b` int NULL, `s` int AS (`a` + `b`) NULL, \
+             `t` bigint GENERATED ALWAYS AS (`a` * 2) NOT NULL) DUPLICATE KEY(`a`)",
+        )
+        .unwrap();
+        let generated: Vec<bool> = g.columns.iter().map(|c| c.generated).collect();
+        assert_eq!(generated, [false, false, true, true]);
         assert_eq!(
             t.column("attrs").unwrap().comment.as_deref(),
             Some("用户id")

@@ -173,6 +173,7 @@ impl StreamLoadClient {
         let mut progress = Progress {
             two_phase: options.two_phase_commit,
             group_commit: options.group_commit.is_some(),
+            adopt_precommitted: options.adopt_precommitted,
             ..Progress::default()
         };
         let report = |status,

@@ -269,7 +269,14 @@ impl AtomicWrite {
         session.execute(&ddl).await.map_err(|f| {
             privilege_error("CREATE in the database", "create the staging table", f)
         })?;
-        let columns: Vec<String> = target.columns.iter().map(|c| c.name.clone()).collect();
+        // Doris refuses a generated column in an INSERT's column list: the probe names the
+        // columns a publish can name.
+        let columns: Vec<String> = target
+            .columns
+            .iter()
+            .filter(|c| !c.generated)
+            .map(|c| c.name.clone())
+            .collect();
         let mut probes = vec![
             privilege_probe_insert(database, &target.name, &staging, &columns).map_err(config)?,
         ];

@@ -184,6 +184,70 @@ async fn a_two_phase_finish_commits_what_the_reports_name_wherever_it_ran_and_ab
     );
 }
 
+/// Two "processes" of one keyed two-phase write (each counts its own occurrences of a
+/// partition) holding byte-identical partitions: the second finds its first label held
+/// pre-committed by the first, takes the next, and both partitions land, once each; a rerun
+/// of the key finds every label and writes nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_partitions_of_a_keyed_two_phase_write_in_two_processes_both_land() {
+    let e = emulator().await;
+    let keyed = || {
+        spec(|s| {
+            s.two_phase_commit = true;
+            s.idempotence_key = Some("run-7".into());
+        })
+    };
+    let data = batch(150);
+    let driver = started(&e, keyed(), &data.schema()).await.unwrap();
+    let first = resumed(&e, keyed(), driver.state().clone());
+    let second = resumed(&e, keyed(), driver.state().clone());
+    let a = one_task(&first, &data).await;
+    let b = one_task(&second, &data).await;
+    assert_eq!((a.precommitted.len(), b.precommitted.len()), (2, 2));
+    assert!(
+        a.precommitted.iter().all(|t| !b.precommitted.contains(t)),
+        "no load is held by both: {a:?} {b:?}"
+    );
+    let summary = driver.finish(&[a, b], || session(&e)).await.unwrap();
+    assert_eq!(summary.loaded_rows, 300);
+    assert_eq!(rows(&e), 300, "both identical partitions, once each");
+    // The rerun: every label is found loaded, nothing is written twice.
+    let rerun = started(&e, keyed(), &data.schema()).await.unwrap();
+    let again = one_task(&rerun, &data).await;
+    assert!(again.precommitted.is_empty(), "{again:?}");
+    rerun.finish(&[again], || session(&e)).await.unwrap();
+    assert_eq!(rows(&e), 300);
+}
+
+/// A keyed two-phase run killed after its loads pre-committed (never finished), then rerun
+/// with its key: the rerun moves past the dead run's labels, loads its rows once, and its
+/// finish aborts the dead run's loads, which no report holds: nothing is left pre-committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_after_a_kill_loads_once_and_aborts_the_dead_runs_loads() {
+    let e = emulator().await;
+    let keyed = || {
+        spec(|s| {
+            s.two_phase_commit = true;
+            s.idempotence_key = Some("run-8".into());
+        })
+    };
+    let data = batch(250);
+    let dead = started(&e, keyed(), &data.schema()).await.unwrap();
+    let dead_report = one_task(&dead, &data).await;
+    assert_eq!(dead_report.precommitted.len(), 3);
+    drop(dead);
+    let rerun = started(&e, keyed(), &data.schema()).await.unwrap();
+    let report = one_task(&rerun, &data).await;
+    assert_eq!(report.labels_skipped.len(), 3, "{report:?}");
+    rerun.finish(&[report], || session(&e)).await.unwrap();
+    assert_eq!(rows(&e), 250);
+    let left: Vec<TxnState> = states(&e)
+        .into_iter()
+        .filter(|s| matches!(s, TxnState::Precommitted | TxnState::Prepare))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_write_leaves_no_row_no_precommitted_load_and_no_staging_table() {
     let e = emulator().await;
