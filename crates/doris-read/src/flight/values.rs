@@ -51,7 +51,57 @@ pub(super) fn conform_column(column: &ArrayRef, target: &DataType) -> Result<Arr
                 DataType::Timestamp(*target_unit, Some(zone.clone())),
             )
         }
+        // Inside ARRAY, MAP and STRUCT the same forms (the BE's serdes recurse with the
+        // session zone): each child conformed by these rules.
+        (DataType::List(_), DataType::List(item)) => {
+            let list = column.as_list::<i32>();
+            let values = conform_column(list.values(), item.data_type())?;
+            let rebuilt = arrow::array::ListArray::try_new(
+                item.clone(),
+                list.offsets().clone(),
+                values,
+                list.nulls().cloned(),
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(Arc::new(rebuilt))
+        }
+        (DataType::Struct(_), DataType::Struct(fields))
+            if column.as_struct().num_columns() == fields.len() =>
+        {
+            let s = column.as_struct();
+            let children = s
+                .columns()
+                .iter()
+                .zip(fields.iter())
+                .map(|(child, field)| conform_column(child, field.data_type()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let rebuilt =
+                arrow::array::StructArray::try_new(fields.clone(), children, s.nulls().cloned())
+                    .map_err(|e| e.to_string())?;
+            Ok(Arc::new(rebuilt))
+        }
+        (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
+            let map = column.as_map();
+            let DataType::Struct(kv) = entries.data_type() else {
+                return exact_cast(column, target);
+            };
+            let keys = conform_column(map.keys(), kv[0].data_type())?;
+            let values = conform_column(map.values(), kv[1].data_type())?;
+            let pairs = arrow::array::StructArray::try_new(kv.clone(), vec![keys, values], None)
+                .map_err(|e| e.to_string())?;
+            let rebuilt = arrow::array::MapArray::try_new(
+                entries.clone(),
+                map.offsets().clone(),
+                pairs,
+                map.nulls().cloned(),
+                *sorted,
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(Arc::new(rebuilt))
+        }
         (DataType::Int32, DataType::Utf8) => Ok(ipv4_text(column)),
+        // Daft's string layout (64-bit offsets).
+        (DataType::Int32, DataType::LargeUtf8) => exact_cast(&ipv4_text(column), target),
         _ => exact_cast(column, target),
     }
 }
@@ -362,6 +412,40 @@ mod tests {
     }
 
     #[test]
+    fn zoned_datetimes_and_ipv4_bits_inside_nested_values_are_read_the_same_way() {
+        use arrow::array::{ListArray, TimestampSecondArray};
+        let zoned = TimestampSecondArray::from(vec![Some(0), None]).with_timezone("+08:00");
+        let item = Arc::new(arrow::datatypes::Field::new(
+            "item",
+            DataType::Timestamp(TimeUnit::Second, Some("+08:00".into())),
+            true,
+        ));
+        let list: ArrayRef = Arc::new(
+            ListArray::try_new(
+                item,
+                arrow::buffer::OffsetBuffer::from_lengths([2]),
+                Arc::new(zoned),
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let target = DataType::List(Arc::new(arrow::datatypes::Field::new(
+            "item",
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+            true,
+        )));
+        let got = conform_column(&list, &target).unwrap_or_else(|e| panic!("{e}"));
+        let values = got.as_list::<i32>().value(0);
+        let values = values.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
+        assert_eq!(
+            values.value(0),
+            8 * 3600 * 1_000_000,
+            "the wall clock, not the instant"
+        );
+        assert!(values.is_null(1));
+    }
+
+    #[test]
     fn a_year_zero_winter_date_is_refused_and_march_is_read() {
         use arrow::array::Date32Array;
         let winter: ArrayRef = Arc::new(Date32Array::from(vec![Some(-719_527), None]));
@@ -400,6 +484,8 @@ mod tests {
             Some(-1),
             None,
         ]));
+        let large = conform_column(&bits, &DataType::LargeUtf8).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(large.as_string::<i64>().value(0), "192.168.1.1");
         let text = conform_column(&bits, &DataType::Utf8).unwrap_or_else(|e| panic!("{e}"));
         let text = text.as_string::<i32>();
         assert_eq!(text.value(0), "192.168.1.1");
