@@ -242,7 +242,8 @@ def test_every_type_of_the_inventory_is_round_tripped_or_said_why_not():
 
 def _table_ddl(cols):
     body = ", ".join(f"`{name}` {doris} NULL" for (name, doris, _, _, _) in cols)
-    return f"CREATE TABLE rt.t (`id` INT NOT NULL, {body}) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 3"
+    keys = "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 3"
+    return f"CREATE TABLE rt.t (`id` INT NOT NULL, {body}) {keys}"
 
 
 def _rows(cols, rng):
