@@ -195,9 +195,9 @@ FLIGHT_ONLY = [
     ),
     (
         "st",
-        "STRUCT<name:VARCHAR(40),k:INT>",
+        "STRUCT<name:VARCHAR(200),k:INT>",
         pa.struct([("name", pa.string()), ("k", pa.int32())]),
-        lambda r: {"name": _text(r)[:40], "k": r.randrange(9)},
+        lambda r: {"name": _text(r), "k": r.randrange(9)},
         [{"name": '"}, {"', "k": 1}],
     ),
 ]

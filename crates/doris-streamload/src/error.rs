@@ -206,10 +206,11 @@ pub enum StreamLoadError {
     /// An atomic overwrite's label committed but the table does not hold its rows: Doris
     /// commits an `INSERT OVERWRITE`'s label once the rows are in temporary partitions and
     /// swaps the partitions after, and the swap did not happen (the FE failed between the
-    /// two). The key's label is used, so a rerun with the same key would count as already
-    /// committed: rerun with a new key. The ledger holds no record of the key.
+    /// two). The ledger holds no record of the key, so a rerun with the same key checks the
+    /// table against its rows and overwrites it again under a label of its own
+    /// (`doris_write::atomic::AtomicWrite::begin_write`).
     #[error(
-        "the overwrite under label {label} committed its label, but the table does not hold its rows ({detail}): rerun it with a new idempotence key"
+        "the overwrite under label {label} committed its label, but the table does not hold its rows ({detail}): rerun it with the same idempotence key"
     )]
     OverwriteNotApplied {
         /// The key's label.

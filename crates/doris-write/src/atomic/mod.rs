@@ -133,13 +133,14 @@ impl crate::WriteSpec {
         key: &str,
     ) -> Result<Begun, StreamLoadError> {
         let label = key_label(&self.label_prefix, key)?;
-        AtomicWrite::begin(
+        AtomicWrite::begin_write(
             session,
             database,
             target,
             label,
             self.commit_record.clone(),
             AtomicPolicy::default(),
+            self.overwrite,
         )
         .await
     }
@@ -197,6 +198,14 @@ pub struct AtomicWrite {
     overwrite: bool,
 }
 
+/// The prefix of the label an overwrite runs again under: the key's label, cut to leave
+/// room for the random part ([`Label::random`]).
+fn redo_prefix(label: &Label) -> String {
+    let text = label.as_str();
+    let cut = text.char_indices().nth(80).map_or(text.len(), |(at, _)| at);
+    format!("{}_ow", &text[..cut])
+}
+
 /// A new task attempt's tag, a random positive integer (the staging table's tag column is a
 /// BIGINT): each attempt of a task tags its staged rows with its own, so only the
 /// attempts that succeed are published. 59 random bits: two attempts of one run share a
@@ -216,6 +225,24 @@ impl AtomicWrite {
         record: CommitRecord,
         policy: AtomicPolicy,
     ) -> Result<Begun, StreamLoadError> {
+        Self::begin_write(session, database, target, label, record, policy, false).await
+    }
+
+    /// [`AtomicWrite::begin`] for a run that appends (`overwrite: false`) or overwrites. An
+    /// overwrite's key is done only once its record is in the ledger, which is written
+    /// after the table was checked to hold the rows: Doris commits an `INSERT OVERWRITE`'s
+    /// label before it swaps the partitions in, so a label committed without a record may
+    /// name an overwrite that never reached the table. Such a run begins afresh; its
+    /// publish settles it ([`AtomicWrite::publish`]).
+    pub async fn begin_write<S: SqlSession>(
+        session: &mut S,
+        database: &str,
+        target: &TableSchema,
+        label: Label,
+        record: CommitRecord,
+        policy: AtomicPolicy,
+        overwrite: bool,
+    ) -> Result<Begun, StreamLoadError> {
         let config = StreamLoadError::Statement;
         let release = session
             .release()
@@ -229,12 +256,27 @@ impl AtomicWrite {
             .await
             .map_err(|e| name_label_privilege(e, release))?;
         drop_staging_of(session, database, label.as_str()).await?;
+        let unrecorded = match (&found, &record) {
+            (Some(CommittedBy::Label), CommitRecord::Ledger(ledger)) => {
+                record::ledger_rows(session, database, ledger, &label)
+                    .await?
+                    .is_none()
+            }
+            _ => false,
+        };
+        let found = if overwrite && unrecorded {
+            tracing::info!(
+                label = %label,
+                "atomic overwrite: the key's label committed without its record (the partitions may never have been swapped in); the run begins again"
+            );
+            None
+        } else {
+            found
+        };
         if let Some(by) = found {
             if by == CommittedBy::Label
                 && let CommitRecord::Ledger(ledger) = &record
-                && record::ledger_rows(session, database, ledger, &label)
-                    .await?
-                    .is_none()
+                && unrecorded
             {
                 // Committed before the ledger had its record (an overwrite whose record
                 // was not written, or a key from before the ledger): record it now, while
@@ -408,11 +450,21 @@ impl AtomicWrite {
             self.await_staged(session, tags).await?;
             let names: Vec<String> = tags.iter().map(|(t, _)| t.clone()).collect();
             let committed_at = now_utc();
-            let statements = self.statements(columns, &names, &committed_at)?;
+            // An overwrite whose key's label an earlier run committed without its record:
+            // its partitions may not have been swapped in. The table is checked against
+            // this run's rows first; if it does not hold them, the overwrite runs again
+            // under a label of its own, and the record is written under the key's.
+            let redo = self.earlier_unrecorded_overwrite(session).await?;
+            let statement_label = match redo {
+                true => Label::random(&redo_prefix(&self.label))?,
+                false => self.label.clone(),
+            };
+            let statements = self.statements(&statement_label, columns, &names, &committed_at)?;
             let publish = Publish {
                 database: &self.database,
                 table: &self.table,
-                label: &self.label,
+                label: &statement_label,
+                record_label: &self.label,
                 record: &self.record,
                 policy: &self.policy,
                 partial_update: self.partial_update,
@@ -427,7 +479,10 @@ impl AtomicWrite {
             };
             let usual = session.set_timeout(self.policy.publish_timeout);
             let started = std::time::Instant::now();
-            let outcome = publish.run(session).await;
+            let outcome = match redo {
+                true => publish.run_again(session).await,
+                false => publish.run(session).await,
+            };
             session.set_timeout(usual);
             match &outcome {
                 Ok((rows, by_this_run)) => tracing::info!(
@@ -450,16 +505,37 @@ impl AtomicWrite {
         Ok(published)
     }
 
-    /// The publish's statements: a transaction with the ledger record, or one labelled
-    /// statement (an overwrite, or no ledger).
+    /// Whether this is an overwrite with a ledger whose key's label committed before this
+    /// run published ([`AtomicWrite::begin_write`] began it anyway: no record).
+    async fn earlier_unrecorded_overwrite<S: SqlSession>(
+        &self,
+        session: &mut S,
+    ) -> Result<bool, StreamLoadError> {
+        if !self.overwrite || !matches!(self.record, CommitRecord::Ledger(_)) {
+            return Ok(false);
+        }
+        Ok(record::committed(
+            session,
+            &self.database,
+            &self.label,
+            &self.record,
+            &self.policy,
+        )
+        .await?
+        .is_some())
+    }
+
+    /// The publish's statements under `label`: a transaction with the ledger record, or
+    /// one labelled statement (an overwrite, or no ledger).
     fn statements(
         &self,
+        label: &Label,
         columns: &[String],
         tags: &[String],
         committed_at: &str,
     ) -> Result<Statements, StreamLoadError> {
         let config = StreamLoadError::Statement;
-        let label = self.label.as_str();
+        let label = label.as_str();
         let ledger = match &self.record {
             CommitRecord::Ledger(ledger) if !self.overwrite => ledger,
             _ => {

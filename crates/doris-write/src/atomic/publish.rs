@@ -41,7 +41,11 @@ pub(crate) enum Statements {
 pub(crate) struct Publish<'a> {
     pub(crate) database: &'a str,
     pub(crate) table: &'a str,
+    /// The label the statements run under.
     pub(crate) label: &'a Label,
+    /// The key's label, which the ledger records (the statements' label but for an
+    /// overwrite run again, `AtomicWrite::publish`).
+    pub(crate) record_label: &'a Label,
     pub(crate) record: &'a CommitRecord,
     pub(crate) policy: &'a AtomicPolicy,
     pub(crate) partial_update: bool,
@@ -146,6 +150,24 @@ impl Publish<'_> {
             attempts: self.policy.publish_attempts,
             detail: format!("the publish got no answer: {last}"),
         })
+    }
+
+    /// An overwrite run again after an earlier run committed the key's label without its
+    /// record: when the table already holds exactly this run's rows (the earlier swap
+    /// happened), only the record is written (not by this run); otherwise the publish runs.
+    pub(crate) async fn run_again<S: SqlSession>(
+        &self,
+        session: &mut S,
+    ) -> Result<(Option<u64>, bool), StreamLoadError> {
+        match self.confirm_overwrite(session).await {
+            Ok(()) => {
+                self.record_after_single(session, Some(self.staged_rows))
+                    .await?;
+                Ok((None, false))
+            }
+            Err(StreamLoadError::OverwriteNotApplied { .. }) => self.run(session).await,
+            Err(e) => Err(e),
+        }
     }
 
     /// One attempt, the partial-update session variable set around it (on the connection
@@ -284,7 +306,7 @@ impl Publish<'_> {
             return Ok(());
         };
         let record = LedgerRecord {
-            label: self.label.as_str(),
+            label: self.record_label.as_str(),
             target_table: self.table,
             committed_at: &self.committed_at,
         };

@@ -232,6 +232,21 @@ async fn staged_run(
     e: &Emulator,
     key: &str,
 ) -> (doris_mysql::Session, doris_write::atomic::AtomicWrite) {
+    match staged_run_of(e, key, false).await {
+        (session, Some(run)) => (session, run),
+        (_, None) => panic!("a new key"),
+    }
+}
+
+/// [`staged_run`] of an overwrite (`overwrite`) or not; `None` when the key had committed.
+async fn staged_run_of(
+    e: &Emulator,
+    key: &str,
+    overwrite: bool,
+) -> (
+    doris_mysql::Session,
+    Option<doris_write::atomic::AtomicWrite>,
+) {
     use doris_write::atomic::{AtomicPolicy, AtomicWrite, Begun, CommitRecord, key_label};
     let endpoint = doris_read::MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
     let schema = doris_read::fetch_table_schema(&endpoint, "demo", "events")
@@ -242,17 +257,18 @@ async fn staged_run(
         poll_interval: std::time::Duration::from_millis(20),
         ..AtomicPolicy::default()
     };
-    let Begun::Fresh(run) = AtomicWrite::begin(
+    let Begun::Fresh(run) = AtomicWrite::begin_write(
         &mut session,
         "demo",
         &schema,
         key_label("svc", key).unwrap(),
         CommitRecord::default(),
         policy,
+        overwrite,
     )
     .await
     .unwrap() else {
-        panic!("a new key")
+        return (session, None);
     };
     session
         .execute(&format!(
@@ -261,7 +277,7 @@ async fn staged_run(
         ))
         .await
         .unwrap();
-    (session, run)
+    (session, Some(run.with_overwrite(overwrite)))
 }
 
 /// Doris commits an `INSERT OVERWRITE`'s label once the rows are in temporary partitions and
@@ -302,6 +318,23 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
             .await
             .unwrap();
         assert!(records.rows.is_empty(), "{key}: no ledger record");
+        // The rerun of the key: the label committed without a record, so the run begins
+        // again, finds the table without its rows, overwrites it under a label of its own
+        // and records the key; a rerun after that writes nothing.
+        let (mut session, rerun) = staged_run_of(&e, key, true).await;
+        let rerun = rerun.unwrap_or_else(|| panic!("{key}: a not-applied overwrite is not done"));
+        let published = rerun
+            .publish(&mut session, &columns, &[("1".into(), 2)])
+            .await
+            .unwrap();
+        assert!(published.by_this_run, "{key}: {published:?}");
+        assert_eq!(ids(&e), [1, 2], "{key}: the rerun's rows are the table's");
+        let (_, done) = staged_run_of(&e, key, true).await;
+        assert!(done.is_none(), "{key}: recorded, so done");
+        admin
+            .execute("/* fixture */ INSERT OVERWRITE TABLE demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
+            .await
+            .unwrap();
     }
     // The swap happened and only the answer was lost: the table holds the rows, done.
     let (mut session, run) = staged_run(&e, "ow-done").await;
