@@ -8,6 +8,7 @@ import urllib.request
 
 import pymysql
 import pytest
+from conftest import run_emulator
 
 
 def connect(ports, user="root", password="", database=None):
@@ -150,19 +151,29 @@ def test_a_setup_script_written_for_doris_runs_unchanged(emulator):
 
 
 def test_names_that_need_quoting_work_in_every_statement_and_backticks_are_refused(emulator):
-    """Doris's name rules (FeNameFormat): a backtick in a table or a column name is refused;
-    a table named with '-' and a column named `1st.v-x` (both need quoting) work in every
-    statement, and daft_doris reads them."""
+    """Doris's name rules (FeNameFormat): before 4.0 a backtick in a table or a column name
+    is refused; from 4.0 (apache/doris#53479) it is taken, as MySQL takes it. A table named
+    with '-' and a column named `1st.v-x` (both need quoting) work in every statement, and
+    daft_doris reads them."""
+    with run_emulator("CREATE DATABASE bt;\n", extra_args=("--doris-version", "3.0.4")) as older:
+        o = connect(older)
+        with o, o.cursor() as cur:
+            with pytest.raises(pymysql.err.OperationalError, match="Incorrect table name 't`x'"):
+                cur.execute("CREATE TABLE bt.`t``x` (`id` INT NOT NULL) DISTRIBUTED BY HASH(`id`) BUCKETS 1")
+            with pytest.raises(pymysql.err.OperationalError, match="Incorrect column name .*tick`col"):
+                cur.execute(
+                    "CREATE TABLE bt.`t-y` (`id` INT NOT NULL, `tick``col` VARCHAR(8) NULL) "
+                    "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
+                )
     c = connect(emulator)
     with c, c.cursor() as cur:
         cur.execute("CREATE DATABASE IF NOT EXISTS bt")
-        with pytest.raises(pymysql.err.OperationalError, match="Incorrect table name 't`x'"):
-            cur.execute("CREATE TABLE bt.`t``x` (`id` INT NOT NULL) DISTRIBUTED BY HASH(`id`) BUCKETS 1")
-        with pytest.raises(pymysql.err.OperationalError, match="Incorrect column name .*tick`col"):
-            cur.execute(
-                "CREATE TABLE bt.`t-y` (`id` INT NOT NULL, `tick``col` VARCHAR(8) NULL) "
-                "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
-            )
+        cur.execute(
+            "CREATE TABLE bt.`t``y` (`id` INT NOT NULL, `tick``col` VARCHAR(8) NULL) "
+            "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"
+        )
+        cur.execute("SHOW TABLES FROM bt LIKE 't`y'")
+        assert cur.fetchall() == (("t`y",),)
         cur.execute(
             "CREATE TABLE bt.`t-x` (`id` INT NOT NULL, `1st.v-x` VARCHAR(8) NULL) "
             "DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1"

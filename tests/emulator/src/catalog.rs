@@ -400,15 +400,15 @@ struct State {
 #[derive(Debug)]
 pub struct Catalog {
     state: RwLock<State>,
-    /// `enable_unicode_name_support`: which of `FeNameFormat`'s rules new names follow.
-    unicode_names: bool,
+    /// Which of `FeNameFormat`'s rules new names follow.
+    name_rules: crate::names::NameRules,
 }
 
 impl Catalog {
-    /// An empty catalog whose new names follow the unicode rules when `unicode_names`.
-    pub fn with_unicode_names(unicode_names: bool) -> Self {
+    /// An empty catalog whose new names follow `name_rules`.
+    pub fn with_name_rules(name_rules: crate::names::NameRules) -> Self {
         Self {
-            unicode_names,
+            name_rules,
             ..Self::default()
         }
     }
@@ -421,7 +421,7 @@ impl Default for Catalog {
                 databases: BTreeMap::new(),
                 ids: IdGen(10_000),
             }),
-            unicode_names: false,
+            name_rules: crate::names::NameRules::default(),
         }
     }
 }
@@ -491,9 +491,9 @@ impl Catalog {
         if_not_exists: bool,
     ) -> Result<Arc<Table>, EmulatorError> {
         // Doris checks the new name before it looks for the table.
-        crate::names::check_table_name(&schema.name, self.unicode_names)?;
+        crate::names::check_table_name_under(&schema.name, self.name_rules)?;
         for column in &schema.columns {
-            crate::names::check_column_name(&column.name, self.unicode_names)?;
+            crate::names::check_column_name_under(&column.name, self.name_rules)?;
         }
         let db = db.to_owned();
         let mut state = self.write()?;

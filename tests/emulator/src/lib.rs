@@ -192,7 +192,7 @@ impl Shared {
         Self {
             users: auth::Users::new(&config.root_password),
             txns: TxnRegistry::new(config.retention),
-            catalog: Catalog::with_unicode_names(config.profile.unicode_names),
+            catalog: Catalog::with_name_rules(config.profile.name_rules()),
             faults: faults::FaultRegistry::default(),
             fe_bytes_received: Arc::default(),
             be_bytes_received: Arc::default(),

@@ -128,8 +128,8 @@ async fn main() -> ExitCode {
             },
             "--time-zone" => config.time_zone = value,
             "--unicode-names" => match value.as_str() {
-                "on" => config.profile.unicode_names = true,
-                "off" => config.profile.unicode_names = false,
+                "on" => config.profile.unicode_names = Some(true),
+                "off" => config.profile.unicode_names = Some(false),
                 _ => return usage(),
             },
             "--json-column-type" => match value.as_str() {

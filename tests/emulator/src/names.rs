@@ -1,6 +1,9 @@
 //! Doris's rules for the names of databases, tables and labels (`FeNameFormat` in
-//! fe-common), with Doris's refusals. The default configuration is emulated:
-//! `enable_unicode_name_support = false`, `table_name_length_limit = 64`.
+//! fe-common), with Doris's refusals, per era ([`NameRules`]): the regexes of 2.1–3.x with
+//! `enable_unicode_name_support` off (their default) or on, and the rules of
+//! apache/doris#53479 (4.0 and later, unicode support on by default), under which a table or
+//! column name may hold any character, as MySQL's identifiers do.
+//! `table_name_length_limit = 64`.
 
 use crate::error::EmulatorError;
 
@@ -24,6 +27,66 @@ pub const UNICODE_TABLE_NAME_REGEX: &str = "^[a-zA-Z\\p{L}][a-zA-Z0-9-_\\p{L}]*$
 /// comma or colon.
 pub const UNICODE_COLUMN_NAME_REGEX: &str =
     "^[_a-zA-Z@0-9\\p{L}][.a-zA-Z0-9_+-/?@#$%^&*\\p{L}]{0,255}$";
+
+/// Which of `FeNameFormat`'s rules new table and column names follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameRules {
+    /// 2.1–3.x, `enable_unicode_name_support` off: ASCII names.
+    #[default]
+    Latin,
+    /// 2.1–3.x with `enable_unicode_name_support` on: letters of any script.
+    Unicode,
+    /// apache/doris#53479 (4.0 and later, where unicode support is on by default): a table
+    /// name is any text that does not end in white space, a column name any text of at
+    /// most 256 characters that is not one Doris keeps for itself.
+    Any,
+}
+
+/// The #53479 table name rule, as its error names it.
+pub const ANY_TABLE_NAME_REGEX: &str = "^.*[^\\s]$";
+/// The #53479 column name rule, as its error names it.
+pub const ANY_COLUMN_NAME_REGEX: &str = "^.{1,256}$";
+
+/// [`check_table_name`] under `rules`.
+pub fn check_table_name_under(name: &str, rules: NameRules) -> Result<(), EmulatorError> {
+    match rules {
+        NameRules::Latin => check_table_name(name, false),
+        NameRules::Unicode => check_table_name(name, true),
+        NameRules::Any => {
+            if name.is_empty() || name.ends_with(char::is_whitespace) {
+                return Err(EmulatorError::Analysis(format!(
+                    "Incorrect table name '{name}'. Table name regex is '{ANY_TABLE_NAME_REGEX}'"
+                )));
+            }
+            if name.chars().count() > TABLE_NAME_LENGTH_LIMIT {
+                return Err(EmulatorError::Analysis(format!(
+                    "Table name length exceeds limit, the length of table name '{name}' is {} \
+                     which is greater than the configuration 'table_name_length_limit' \
+                     ({TABLE_NAME_LENGTH_LIMIT}).",
+                    name.chars().count()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// [`check_column_name`] under `rules`.
+pub fn check_column_name_under(name: &str, rules: NameRules) -> Result<(), EmulatorError> {
+    match rules {
+        NameRules::Latin => check_column_name(name, false),
+        NameRules::Unicode => check_column_name(name, true),
+        NameRules::Any => {
+            let count = name.chars().count();
+            if count == 0 || count > 256 || name.starts_with(SHADOW_NAME_PREFIX) {
+                return Err(EmulatorError::Analysis(format!(
+                    "Incorrect column name '{name}'. Column regex is '{ANY_COLUMN_NAME_REGEX}'"
+                )));
+            }
+            Ok(())
+        }
+    }
+}
 
 /// A letter, then letters, digits, `-` and `_`; with `unicode`, a letter of any script
 /// counts as a letter.
@@ -270,5 +333,24 @@ mod tests {
                 .unwrap_err()
                 .contains("Label format error")
         );
+    }
+
+    /// apache/doris#53479's rules (4.0 and later): names as MySQL takes them.
+    #[test]
+    fn any_name_rules_take_what_mysql_takes() {
+        for ok in ["events 2026", "订单", "a,b(c)", "x"] {
+            assert!(check_table_name_under(ok, NameRules::Any).is_ok(), "{ok}");
+        }
+        for bad in ["", "trailing ", "t\t"] {
+            assert!(
+                check_table_name_under(bad, NameRules::Any).is_err(),
+                "{bad:?}"
+            );
+        }
+        for ok in ["amount (usd), net", "名 前", "mv_x", "a`b"] {
+            assert!(check_column_name_under(ok, NameRules::Any).is_ok(), "{ok}");
+        }
+        assert!(check_column_name_under("__doris_shadow_x", NameRules::Any).is_err());
+        assert!(check_column_name_under(&"c".repeat(257), NameRules::Any).is_err());
     }
 }

@@ -30,9 +30,9 @@ pub struct DorisProfile {
     /// JSON/VARIANT result columns described as STRING (254), as older releases did;
     /// `false`: JSON (245), as newer ones do.
     pub json_as_string: bool,
-    /// `enable_unicode_name_support` (default off, as in Doris): table and column names
-    /// may hold letters of any script (`FeNameFormat`'s unicode rules).
-    pub unicode_names: bool,
+    /// `enable_unicode_name_support` (`--unicode-names`); `None`: the release's default, off
+    /// before 4.0 and on from 4.0 (apache/doris#53479), see [`DorisProfile::name_rules`].
+    pub unicode_names: Option<bool>,
 }
 
 /// The newest release the emulator follows (its default).
@@ -65,6 +65,20 @@ impl DorisProfile {
         self.release < DorisRelease::new(3, 1, 0)
     }
 
+    /// The rules new table and column names follow: from 4.0, unicode support is on by
+    /// default and names may hold any character (apache/doris#53479, taken as carried by
+    /// 4.0: Doris 4.0.6 creates a table whose name holds a space); before, the regexes of
+    /// `FeNameFormat`, unicode letters only when `enable_unicode_name_support` is on.
+    pub fn name_rules(&self) -> crate::names::NameRules {
+        use crate::names::NameRules;
+        let any_era = self.release >= DorisRelease::new(4, 0, 0);
+        match (self.unicode_names.unwrap_or(any_era), any_era) {
+            (false, _) => NameRules::Latin,
+            (true, false) => NameRules::Unicode,
+            (true, true) => NameRules::Any,
+        }
+    }
+
     /// Whether Flight results carry DATETIME as a time-zone-naive timestamp of the wall clock
     /// (apache/doris#66873 on master, picked to 4.1 as #67027, taken here as 4.1.3 and
     /// later); before, as the instant of the wall clock in the session's zone, zoned
@@ -90,7 +104,7 @@ impl Default for DorisProfile {
             mysql_deprecate_eof: false,
             legacy_label_exists_text: false,
             json_as_string: false,
-            unicode_names: false,
+            unicode_names: None,
         }
     }
 }

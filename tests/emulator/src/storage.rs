@@ -297,7 +297,7 @@ pub fn merge_into_tablet(
 fn partial_mask(table: &Table, batch: &RecordBatch) -> Option<(Vec<bool>, bool)> {
     let schema = batch.schema();
     let provided = schema.metadata().get(crate::load::PARTIAL_COLUMNS)?;
-    let names: Vec<&str> = provided.split(',').collect();
+    let names: Vec<String> = serde_json::from_str(provided).ok()?;
     let mask = table
         .schema
         .columns

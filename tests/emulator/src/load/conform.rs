@@ -176,7 +176,11 @@ pub(super) fn conform(
     } else if opts.partial {
         // NOT NULL columns the update does not provide stay NULL until the merge fills them.
         let mut metadata = std::collections::HashMap::new();
-        metadata.insert(PARTIAL_COLUMNS.to_owned(), provided.join(","));
+        // As JSON: a column name may hold a comma (apache/doris#53479's names).
+        metadata.insert(
+            PARTIAL_COLUMNS.to_owned(),
+            serde_json::to_string(&provided).map_err(|e| format!("[INTERNAL_ERROR]{e}"))?,
+        );
         let behavior = if opts.new_key_error {
             "error"
         } else {
