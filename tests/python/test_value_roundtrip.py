@@ -265,14 +265,18 @@ def _same(a, b):
     return a == b
 
 
+def _connection(ports):
+    return DorisConnection(
+        host="127.0.0.1",
+        http_port=ports["fe_http_port"],
+        mysql_port=ports["query_port"],
+        password=ROOT_PASSWORD,
+    )
+
+
 def _read(ports, transport, cols):
     frame = read_doris(
-        connection=DorisConnection(
-            host="127.0.0.1",
-            http_port=ports["fe_http_port"],
-            mysql_port=ports["query_port"],
-            password=ROOT_PASSWORD,
-        ),
+        connection=_connection(ports),
         database="rt",
         table="t",
         transport=transport,
@@ -299,12 +303,7 @@ def test_generated_values_of_every_type_read_back_exactly_over_both_transports(r
         source = pa.Table.from_pydict(written, schema=schema)
         write_doris(
             daft.from_arrow(source),
-            connection=DorisConnection(
-                host="127.0.0.1",
-                http_port=ports["fe_http_port"],
-                mysql_port=ports["query_port"],
-                password=ROOT_PASSWORD,
-            ),
+            connection=_connection(ports),
             table=DorisTable("rt", "t"),
         ).collect()
         over_mysql = _read(ports, "mysql", cols)

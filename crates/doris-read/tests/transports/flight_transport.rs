@@ -640,6 +640,54 @@ async fn a_handshake_answer_over_the_message_cap_is_refused_not_buffered() {
     assert!(fired.iter().all(|f| f.kind == "oversized_handshake"));
 }
 
+/// An emulator of `release` whose sessions start in `zone`, with `z.t` (`id` INT and
+/// `columns`) holding `values` (inserted over MySQL); its MySQL and Flight endpoints.
+async fn zoned_table(
+    release: &str,
+    zone: &str,
+    columns: &str,
+    values: &str,
+) -> (Emulator, MySqlEndpoint, FlightSqlEndpoint) {
+    let mut config = EmulatorConfig::default();
+    config.profile.release = release.parse().unwrap();
+    config.time_zone = zone.into();
+    let e = Emulator::start(config).await.unwrap();
+    e.execute(
+        None,
+        &format!(
+            "CREATE DATABASE z; CREATE TABLE z.t (`id` INT NOT NULL, {columns}) \
+             DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;"
+        ),
+    )
+    .unwrap();
+    let mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
+    let mut conn = mysql.connect().await.unwrap();
+    sqlx::raw_sql(&format!("INSERT INTO z.t VALUES {values}"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (fe, _) = e.flight_addrs().unwrap();
+    let mut flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
+    let http = format!("http://{}", e.fe_http_addr()).parse().unwrap();
+    flight.fe_http = Some(PlanEndpoint::new(http, "root", ""));
+    (e, mysql, flight)
+}
+
+/// The one-task read of all of `z.t`: its statement and schema.
+async fn whole_table(mysql: &MySqlEndpoint) -> (String, arrow_schema::SchemaRef) {
+    let plan = plan_table_read(mysql, "z", "t", &TableReadOptions::default())
+        .await
+        .unwrap();
+    (plan.tasks[0].clone(), plan.schema)
+}
+
+/// Every batch of a read, or its first error.
+async fn read_all(
+    stream: Result<doris_read::BatchStream, ReadError>,
+) -> Result<Vec<RecordBatch>, ReadError> {
+    stream?.collect().await
+}
+
 /// DATETIME and IPV4 as Doris sends them over Flight (a zoned instant in the session's time
 /// zone and the address bits, docs/value-inventory.md), read back exactly: a Flight and a
 /// MySQL read of the same rows agree value for value and equal what was written, under
@@ -668,55 +716,29 @@ async fn datetime_and_ipv4_read_exactly_over_both_transports_in_any_server_zone(
         ("4.1.0", "+05:30"),
         ("4.1.3", "Asia/Shanghai"),
     ] {
-        let mut config = EmulatorConfig::default();
-        config.profile.release = release.parse().unwrap();
-        config.time_zone = zone.into();
-        let e = Emulator::start(config).await.unwrap();
-        e.execute(
-            None,
-            "CREATE DATABASE z; CREATE TABLE z.t (`id` INT NOT NULL, `ts` DATETIME(6) NULL, \
-             `ip` IPV4 NULL) DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;",
-        )
-        .unwrap();
         let values: Vec<String> = written
             .iter()
             .enumerate()
             .map(|(i, ts)| format!("({i}, '{ts}', '192.168.{i}.1')"))
             .chain(["(9, NULL, NULL)".to_owned()])
             .collect();
-        let mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
-        let mut conn = mysql.connect().await.unwrap();
-        sqlx::raw_sql(&format!("INSERT INTO z.t VALUES {}", values.join(", ")))
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        let (fe, _) = e.flight_addrs().unwrap();
-        let mut flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
-        flight.fe_http = Some(PlanEndpoint::new(
-            format!("http://{}", e.fe_http_addr()).parse().unwrap(),
-            "root",
-            "",
-        ));
-        let plan = plan_table_read(&mysql, "z", "t", &TableReadOptions::default())
-            .await
-            .unwrap();
-        let limits = BatchLimits::default();
-        let sql = plan.tasks[0].clone();
-        let over_mysql = query(&mysql, sql.clone(), plan.schema.clone(), limits)
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap();
-        let over_flight = flight_query(&flight, sql, plan.schema.clone(), limits)
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap();
+        let (_e, mysql, flight) = zoned_table(
+            release,
+            zone,
+            "`ts` DATETIME(6) NULL, `ip` IPV4 NULL",
+            &values.join(", "),
+        )
+        .await;
+        let (sql, schema) = whole_table(&mysql).await;
+        let over_mysql =
+            read_all(query(&mysql, sql.clone(), schema.clone(), BatchLimits::default()).await)
+                .await;
+        let over_flight =
+            read_all(flight_query(&flight, sql, schema.clone(), BatchLimits::default()).await)
+                .await;
         let (a, b) = (
-            sorted(over_mysql, plan.schema.clone()),
-            sorted(over_flight, plan.schema.clone()),
+            sorted(over_mysql.unwrap(), schema.clone()),
+            sorted(over_flight.unwrap(), schema.clone()),
         );
         assert_eq!(a, b, "{release} in {zone}");
         let ts = b.column(1).as_primitive::<TimestampMicrosecondType>();
@@ -729,54 +751,24 @@ async fn datetime_and_ipv4_read_exactly_over_both_transports_in_any_server_zone(
     }
 
     // A wall clock New York's clocks skipped: exact over MySQL, refused over Flight.
-    let config = EmulatorConfig {
-        time_zone: "America/New_York".into(),
-        ..EmulatorConfig::default()
-    };
-    let e = Emulator::start(config).await.unwrap();
-    e.execute(
-        None,
-        "CREATE DATABASE z; CREATE TABLE z.t (`id` INT NOT NULL, `ts` DATETIME(6) NULL) \
-         DUPLICATE KEY(`id`) DISTRIBUTED BY HASH(`id`) BUCKETS 1;",
+    let (_e, mysql, flight) = zoned_table(
+        "4.1.0",
+        "America/New_York",
+        "`ts` DATETIME(6) NULL",
+        "(1, '2024-03-10 02:30:00.250000')",
     )
-    .unwrap();
-    let mysql = MySqlEndpoint::new("127.0.0.1", e.query_addr().port(), "root", "");
-    let mut conn = mysql.connect().await.unwrap();
-    sqlx::raw_sql("INSERT INTO z.t VALUES (1, '2024-03-10 02:30:00.250000')")
-        .execute(&mut conn)
+    .await;
+    let (sql, schema) = whole_table(&mysql).await;
+    let exact = read_all(query(&mysql, sql.clone(), schema.clone(), BatchLimits::default()).await)
         .await
         .unwrap();
-    let (fe, _) = e.flight_addrs().unwrap();
-    let mut flight = FlightSqlEndpoint::new("127.0.0.1", fe.port(), "root", "");
-    flight.fe_http = Some(PlanEndpoint::new(
-        format!("http://{}", e.fe_http_addr()).parse().unwrap(),
-        "root",
-        "",
-    ));
-    let plan = plan_table_read(&mysql, "z", "t", &TableReadOptions::default())
+    let refused = read_all(flight_query(&flight, sql, schema, BatchLimits::default()).await)
         .await
-        .unwrap();
-    let sql = plan.tasks[0].clone();
-    let exact = query(
-        &mysql,
-        sql.clone(),
-        plan.schema.clone(),
-        BatchLimits::default(),
-    )
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+        .unwrap_err();
     let ts = exact[0]
         .column(1)
         .as_primitive::<TimestampMicrosecondType>();
     assert_eq!(ts.value(0), micros("2024-03-10 02:30:00.250000"));
-    let refused =
-        match flight_query(&flight, sql, plan.schema.clone(), BatchLimits::default()).await {
-            Err(e) => e,
-            Ok(stream) => stream.collect().await.unwrap_err(),
-        };
     let text = refused.to_string();
     assert!(
         matches!(refused, ReadError::Decode { .. })
