@@ -136,8 +136,9 @@ fn answered(
             attempts: progress.attempts,
             detail: format!(
                 "Doris answered for label {:?}, not the label sent: the rows may have been \
-                 loaded under another label (a table whose group_commit_mode is on does \
-                 this), so the load is not taken as done",
+                 loaded under that label (a table whose group_commit_mode is on does this), \
+                 where a rerun under ours cannot find them; check the table before writing \
+                 them again",
                 shown_label(&response.label)
             ),
         });

@@ -206,11 +206,12 @@ pub enum StreamLoadError {
     /// An atomic overwrite's label committed but the table does not hold its rows: Doris
     /// commits an `INSERT OVERWRITE`'s label once the rows are in temporary partitions and
     /// swaps the partitions after, and the swap did not happen (the FE failed between the
-    /// two). The ledger holds no record of the key, so a rerun with the same key checks the
-    /// table against its rows and overwrites it again under a label of its own
-    /// (`doris_write::atomic::AtomicWrite::begin_write`).
+    /// two). The ledger holds no record of the key: a rerun with the same key checks the
+    /// table against its rows, records the key when the table holds them and fails so
+    /// otherwise (`doris_write::atomic::AtomicWrite::begin_write`); the key's label is used,
+    /// so overwriting again takes a new key.
     #[error(
-        "the overwrite under label {label} committed its label, but the table does not hold its rows ({detail}): rerun it with the same idempotence key"
+        "the overwrite under label {label} committed its label, but the table does not hold its rows ({detail}): rerun it with a new idempotence key"
     )]
     OverwriteNotApplied {
         /// The key's label.

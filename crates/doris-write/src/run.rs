@@ -298,7 +298,6 @@ impl WriteRun {
                     .flat_map(|r| r.precommitted.iter().cloned())
                     .collect();
                 self.settle_loads(&kept, true).await?;
-                self.abort_stale(reports).await;
                 if let Err(e) = self.settle(false).await {
                     tracing::warn!(
                         error = %e,
@@ -367,33 +366,6 @@ impl WriteRun {
             self.pending().retain(|t| !txns.contains(t));
         }
         settled
-    }
-
-    /// Aborts, best effort, the loads the tasks moved past (held pre-committed by another
-    /// load, `TaskReport::labels_skipped`) that no report holds: a dropped attempt's, or an
-    /// earlier run's killed before its commit. Doris would abort them at its pre-commit
-    /// timeout; a label whose load never existed is refused by Doris and passed over.
-    async fn abort_stale(&self, reports: &[TaskReport]) {
-        let held: std::collections::HashSet<&str> = reports
-            .iter()
-            .flat_map(|r| r.labels_held.iter().map(String::as_str))
-            .collect();
-        let stale: Vec<TxnRef> = reports
-            .iter()
-            .flat_map(|r| r.labels_skipped.iter())
-            .filter(|label| !held.contains(label.as_str()))
-            .filter_map(|label| doris_streamload::Label::new(label.as_str()).ok())
-            .map(TxnRef::Label)
-            .collect();
-        if stale.is_empty() {
-            return;
-        }
-        if let Err(e) = self.settle_loads(&stale, false).await {
-            tracing::warn!(
-                error = %e,
-                "loads held by no report left pre-committed (Doris aborts them at their timeout)"
-            );
-        }
     }
 
     /// The loads pre-committed and not yet settled.

@@ -362,11 +362,6 @@ impl WriteSpec {
             max_filter_ratio: self.max_filter_ratio,
             strict_mode: self.strict_mode,
             two_phase_commit: self.two_phase_commit,
-            // A keyed write's identical partitions in two processes make the same label:
-            // one found pre-committed before it was sent is another holder's, and the
-            // writer takes its next label (`TaskWriter`); the run's finish commits only
-            // what its reports name.
-            adopt_precommitted: self.idempotence_key.is_none(),
             format: self.format.clone().unwrap_or(Format::Arrow),
             ..LoadOptions::default()
         };

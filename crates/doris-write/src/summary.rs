@@ -61,14 +61,6 @@ pub struct TaskReport {
     pub tag: Option<String>,
     /// The columns the task wrote.
     pub columns: Vec<String>,
-    /// The labels of the task's pre-committed loads.
-    #[serde(default)]
-    pub labels_held: Vec<String>,
-    /// The labels the task moved past because another load held them pre-committed (a
-    /// keyed write's identical partition elsewhere, a dropped attempt, an earlier run
-    /// killed before its commit); the finish aborts those no report holds.
-    #[serde(default)]
-    pub labels_skipped: Vec<String>,
 }
 
 impl TaskReport {
@@ -95,7 +87,6 @@ impl TaskReport {
                     report
                         .precommitted
                         .push(doris_streamload::txn_ref(&entry.report)?);
-                    report.labels_held.extend(entry.report.label.clone());
                 }
                 LoadStatus::CommittedByEarlierAttempt => counts.committed_by_earlier_attempt += 1,
                 LoadStatus::AlreadyLoaded => counts.already_loaded += 1,

@@ -28,21 +28,6 @@ pub enum TaskFailure {
     Loads(#[from] LoaderError),
 }
 
-/// The most labels a partition moves past because another load holds them pre-committed.
-const MAX_TAKEN_LABELS: usize = 64;
-
-/// Whether `error` says the partition's first label is held pre-committed by another load.
-fn is_held_by_another(error: &StreamLoadError, first_label: &str) -> bool {
-    matches!(
-        error,
-        StreamLoadError::LabelExists {
-            label,
-            existing: doris_streamload::ExistingJobStatus::Precommitted,
-            ..
-        } if label == first_label
-    )
-}
-
 /// Loads a task's batches into one table (`db.table`, or an atomic run's staging table).
 #[derive(Debug)]
 pub struct TaskWriter {
@@ -97,60 +82,12 @@ impl TaskWriter {
             .into_iter()
             .map(|batch| self.rules.apply(batch))
             .collect::<Result<Vec<_>, _>>()?;
-        let Some(labels) = labels else {
-            let random = LabelScheme::Random {
+        let labels = match labels {
+            Some(labels) => labels.scheme(schema, &batches)?,
+            None => LabelScheme::Random {
                 prefix: self.spec.label_prefix.clone(),
-            };
-            return self.write_labelled(schema, batches, random).await;
+            },
         };
-        // A keyed partition takes the first of its labels nobody else holds pre-committed:
-        // an identical partition of this write in another process (each counts its own
-        // occurrences), a task attempt the engine dropped, or an earlier run that never
-        // committed. Those holders' loads are never committed by this run (its finish
-        // commits what the reports name), so both partitions' rows land, once each.
-        let mut skipped: Vec<LabelScheme> = Vec::new();
-        loop {
-            let scheme = labels.scheme(schema, &batches)?;
-            let first_label = scheme.label(0)?;
-            match self
-                .write_labelled(schema, batches.clone(), scheme.clone())
-                .await
-            {
-                Err(TaskFailure::Loads(failure))
-                    if skipped.len() < MAX_TAKEN_LABELS
-                        && failure.summary.ledger.is_empty()
-                        && is_held_by_another(&failure.error, first_label.as_str()) =>
-                {
-                    tracing::info!(
-                        label = %first_label,
-                        "a partition's label is held pre-committed by another load; taking the next"
-                    );
-                    skipped.push(scheme);
-                }
-                Ok(mut report) => {
-                    // An identical partition is cut into as many loads: the skipped
-                    // occurrences' labels are those this partition's loads would have had.
-                    for scheme in &skipped {
-                        for sequence in 0..report.batches {
-                            report
-                                .labels_skipped
-                                .push(scheme.label(sequence)?.to_string());
-                        }
-                    }
-                    return Ok(report);
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// Loads `batches` under the label scheme `labels`.
-    async fn write_labelled(
-        &self,
-        schema: &SchemaRef,
-        batches: Vec<RecordBatch>,
-        labels: LabelScheme,
-    ) -> Result<TaskReport, TaskFailure> {
         let config = LoaderConfig {
             max_rows: self.spec.batch_rows,
             max_bytes: self.spec.batch_bytes,

@@ -102,6 +102,16 @@ pub(super) fn conform_column(column: &ArrayRef, target: &DataType) -> Result<Arr
         (DataType::Int32, DataType::Utf8) => Ok(ipv4_text(column)),
         // Daft's string layout (64-bit offsets).
         (DataType::Int32, DataType::LargeUtf8) => exact_cast(&ipv4_text(column), target),
+        // 2.1.1–2.1.4 sent the same bits as `uint32`.
+        (DataType::UInt32, DataType::Utf8 | DataType::LargeUtf8) => {
+            let as_i32: ArrayRef = Arc::new(arrow::array::Int32Array::from_iter(
+                column
+                    .as_primitive::<arrow::datatypes::UInt32Type>()
+                    .iter()
+                    .map(|v| v.map(|v| v as i32)),
+            ));
+            exact_cast(&ipv4_text(&as_i32), target)
+        }
         _ => exact_cast(column, target),
     }
 }
@@ -484,6 +494,14 @@ mod tests {
             Some(-1),
             None,
         ]));
+        // 2.1.1–2.1.4's `uint32` of the same bits.
+        let unsigned: ArrayRef = Arc::new(arrow::array::UInt32Array::from(vec![
+            Some(0xC0A8_0101),
+            None,
+        ]));
+        let dotted = conform_column(&unsigned, &DataType::Utf8).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(dotted.as_string::<i32>().value(0), "192.168.1.1");
+        assert!(dotted.is_null(1));
         let large = conform_column(&bits, &DataType::LargeUtf8).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(large.as_string::<i64>().value(0), "192.168.1.1");
         let text = conform_column(&bits, &DataType::Utf8).unwrap_or_else(|e| panic!("{e}"));

@@ -198,14 +198,6 @@ pub struct AtomicWrite {
     overwrite: bool,
 }
 
-/// The prefix of the label an overwrite runs again under: the key's label, cut to leave
-/// room for the random part ([`Label::random`]).
-fn redo_prefix(label: &Label) -> String {
-    let text = label.as_str();
-    let cut = text.char_indices().nth(80).map_or(text.len(), |(at, _)| at);
-    format!("{}_ow", &text[..cut])
-}
-
 /// A new task attempt's tag, a random positive integer (the staging table's tag column is a
 /// BIGINT): each attempt of a task tags its staged rows with its own, so only the
 /// attempts that succeed are published. 59 random bits: two attempts of one run share a
@@ -232,8 +224,10 @@ impl AtomicWrite {
     /// overwrite's key is done only once its record is in the ledger, which is written
     /// after the table was checked to hold the rows: Doris commits an `INSERT OVERWRITE`'s
     /// label before it swaps the partitions in, so a label committed without a record may
-    /// name an overwrite that never reached the table. Such a run begins afresh; its
-    /// publish settles it ([`AtomicWrite::publish`]).
+    /// name an overwrite that never reached the table. Such a run begins afresh, and its
+    /// publish checks the table against its rows: the key is recorded when the table holds
+    /// them, refused otherwise ([`StreamLoadError::OverwriteNotApplied`]), never claimed
+    /// done and never overwritten again (rows written since would be lost).
     pub async fn begin_write<S: SqlSession>(
         session: &mut S,
         database: &str,
@@ -450,20 +444,22 @@ impl AtomicWrite {
             self.await_staged(session, tags).await?;
             let names: Vec<String> = tags.iter().map(|(t, _)| t.clone()).collect();
             let committed_at = now_utc();
-            // An overwrite whose key's label an earlier run committed without its record:
-            // its partitions may not have been swapped in. The table is checked against
-            // this run's rows first; if it does not hold them, the overwrite runs again
-            // under a label of its own, and the record is written under the key's.
-            let redo = self.earlier_unrecorded_overwrite(session).await?;
-            let statement_label = match redo {
-                true => Label::random(&redo_prefix(&self.label))?,
-                false => self.label.clone(),
-            };
-            let statements = self.statements(&statement_label, columns, &names, &committed_at)?;
+            // An overwrite whose key an earlier run committed: recorded (by a concurrent
+            // run, since this one began) it is done; by its label alone, its partitions may
+            // never have been swapped in, and the table is checked against this run's rows
+            // (`Publish::settle_unrecorded`) instead of overwriting again, which would also
+            // replace rows written since.
+            let earlier = self.earlier_overwrite(session).await?;
+            if let Some(CommittedBy::Ledger { .. }) = earlier {
+                published.by_this_run = false;
+                return self.drop_staging(published, session).await;
+            }
+            let unrecorded = earlier.is_some();
+            let statements = self.statements(&self.label, columns, &names, &committed_at)?;
             let publish = Publish {
                 database: &self.database,
                 table: &self.table,
-                label: &statement_label,
+                label: &self.label,
                 record_label: &self.label,
                 record: &self.record,
                 policy: &self.policy,
@@ -479,8 +475,8 @@ impl AtomicWrite {
             };
             let usual = session.set_timeout(self.policy.publish_timeout);
             let started = std::time::Instant::now();
-            let outcome = match redo {
-                true => publish.run_again(session).await,
+            let outcome = match unrecorded {
+                true => publish.settle_unrecorded(session).await,
                 false => publish.run(session).await,
             };
             session.set_timeout(usual);
@@ -498,6 +494,15 @@ impl AtomicWrite {
             published.rows = rows;
             published.by_this_run = by_this_run;
         }
+        self.drop_staging(published, session).await
+    }
+
+    /// Drops the staging table after a publish (kept in `staging_left` when that fails).
+    async fn drop_staging<S: SqlSession>(
+        &self,
+        mut published: Published,
+        session: &mut S,
+    ) -> Result<Published, StreamLoadError> {
         let drop = drop_statement(&self.database, &self.staging.to_string())?;
         if session.execute(&drop).await.is_err() {
             published.staging_left = Some(self.staging.to_string());
@@ -505,24 +510,24 @@ impl AtomicWrite {
         Ok(published)
     }
 
-    /// Whether this is an overwrite with a ledger whose key's label committed before this
-    /// run published ([`AtomicWrite::begin_write`] began it anyway: no record).
-    async fn earlier_unrecorded_overwrite<S: SqlSession>(
+    /// How an overwrite with a ledger was committed before this run published: by its
+    /// label alone ([`AtomicWrite::begin_write`] began this run anyway), or recorded (by a
+    /// concurrent run since); `None` when not (or not an overwrite with a ledger).
+    async fn earlier_overwrite<S: SqlSession>(
         &self,
         session: &mut S,
-    ) -> Result<bool, StreamLoadError> {
+    ) -> Result<Option<CommittedBy>, StreamLoadError> {
         if !self.overwrite || !matches!(self.record, CommitRecord::Ledger(_)) {
-            return Ok(false);
+            return Ok(None);
         }
-        Ok(record::committed(
+        record::committed(
             session,
             &self.database,
             &self.label,
             &self.record,
             &self.policy,
         )
-        .await?
-        .is_some())
+        .await
     }
 
     /// The publish's statements under `label`: a transaction with the ledger record, or

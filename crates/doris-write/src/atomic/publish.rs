@@ -152,10 +152,12 @@ impl Publish<'_> {
         })
     }
 
-    /// An overwrite run again after an earlier run committed the key's label without its
-    /// record: when the table already holds exactly this run's rows (the earlier swap
-    /// happened), only the record is written (not by this run); otherwise the publish runs.
-    pub(crate) async fn run_again<S: SqlSession>(
+    /// An overwrite whose key's label an earlier run committed without its record: when
+    /// the table holds exactly this run's rows (the earlier swap happened), the record is
+    /// written (not by this run); otherwise [`StreamLoadError::OverwriteNotApplied`]: the
+    /// swap never came, or the table changed since, and overwriting again would replace
+    /// rows written since.
+    pub(crate) async fn settle_unrecorded<S: SqlSession>(
         &self,
         session: &mut S,
     ) -> Result<(Option<u64>, bool), StreamLoadError> {
@@ -165,7 +167,16 @@ impl Publish<'_> {
                     .await?;
                 Ok((None, false))
             }
-            Err(StreamLoadError::OverwriteNotApplied { .. }) => self.run(session).await,
+            Err(StreamLoadError::OverwriteNotApplied { label, detail }) => {
+                Err(StreamLoadError::OverwriteNotApplied {
+                    label,
+                    detail: format!(
+                        "an earlier run committed the key's label without its record, and the \
+                         table does not hold this run's rows ({detail}): its swap never came, \
+                         or the table changed since"
+                    ),
+                })
+            }
             Err(e) => Err(e),
         }
     }

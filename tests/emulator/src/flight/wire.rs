@@ -13,8 +13,9 @@
 //! - **IPV4**: `int32` of the address's bits (`DataTypeIPv4SerDe::write_column_to_arrow`).
 //! - **TIMESTAMPTZ** (4.1): `timestamp[unit, tz=<session time_zone>]` of the instant, with
 //!   `Z` for a UTC session (apache/doris#67370).
-//! - **DATE** in January or February of year 0: one day late (Doris counts year 0 as a
-//!   common year; apache/doris#67366).
+//!
+//! Not played: a DATE in January or February of year 0, which Doris sends one day late
+//! (apache/doris#67366); the reader refuses such dates over Flight whatever it receives.
 //!
 //! Everything else goes as stored.
 

@@ -319,23 +319,48 @@ async fn an_overwrite_whose_partitions_were_not_swapped_is_never_reported_done()
             .unwrap();
         assert!(records.rows.is_empty(), "{key}: no ledger record");
         // The rerun of the key: the label committed without a record, so the run begins
-        // again, finds the table without its rows, overwrites it under a label of its own
-        // and records the key; a rerun after that writes nothing.
+        // again, finds the table without its rows and refuses (never done, never
+        // overwriting again what may have been written since).
         let (mut session, rerun) = staged_run_of(&e, key, true).await;
         let rerun = rerun.unwrap_or_else(|| panic!("{key}: a not-applied overwrite is not done"));
-        let published = rerun
+        let err = rerun
             .publish(&mut session, &columns, &[("1".into(), 2)])
             .await
-            .unwrap();
-        assert!(published.by_this_run, "{key}: {published:?}");
-        assert_eq!(ids(&e), [1, 2], "{key}: the rerun's rows are the table's");
-        let (_, done) = staged_run_of(&e, key, true).await;
-        assert!(done.is_none(), "{key}: recorded, so done");
-        admin
-            .execute("/* fixture */ INSERT OVERWRITE TABLE demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
-            .await
-            .unwrap();
+            .unwrap_err();
+        assert!(
+            matches!(err, StreamLoadError::OverwriteNotApplied { .. })
+                && err.to_string().contains("earlier run"),
+            "{key}: {err}"
+        );
+        assert_eq!(
+            ids(&e),
+            [7, 8, 9],
+            "{key}: the table untouched by the rerun"
+        );
     }
+    // A key whose overwrite reached the table but whose record was never written: its
+    // rerun finds the table holding its rows and records the key, and is then done.
+    let label = doris_write::atomic::key_label("svc", "ow-unrecorded").unwrap();
+    admin
+        .execute(&format!(
+            "/* fixture */ INSERT OVERWRITE TABLE demo.events WITH LABEL {label} VALUES (1, 'a'), (2, 'b')"
+        ))
+        .await
+        .unwrap();
+    let (mut session, rerun) = staged_run_of(&e, "ow-unrecorded", true).await;
+    let published = rerun
+        .unwrap()
+        .publish(&mut session, &columns, &[("1".into(), 2)])
+        .await
+        .unwrap();
+    assert!(!published.by_this_run, "{published:?}");
+    assert_eq!(ids(&e), [1, 2]);
+    let (_, done) = staged_run_of(&e, "ow-unrecorded", true).await;
+    assert!(done.is_none(), "recorded, so done");
+    admin
+        .execute("/* fixture */ INSERT OVERWRITE TABLE demo.events VALUES (7, 'old'), (8, 'old'), (9, 'old')")
+        .await
+        .unwrap();
     // The swap happened and only the answer was lost: the table holds the rows, done.
     let (mut session, run) = staged_run(&e, "ow-done").await;
     e.faults().arm(Fault::DropAfterInsertCommit, 1);
