@@ -166,6 +166,18 @@ impl Zone {
         if let Some(offset) = fixed_offset_seconds(trimmed) {
             return Ok(Zone::Fixed(offset));
         }
+        // `UTC+08:00` / `GMT-05:30`, which Doris's session variable takes as they are.
+        if let Some(offset) = ["UTC", "GMT"]
+            .iter()
+            .find_map(|p| trimmed.strip_prefix(p))
+            .and_then(fixed_offset_seconds)
+        {
+            return Ok(Zone::Fixed(offset));
+        }
+        // Doris reads `CST` as China Standard Time (its alias), not US Central.
+        if trimmed.eq_ignore_ascii_case("CST") {
+            return Ok(Zone::Named(chrono_tz::Asia::Shanghai));
+        }
         trimmed
             .parse::<chrono_tz::Tz>()
             .map(Zone::Named)
@@ -370,6 +382,9 @@ mod tests {
             ("+08:00", 8),
             ("-05:30", -5),
             ("America/New_York", -4),
+            ("CST", 8),
+            ("UTC+08:00", 8),
+            ("GMT-05:30", -5),
         ] {
             let zoned: ArrayRef =
                 Arc::new(TimestampSecondArray::from(vec![instant]).with_timezone(zone));
@@ -378,7 +393,7 @@ mod tests {
             let wall = wall
                 .as_primitive::<arrow::datatypes::TimestampMicrosecondType>()
                 .value(0);
-            let expected = if zone == "-05:30" {
+            let expected = if zone.ends_with("-05:30") {
                 -(5 * 3600 + 1800)
             } else {
                 hours * 3600
