@@ -255,13 +255,7 @@ fn fixed_offset_seconds(text: &str) -> Option<i64> {
 fn wall_clock(column: &ArrayRef, unit: TimeUnit, zone: &str) -> Result<ArrayRef, Refusal> {
     let zone = Zone::parse(zone)?;
     let per_second = per_second(unit);
-    let raw = column
-        .to_data()
-        .into_builder()
-        .data_type(DataType::Int64)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let instants = arrow::array::make_array(raw);
+    let instants = retyped(column, DataType::Int64)?;
     let instants = instants.as_primitive::<Int64Type>();
     let mut walls = Vec::with_capacity(instants.len());
     // Offsets change rarely: an hour whose offset is the same at its start, at its end and
@@ -293,14 +287,8 @@ fn wall_clock(column: &ArrayRef, unit: TimeUnit, zone: &str) -> Result<ArrayRef,
             .ok_or_else(out_of_range)?;
         walls.push(wall);
     }
-    let walls = Int64Array::new(walls.into(), instants.nulls().cloned());
-    let data = walls
-        .into_data()
-        .into_builder()
-        .data_type(DataType::Timestamp(unit, None))
-        .build()
-        .map_err(|e| e.to_string())?;
-    Ok(arrow::array::make_array(data))
+    let walls: ArrayRef = Arc::new(Int64Array::new(walls.into(), instants.nulls().cloned()));
+    retyped(&walls, DataType::Timestamp(unit, None))
 }
 
 fn zone_name(zone: Zone) -> String {

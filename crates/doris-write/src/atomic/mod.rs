@@ -455,12 +455,11 @@ impl AtomicWrite {
                 return self.drop_staging(published, session).await;
             }
             let unrecorded = earlier.is_some();
-            let statements = self.statements(&self.label, columns, &names, &committed_at)?;
+            let statements = self.statements(columns, &names, &committed_at)?;
             let publish = Publish {
                 database: &self.database,
                 table: &self.table,
                 label: &self.label,
-                record_label: &self.label,
                 record: &self.record,
                 policy: &self.policy,
                 partial_update: self.partial_update,
@@ -530,17 +529,16 @@ impl AtomicWrite {
         .await
     }
 
-    /// The publish's statements under `label`: a transaction with the ledger record, or
-    /// one labelled statement (an overwrite, or no ledger).
+    /// The publish's statements: a transaction with the ledger record, or one labelled
+    /// statement (an overwrite, or no ledger).
     fn statements(
         &self,
-        label: &Label,
         columns: &[String],
         tags: &[String],
         committed_at: &str,
     ) -> Result<Statements, StreamLoadError> {
         let config = StreamLoadError::Statement;
-        let label = label.as_str();
+        let label = self.label.as_str();
         let ledger = match &self.record {
             CommitRecord::Ledger(ledger) if !self.overwrite => ledger,
             _ => {

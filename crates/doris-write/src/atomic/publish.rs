@@ -41,11 +41,7 @@ pub(crate) enum Statements {
 pub(crate) struct Publish<'a> {
     pub(crate) database: &'a str,
     pub(crate) table: &'a str,
-    /// The label the statements run under.
     pub(crate) label: &'a Label,
-    /// The key's label, which the ledger records (the statements' label but for an
-    /// overwrite run again, `AtomicWrite::publish`).
-    pub(crate) record_label: &'a Label,
     pub(crate) record: &'a CommitRecord,
     pub(crate) policy: &'a AtomicPolicy,
     pub(crate) partial_update: bool,
@@ -317,7 +313,7 @@ impl Publish<'_> {
             return Ok(());
         };
         let record = LedgerRecord {
-            label: self.record_label.as_str(),
+            label: self.label.as_str(),
             target_table: self.table,
             committed_at: &self.committed_at,
         };
